@@ -1,0 +1,48 @@
+//! `sigbench list`: the built-in signatures.
+
+use anyhow::Result;
+use sigbench::signature;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Also print each signature's steps
+    #[arg(short, long)]
+    long: bool,
+}
+
+pub fn run(args: Args) -> Result<i32> {
+    let all = signature::builtins();
+    let w = all.iter().map(|s| s.name.len()).max().unwrap_or(4);
+    let aw = all
+        .iter()
+        .map(|s| s.aliases.join(",").len())
+        .max()
+        .unwrap_or(7)
+        .max(7);
+    println!(
+        "{:<w$}  {:<aw$}  {:>6}  description",
+        "name", "aliases", "N"
+    );
+    for s in &all {
+        let first_sentence = s
+            .description
+            .split(". ")
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('.');
+        println!(
+            "{:<w$}  {:<aw$}  {:>6}  {first_sentence}",
+            s.name,
+            s.aliases.join(","),
+            s.default_n
+        );
+        if args.long {
+            for p in &s.phases {
+                let steps: Vec<String> = p.steps.iter().map(|st| st.describe()).collect();
+                println!("{:w$}    phase {}: {}", "", p.name, steps.join(" → "));
+            }
+        }
+    }
+    println!("\n`sigbench show NAME` prints one as a signature file; `sigbench run NAME` runs it.");
+    Ok(0)
+}

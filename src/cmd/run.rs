@@ -1,0 +1,290 @@
+//! `sigbench run`: parse the options into a plan, execute it, print and save the results.
+
+use anyhow::{Result, bail};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use sigbench::interrupt;
+use sigbench::plan::{Case, DEFAULT_SEED, Observer, Plan};
+use sigbench::probe::ProbeSpec;
+use sigbench::report::{json, text};
+use sigbench::results::CaseResult;
+use sigbench::signature::{self, Signature};
+use sigbench::testbed::device::DeviceSpec;
+use sigbench::testbed::{DirSpec, Fs, TestbedSpec, workspace};
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Built-in signature name (see `sigbench list`) or a signature file
+    #[arg(default_value = signature::DEFAULT)]
+    signature: String,
+    /// Filesystem to test: btrfs, ext4 or xfs
+    #[arg(long, default_value = "btrfs")]
+    fs: String,
+    /// Device: a scratch block device (/dev/X), `zram`, `ram` (brd), or `loop` (the
+    /// default: a loop device over a file on a private tmpfs)
+    #[arg(long, default_value = "loop")]
+    device: String,
+    /// Format a scratch device even though it holds a filesystem sigbench did not write
+    #[arg(long)]
+    force: bool,
+    /// Extra mkfs options, e.g. "-O no-holes -R free-space-tree"
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    mkfs_opts: String,
+    /// Mount options, e.g. "noatime,compress=zstd"
+    #[arg(long, default_value = "")]
+    mount_opts: String,
+    /// Test directory NAME[:key=value,...] (compression=zstd[:L]|lzo|zlib[:L]|none,
+    /// nocow, chattr=FLAGS, user.X=V); repeatable; replaces the signature's defaults
+    #[arg(long = "dir", value_name = "NAME[:PROPS]")]
+    dirs: Vec<String>,
+    /// Number of files N; a comma-separated list sweeps N
+    #[arg(
+        short = 'n',
+        long = "files",
+        value_delimiter = ',',
+        value_name = "N[,N...]"
+    )]
+    ns: Vec<u64>,
+    /// Repeat every case R times, each on a fresh filesystem
+    #[arg(
+        short = 'r',
+        long = "repetitions",
+        default_value_t = 1,
+        value_name = "R"
+    )]
+    repetitions: u32,
+    /// Warm-up runs of every case before the measured ones (recorded, flagged, excluded)
+    #[arg(long, default_value_t = 0)]
+    warmup: u32,
+    /// Shuffle the cases within each repetition (seeded) instead of a fixed rotation
+    #[arg(long)]
+    shuffle: bool,
+    /// Seed for per-file tokens and shuffling
+    #[arg(long, default_value_t = DEFAULT_SEED)]
+    seed: u64,
+    /// Count a probe: tracepoint:SUBSYS:EVENT or kprobe:FUNC, optionally NAME=...; repeatable
+    #[arg(long = "probe", value_name = "PROBE")]
+    probes: Vec<String>,
+    /// Do not add the filesystem's default probes (inode evictions)
+    #[arg(long)]
+    no_default_probes: bool,
+    /// Write the run document as JSON to FILE (`-` for stdout; then nothing else goes there)
+    #[arg(long, value_name = "FILE")]
+    json: Option<String>,
+    /// Also print the kernel counters that moved most (slabinfo, vmstat, block device)
+    #[arg(short, long)]
+    verbose: bool,
+}
+
+/// Directories for the run: the user's, or the signature's defaults minus those this
+/// filesystem cannot have (with a note).
+fn directories(args: &Args, sig: &Signature, fs: Fs) -> Result<Vec<DirSpec>> {
+    if !args.dirs.is_empty() {
+        return args.dirs.iter().map(|d| DirSpec::parse(d, fs)).collect();
+    }
+    let mut dirs = Vec::new();
+    let mut skipped = Vec::new();
+    for d in &sig.default_dirs {
+        match DirSpec::parse(d, fs) {
+            Ok(spec) => dirs.push(spec),
+            Err(_) => skipped.push(d.split(':').next().unwrap_or(d).to_string()),
+        }
+    }
+    if !skipped.is_empty() {
+        eprintln!(
+            "sigbench: {} cannot have the properties of {} (skipped; give --dir to choose)",
+            fs.name(),
+            skipped.join(", ")
+        );
+    }
+    if dirs.is_empty() {
+        bail!(
+            "none of {}'s default directories works on {}: give --dir",
+            sig.name,
+            fs.name()
+        );
+    }
+    Ok(dirs)
+}
+
+fn probes(args: &Args, fs: Fs) -> Result<Vec<ProbeSpec>> {
+    let mut specs: Vec<ProbeSpec> = args
+        .probes
+        .iter()
+        .map(|p| ProbeSpec::parse(p))
+        .collect::<Result<_>>()?;
+    if !args.no_default_probes {
+        for d in fs.default_probes().iter().rev() {
+            let d = ProbeSpec::parse(d)?;
+            if !specs
+                .iter()
+                .any(|s| s.source() == d.source() || s.name == d.name)
+            {
+                specs.insert(0, d);
+            }
+        }
+    }
+    Ok(specs)
+}
+
+pub fn run(args: Args) -> Result<i32> {
+    interrupt::install()?;
+    let sig = Signature::load(&args.signature)?;
+    let fs = Fs::parse(&args.fs)?;
+    let dirs = directories(&args, &sig, fs)?;
+    let ns = if args.ns.is_empty() {
+        vec![sig.default_n]
+    } else {
+        args.ns.clone()
+    };
+    if ns.contains(&0) {
+        bail!("-n: the number of files must be at least 1");
+    }
+    if args.repetitions == 0 {
+        bail!("-r: at least one repetition");
+    }
+    let plan = Plan {
+        signature: sig,
+        testbed: TestbedSpec {
+            fs,
+            device: DeviceSpec::parse(&args.device),
+            mkfs_opts: args
+                .mkfs_opts
+                .split_whitespace()
+                .map(String::from)
+                .collect(),
+            mount_opts: args.mount_opts.clone(),
+            force: args.force,
+        },
+        dirs,
+        ns,
+        repetitions: args.repetitions,
+        warmup: args.warmup,
+        shuffle: args.shuffle,
+        seed: args.seed,
+        probes: probes(&args, fs)?,
+    };
+
+    let json_to_stdout = args.json.as_deref() == Some("-");
+    let mount_point = format!("{}/{}/mnt", workspace::ROOT, std::process::id());
+    let mut console = Console::new(&plan, mount_point.len(), json_to_stdout);
+    let mut doc = plan.document();
+    let outcome = plan.execute(&mut doc, &mut console);
+    console.finish();
+    doc.status = match &outcome {
+        Ok(()) => "complete",
+        Err(e) if e.downcast_ref::<interrupt::Interrupted>().is_some() => "interrupted",
+        Err(_) => "failed",
+    }
+    .into();
+    doc.error = outcome.as_ref().err().map(|e| format!("{e:#}"));
+
+    let summary = text::summary(&doc, args.verbose);
+    if json_to_stdout {
+        eprint!("{summary}");
+    } else {
+        print!("{summary}");
+        std::io::stdout().flush()?;
+    }
+    if let Some(dest) = &args.json
+        && (outcome.is_ok() || !doc.cases.is_empty())
+    {
+        json::write(&doc, dest)?;
+        if dest != "-" {
+            eprintln!("sigbench: wrote {dest}");
+        }
+    }
+    outcome.map(|()| 0)
+}
+
+/// Prints s3e lines as cases finish and draws a progress bar on a terminal's stderr once a
+/// run has taken more than a second.
+struct Console {
+    layout: text::LineLayout,
+    to_stderr: bool,
+    bar: Option<ProgressBar>,
+    started: Instant,
+    shown: bool,
+    cases_total: usize,
+    cases_done: usize,
+}
+
+impl Console {
+    fn new(plan: &Plan, mount_point_len: usize, to_stderr: bool) -> Console {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
+            if let Ok(style) = ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} {msg}") {
+                b.set_style(style);
+            }
+            b
+        });
+        Console {
+            layout: text::LineLayout::new(plan, mount_point_len),
+            to_stderr,
+            bar,
+            started: Instant::now(),
+            shown: false,
+            cases_total: plan.cases().len(),
+            cases_done: 0,
+        }
+    }
+
+    fn emit(&self, line: &str) {
+        let print = || {
+            if self.to_stderr {
+                eprintln!("{line}");
+            } else {
+                println!("{line}");
+            }
+        };
+        match &self.bar {
+            Some(b) if self.shown => b.suspend(print),
+            _ => print(),
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl Observer for Console {
+    fn case_started(&mut self, case: &Case, plan: &Plan, work: u64) {
+        if let Some(b) = &self.bar {
+            b.set_length(work);
+            b.set_position(0);
+            b.set_prefix(format!("case {}/{}", self.cases_done + 1, self.cases_total));
+            b.set_message(format!(
+                "{} N={} rep {}",
+                plan.dirs[case.dir].name, case.n, case.rep
+            ));
+        }
+    }
+
+    fn tick(&mut self, done: u64) {
+        if let Some(b) = &self.bar {
+            if !self.shown && self.started.elapsed() > Duration::from_secs(1) {
+                b.set_draw_target(ProgressDrawTarget::stderr());
+                self.shown = true;
+            }
+            b.set_position(done);
+        }
+    }
+
+    fn case_done(&mut self, result: &CaseResult, plan: &Plan) {
+        self.cases_done += 1;
+        self.emit(&text::s3e_line(plan, result, &self.layout));
+        self.tick(0);
+    }
+
+    fn warning(&mut self, message: &str) {
+        let m = format!("sigbench: warning: {message}");
+        match &self.bar {
+            Some(b) if self.shown => b.suspend(|| eprintln!("{m}")),
+            _ => eprintln!("{m}"),
+        }
+    }
+}

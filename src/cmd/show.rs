@@ -1,0 +1,16 @@
+//! `sigbench show NAME`: print a signature file, verbatim.
+
+use anyhow::Result;
+use sigbench::signature::Signature;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Built-in signature name or a signature file
+    signature: String,
+}
+
+pub fn run(args: Args) -> Result<i32> {
+    let sig = Signature::load(&args.signature)?;
+    print!("{}", sig.source);
+    Ok(0)
+}

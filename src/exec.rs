@@ -1,0 +1,458 @@
+//! The executor: issues a signature's system calls from this process, exactly as the
+//! steps name them, and measures them.
+//!
+//! It owns the timed window's inner loop and nothing else: it never formats, mounts or
+//! probes. The working directory must already be the test directory; paths are relative
+//! to it, so the calls walk one path component like the programs they imitate.
+//!
+//! Memory is O(1) in N: names are rendered into reused buffers and latencies go into
+//! fixed-size HDR histograms, one per syscall name.
+
+use crate::interrupt;
+use crate::signature::step::{OpenCall, RenameCall, StatCall, SyncCall};
+use crate::signature::{Expect, Op, Signature, Step, Template, Vars};
+use crate::sys::{CPath, SysResult, check};
+use anyhow::{Result, anyhow, bail};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+
+/// Latency of one syscall over the timed window, in nanoseconds.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct OpLatency {
+    pub syscall: String,
+    pub count: u64,
+    pub min_ns: u64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+    pub mean_ns: f64,
+}
+
+/// What the timed window produced.
+#[derive(Clone, Debug)]
+pub struct Timed {
+    pub wall_ns: u64,
+    /// System calls issued in the window.
+    pub calls: u64,
+    pub latency: Vec<OpLatency>,
+}
+
+/// How often (in files) the loops poll for a signal and report progress.
+const TICK: u64 = 1024;
+
+pub struct Executor<'s> {
+    sig: &'s Signature,
+    n: u64,
+    seed: u64,
+    /// Descriptor per signature slot; -1 when closed.
+    fds: Vec<i32>,
+    a: CPath,
+    b: CPath,
+    scratch: Vec<u8>,
+    /// Histogram index of every timed step, by phase then step.
+    hist_of: Vec<Vec<usize>>,
+    hists: Vec<(&'static str, Histogram<u64>)>,
+}
+
+impl<'s> Executor<'s> {
+    pub fn new(sig: &'s Signature, n: u64, seed: u64) -> Result<Self> {
+        let mut hists: Vec<(&'static str, Histogram<u64>)> = Vec::new();
+        let mut hist_of = Vec::new();
+        for phase in &sig.phases {
+            let mut idx = Vec::new();
+            for step in &phase.steps {
+                let k = match hists.iter().position(|(name, _)| *name == step.syscall) {
+                    Some(k) => k,
+                    None => {
+                        // 1 ns .. 10 min at 3 significant digits: ~200 KiB, whatever N is.
+                        let h = Histogram::new_with_bounds(1, 600_000_000_000, 3)
+                            .map_err(|e| anyhow!("histogram: {e}"))?;
+                        hists.push((step.syscall, h));
+                        hists.len() - 1
+                    }
+                };
+                idx.push(k);
+            }
+            hist_of.push(idx);
+        }
+        let scratch_len = sig
+            .timed_steps()
+            .chain(sig.prelude.iter())
+            .map(|s| match s.op {
+                Op::Read { size, .. } | Op::Getdents64 { size, .. } => size,
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0)
+            .max(4096);
+        Ok(Executor {
+            sig,
+            n,
+            seed,
+            fds: vec![-1; sig.slots.len()],
+            a: CPath::default(),
+            b: CPath::default(),
+            scratch: vec![0; scratch_len],
+            hist_of,
+            hists,
+        })
+    }
+
+    fn vars(&self, i: u64) -> Vars<'s> {
+        Vars {
+            i,
+            n: self.n,
+            seed: self.seed,
+            name: &self.sig.file,
+        }
+    }
+
+    /// The untimed part: sub-directories, N populated files, sync, directory fsync and
+    /// the prelude. The working directory must be the test directory.
+    pub fn prepare(&mut self, tick: &mut dyn FnMut(u64)) -> Result<()> {
+        let sig = self.sig;
+        let vars0 = self.vars(0);
+        for d in &sig.setup.mkdir {
+            self.a.clear();
+            d.render(&vars0, &mut self.a);
+            let r = check(unsafe { libc::syscall(libc::SYS_mkdir, self.a.as_ptr(), 0o755) });
+            if let Err(e) = r {
+                bail!("setup: mkdir {} failed: {e}", self.a.display());
+            }
+        }
+        if let Some(pop) = &sig.setup.populate {
+            let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC;
+            for i in 1..=self.n {
+                if i.is_multiple_of(TICK) {
+                    interrupt::check()?;
+                    tick(i);
+                }
+                self.a.clear();
+                sig.file.render(&self.vars(i), &mut self.a);
+                let fd = check(unsafe {
+                    libc::syscall(
+                        libc::SYS_openat,
+                        libc::AT_FDCWD,
+                        self.a.as_ptr(),
+                        flags,
+                        0o644,
+                    )
+                })
+                .map_err(|e| anyhow!("setup: creating {} failed: {e}", self.a.display()))?
+                    as i32;
+                if !pop.data.is_empty() {
+                    let w = check(unsafe {
+                        libc::syscall(libc::SYS_write, fd, pop.data.as_ptr(), pop.data.len())
+                    });
+                    if w != Ok(pop.data.len() as i64) {
+                        unsafe { libc::close(fd) };
+                        bail!("setup: writing {} failed: {w:?}", self.a.display());
+                    }
+                }
+                unsafe { libc::close(fd) };
+            }
+        }
+        if sig.setup.sync {
+            unsafe { libc::sync() };
+        }
+        if sig.setup.fsync_dir {
+            let fd = check(unsafe {
+                libc::syscall(
+                    libc::SYS_openat,
+                    libc::AT_FDCWD,
+                    c".".as_ptr(),
+                    libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+                )
+            })
+            .map_err(|e| anyhow!("setup: opening the test directory failed: {e}"))?
+                as i32;
+            let r = check(unsafe { libc::fsync(fd) as libc::c_long });
+            unsafe { libc::close(fd) };
+            r.map_err(|e| anyhow!("setup: fsync of the test directory failed: {e}"))?;
+        }
+        for step in &sig.prelude {
+            let r = self.issue(step, &vars0).1;
+            self.expect(step, r, "prelude", 0)?;
+        }
+        Ok(())
+    }
+
+    /// The timed window: every phase, every selected file, every step. `tick` is called
+    /// every few thousand files with the number of file-iterations done so far.
+    pub fn run_timed(&mut self, tick: &mut dyn FnMut(u64)) -> Result<Timed> {
+        let sig = self.sig;
+        let mut done = 0u64;
+        let mut calls = 0u64;
+        let start = Instant::now();
+        for (k, phase) in sig.phases.iter().enumerate() {
+            for i in 1..=self.n {
+                if !phase.select.includes(i) {
+                    continue;
+                }
+                done += 1;
+                if done.is_multiple_of(TICK) {
+                    interrupt::check()?;
+                    tick(done);
+                }
+                let vars = self.vars(i);
+                for _ in 0..phase.repeat {
+                    for (j, step) in phase.steps.iter().enumerate() {
+                        let (ns, r) = self.issue(step, &vars);
+                        calls += 1;
+                        self.hists[self.hist_of[k][j]]
+                            .1
+                            .saturating_record(ns.max(1));
+                        if !step.expect.matches(r) {
+                            return Err(self.mismatch(step, r, &phase.name, i));
+                        }
+                    }
+                }
+            }
+        }
+        let wall_ns = start.elapsed().as_nanos() as u64;
+        Ok(Timed {
+            wall_ns,
+            calls,
+            latency: self.latency(),
+        })
+    }
+
+    /// Close whatever the signature left open (untimed).
+    pub fn finish(&mut self) {
+        for fd in &mut self.fds {
+            if *fd >= 0 {
+                unsafe { libc::close(*fd) };
+                *fd = -1;
+            }
+        }
+    }
+
+    fn latency(&self) -> Vec<OpLatency> {
+        self.hists
+            .iter()
+            .filter(|(_, h)| !h.is_empty())
+            .map(|(name, h)| OpLatency {
+                syscall: name.to_string(),
+                count: h.len(),
+                min_ns: h.min(),
+                p50_ns: h.value_at_quantile(0.5),
+                p90_ns: h.value_at_quantile(0.9),
+                p99_ns: h.value_at_quantile(0.99),
+                max_ns: h.max(),
+                mean_ns: h.mean(),
+            })
+            .collect()
+    }
+
+    fn expect(&self, step: &Step, r: SysResult, phase: &str, i: u64) -> Result<()> {
+        if step.expect.matches(r) {
+            Ok(())
+        } else {
+            Err(self.mismatch(step, r, phase, i))
+        }
+    }
+
+    fn mismatch(&self, step: &Step, r: SysResult, phase: &str, i: u64) -> anyhow::Error {
+        let vars = self.vars(i);
+        let args: Vec<String> = step
+            .paths()
+            .iter()
+            .map(|t: &&Template| format!("\"{}\"", t.render_string(&vars)))
+            .collect();
+        let got = match r {
+            Ok(v) => format!("returned {v}"),
+            Err(e) => format!("failed with {e}"),
+        };
+        let want = match step.expect {
+            Expect::Ok => "success".to_string(),
+            other => other.describe(),
+        };
+        let closed_slot = slot_of(&step.op).filter(|&s| self.fds[s] < 0);
+        let hint = match closed_slot {
+            Some(s) => format!(" (slot `{}` is not open)", self.sig.slots[s]),
+            None => String::new(),
+        };
+        let at = if i == 0 {
+            phase.to_string()
+        } else {
+            format!("phase `{phase}`, file {i} of {}", self.n)
+        };
+        anyhow!(
+            "{}:{}: {at}: {}({}) {got}, expected {want}{hint}",
+            self.sig.origin,
+            step.line,
+            step.syscall,
+            args.join(", ")
+        )
+    }
+
+    /// Render the step's paths, then issue its one syscall and time only that.
+    #[inline]
+    fn issue(&mut self, step: &Step, vars: &Vars<'_>) -> (u64, SysResult) {
+        let (a, b) = (&mut self.a, &mut self.b);
+        a.clear();
+        b.clear();
+        match &step.op {
+            Op::Rename { from, to, .. } | Op::Link { from, to, .. } => {
+                from.render(vars, a);
+                to.render(vars, b);
+            }
+            Op::Symlink { target, path } => {
+                target.render(vars, a);
+                path.render(vars, b);
+            }
+            op => {
+                if let Some(p) = single_path(op) {
+                    p.render(vars, a);
+                }
+            }
+        }
+        let fd = slot_of(&step.op).map(|s| self.fds[s]).unwrap_or(-1);
+        let pa = a.as_ptr();
+        let pb = b.as_ptr();
+        let scratch = self.scratch.as_mut_ptr();
+        let t0 = Instant::now();
+        // SAFETY: every pointer is to a live, NUL-terminated buffer or a buffer at least
+        // as long as the length passed with it.
+        let r = check(unsafe { raw(&step.op, fd, pa, pb, scratch) });
+        let ns = t0.elapsed().as_nanos() as u64;
+        match (&step.op, r) {
+            (Op::Open { slot, .. }, Ok(newfd)) => {
+                let old = std::mem::replace(&mut self.fds[*slot], newfd as i32);
+                if old >= 0 {
+                    unsafe { libc::close(old) };
+                }
+            }
+            (Op::Close { slot }, _) => self.fds[*slot] = -1,
+            _ => {}
+        }
+        (ns, r)
+    }
+}
+
+fn single_path(op: &Op) -> Option<&Template> {
+    match op {
+        Op::Open { path, .. }
+        | Op::Unlink { path }
+        | Op::Unlinkat { path, .. }
+        | Op::Mkdir { path, .. }
+        | Op::Rmdir { path }
+        | Op::Stat { path, .. }
+        | Op::Truncate { path, .. }
+        | Op::Chmod { path, .. }
+        | Op::Chown { path, .. }
+        | Op::Utimensat { path, .. }
+        | Op::Setxattr { path, .. }
+        | Op::Getxattr { path, .. }
+        | Op::Removexattr { path, .. } => Some(path),
+        _ => None,
+    }
+}
+
+fn slot_of(op: &Op) -> Option<usize> {
+    match op {
+        Op::Close { slot }
+        | Op::Write { slot, .. }
+        | Op::Pwrite { slot, .. }
+        | Op::Read { slot, .. }
+        | Op::FdSync { slot, .. }
+        | Op::Fstat { slot }
+        | Op::Ftruncate { slot, .. }
+        | Op::Fallocate { slot, .. }
+        | Op::Fchmod { slot, .. }
+        | Op::Getdents64 { slot, .. } => Some(*slot),
+        _ => None,
+    }
+}
+
+/// The one system call of a step. `a`/`b` are the rendered paths, `fd` the slot's
+/// descriptor, `scratch` a buffer for results the kernel writes back (stat, read).
+#[inline(always)]
+unsafe fn raw(
+    op: &Op,
+    fd: i32,
+    a: *const libc::c_char,
+    b: *const libc::c_char,
+    scratch: *mut u8,
+) -> libc::c_long {
+    use libc::{AT_FDCWD, syscall as sc};
+    unsafe {
+        match op {
+            Op::Open {
+                call, flags, mode, ..
+            } => match call {
+                OpenCall::Open => sc(libc::SYS_open, a, *flags, *mode),
+                OpenCall::Openat => sc(libc::SYS_openat, AT_FDCWD, a, *flags, *mode),
+                OpenCall::Creat => sc(libc::SYS_creat, a, *mode),
+            },
+            Op::Close { .. } => sc(libc::SYS_close, fd),
+            Op::Write { data, .. } => sc(libc::SYS_write, fd, data.as_ptr(), data.len()),
+            Op::Pwrite { data, offset, .. } => {
+                sc(libc::SYS_pwrite64, fd, data.as_ptr(), data.len(), *offset)
+            }
+            Op::Read { size, .. } => sc(libc::SYS_read, fd, scratch, *size),
+            Op::FdSync { call, .. } => match call {
+                SyncCall::Fsync => sc(libc::SYS_fsync, fd),
+                SyncCall::Fdatasync => sc(libc::SYS_fdatasync, fd),
+                SyncCall::Syncfs => sc(libc::SYS_syncfs, fd),
+            },
+            Op::Sync => sc(libc::SYS_sync),
+            Op::Rename { call, flags, .. } => match call {
+                RenameCall::Rename => sc(libc::SYS_rename, a, b),
+                RenameCall::Renameat => sc(libc::SYS_renameat, AT_FDCWD, a, AT_FDCWD, b),
+                RenameCall::Renameat2 => sc(libc::SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, *flags),
+            },
+            Op::Link { at: false, .. } => sc(libc::SYS_link, a, b),
+            Op::Link {
+                at: true, flags, ..
+            } => sc(libc::SYS_linkat, AT_FDCWD, a, AT_FDCWD, b, *flags),
+            Op::Symlink { .. } => sc(libc::SYS_symlink, a, b),
+            Op::Unlink { .. } => sc(libc::SYS_unlink, a),
+            Op::Unlinkat { flags, .. } => sc(libc::SYS_unlinkat, AT_FDCWD, a, *flags),
+            Op::Mkdir { mode, .. } => sc(libc::SYS_mkdir, a, *mode),
+            Op::Rmdir { .. } => sc(libc::SYS_rmdir, a),
+            Op::Stat {
+                call, flags, mask, ..
+            } => match call {
+                StatCall::Stat => sc(libc::SYS_stat, a, scratch),
+                StatCall::Lstat => sc(libc::SYS_lstat, a, scratch),
+                StatCall::Fstatat => sc(libc::SYS_newfstatat, AT_FDCWD, a, scratch, *flags),
+                StatCall::Statx => sc(libc::SYS_statx, AT_FDCWD, a, *flags, *mask, scratch),
+            },
+            Op::Fstat { .. } => sc(libc::SYS_fstat, fd, scratch),
+            Op::Truncate { size, .. } => sc(libc::SYS_truncate, a, *size),
+            Op::Ftruncate { size, .. } => sc(libc::SYS_ftruncate, fd, *size),
+            Op::Fallocate {
+                flags,
+                offset,
+                size,
+                ..
+            } => sc(libc::SYS_fallocate, fd, *flags, *offset, *size),
+            Op::Chmod { mode, .. } => sc(libc::SYS_chmod, a, *mode),
+            Op::Fchmod { mode, .. } => sc(libc::SYS_fchmod, fd, *mode),
+            Op::Chown { uid, gid, .. } => sc(libc::SYS_chown, a, *uid, *gid),
+            Op::Utimensat { flags, .. } => sc(
+                libc::SYS_utimensat,
+                AT_FDCWD,
+                a,
+                std::ptr::null::<u8>(),
+                *flags,
+            ),
+            Op::Setxattr {
+                name, value, flags, ..
+            } => sc(
+                libc::SYS_setxattr,
+                a,
+                name.as_ptr(),
+                value.as_ptr(),
+                value.len(),
+                *flags,
+            ),
+            Op::Getxattr { name, .. } => sc(libc::SYS_getxattr, a, name.as_ptr(), scratch, 4096),
+            Op::Removexattr { name, .. } => sc(libc::SYS_removexattr, a, name.as_ptr()),
+            Op::Getdents64 { size, .. } => sc(libc::SYS_getdents64, fd, scratch, *size),
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! SIGINT/SIGTERM: turn the first one into a flag the long loops poll, so every guard
+//! (mounts, loop devices, tmpfs) is dropped on the normal path. A second signal exits at
+//! once and leaves the leftovers to `sigbench doctor --cleanup`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
+static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// The error a run returns when it stopped because of a signal.
+#[derive(Debug)]
+pub struct Interrupted {
+    pub signal: i32,
+}
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = if self.signal == libc::SIGTERM {
+            "SIGTERM"
+        } else {
+            "SIGINT"
+        };
+        write!(
+            f,
+            "interrupted by {name}; everything sigbench set up was torn down"
+        )
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+impl Interrupted {
+    /// Shell convention: 128 + signal number.
+    pub fn exit_code(&self) -> i32 {
+        128 + self.signal
+    }
+}
+
+/// Install the handlers. Safe to call more than once.
+pub fn install() -> std::io::Result<()> {
+    if FLAG.get().is_some() {
+        return Ok(());
+    }
+    let flag = Arc::new(AtomicBool::new(false));
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // Order matters: the conditional shutdown sees the flag only from the second signal on.
+        signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(&flag))?;
+        signal_hook::flag::register(sig, Arc::clone(&flag))?;
+        // Remember which signal arrived, for the exit code.
+        let s = sig;
+        // SAFETY: the action only stores to an atomic, which is async-signal-safe.
+        unsafe {
+            signal_hook::low_level::register(sig, move || {
+                let _ = SIGNAL.compare_exchange(0, s, Ordering::Relaxed, Ordering::Relaxed);
+            })?;
+        }
+    }
+    let _ = FLAG.set(flag);
+    Ok(())
+}
+
+/// Whether a signal asked the run to stop.
+#[inline]
+pub fn requested() -> bool {
+    FLAG.get().is_some_and(|f| f.load(Ordering::Relaxed))
+}
+
+/// `Err(Interrupted)` if a signal asked the run to stop.
+pub fn check() -> Result<(), Interrupted> {
+    if requested() {
+        let signal = match SIGNAL.load(Ordering::Relaxed) {
+            0 => libc::SIGINT,
+            s => s,
+        };
+        Err(Interrupted { signal })
+    } else {
+        Ok(())
+    }
+}

@@ -1,0 +1,18 @@
+//! sigbench: reproduce, measure and pin down Linux filesystem performance regressions from
+//! syscall signatures.
+//!
+//! The data flows one way (docs/ARCHITECTURE.md):
+//! `plan` → `testbed` → `exec` (with `probe` around the timed window) → `results` →
+//! `report`. No module reaches back up that chain.
+
+pub mod exec;
+pub mod host;
+pub mod interrupt;
+pub mod plan;
+pub mod probe;
+pub mod report;
+pub mod results;
+pub mod signature;
+pub mod stats;
+pub mod sys;
+pub mod testbed;

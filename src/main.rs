@@ -1,0 +1,56 @@
+//! The `sigbench` command line: one thin file per subcommand under `cmd/`, all work in
+//! the library.
+
+mod cmd;
+
+use clap::{Parser, Subcommand};
+use sigbench::interrupt::Interrupted;
+
+#[derive(Parser)]
+#[command(
+    name = "sigbench",
+    version,
+    about = "Reproduce, measure and pin down Linux filesystem performance regressions from syscall signatures",
+    long_about = None,
+    arg_required_else_help = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Replay a signature on a fresh scratch filesystem and measure it
+    Run(Box<cmd::run::Args>),
+    /// List the built-in signatures
+    List(cmd::list::Args),
+    /// Print a signature file (built-in or on disk)
+    Show(cmd::show::Args),
+    /// Show what this machine can do, and find or remove leftovers of killed runs
+    Doctor(cmd::doctor::Args),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(a) => cmd::run::run(*a),
+        Command::List(a) => cmd::list::run(a),
+        Command::Show(a) => cmd::show::run(a),
+        Command::Doctor(a) => cmd::doctor::run(a),
+    };
+    let code = match result {
+        Ok(code) => code,
+        Err(e) => match e.downcast_ref::<Interrupted>() {
+            Some(i) => {
+                eprintln!("sigbench: {i}");
+                i.exit_code()
+            }
+            None => {
+                eprintln!("sigbench: {e:#}");
+                1
+            }
+        },
+    };
+    std::process::exit(code);
+}

@@ -1,0 +1,421 @@
+//! Probes: what is measured around the timed window besides wall time.
+//!
+//! - counters: tracepoint hits (`tracepoint:SUBSYS:EVENT`) and kprobe hits
+//!   (`kprobe:FUNC`, through tracefs where the kernel has kprobes), counted with
+//!   perf_event_open — filtered to the test device when the event has a `dev` field,
+//!   system-wide otherwise, and the reading says which;
+//! - user and system CPU time of this process (getrusage);
+//! - /proc/vmstat, /proc/slabinfo and the device's /sys/block/*/stat deltas.
+//!
+//! A probe this kernel cannot provide is reported as unavailable with the reason, never
+//! as 0. A probe that does not exist at all (a typo) is an error before anything runs.
+//! This module reads kernel counters only; it never touches the test filesystem.
+
+pub mod perf;
+pub mod procfs;
+pub mod tracefs;
+
+use anyhow::{Result, bail};
+use perf::TracepointCounter;
+use procfs::{Deltas, Snapshot};
+use serde::{Deserialize, Serialize};
+use tracefs::{Event, Tracefs};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Tracepoint { subsys: String, event: String },
+    Kprobe { func: String },
+}
+
+/// A probe as the user (or a default) asked for it: `[NAME=]tracepoint:SUBSYS:EVENT` or
+/// `[NAME=]kprobe:FUNC`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProbeSpec {
+    /// The name results are reported under (`inode_evictions`).
+    pub name: String,
+    pub kind: Kind,
+}
+
+fn is_ident(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+}
+
+impl ProbeSpec {
+    pub fn parse(text: &str) -> Result<ProbeSpec> {
+        let (alias, body) = match text.split_once('=') {
+            Some((a, b)) => (Some(a), b),
+            None => (None, text),
+        };
+        let usage = "use tracepoint:SUBSYS:EVENT or kprobe:FUNCTION, optionally prefixed by NAME=";
+        let kind = match body.split(':').collect::<Vec<_>>().as_slice() {
+            ["tracepoint", subsys, event] if is_ident(subsys) && is_ident(event) => {
+                Kind::Tracepoint {
+                    subsys: subsys.to_string(),
+                    event: event.to_string(),
+                }
+            }
+            ["kprobe", func] if is_ident(func) => Kind::Kprobe {
+                func: func.to_string(),
+            },
+            _ => bail!("unknown probe `{text}`: {usage}"),
+        };
+        let name = match alias {
+            Some(a) if is_ident(a) => a.to_string(),
+            Some(a) => bail!("unknown probe `{text}`: `{a}` is not a valid name; {usage}"),
+            None => body.to_string(),
+        };
+        Ok(ProbeSpec { name, kind })
+    }
+
+    /// The spec without the alias (`tracepoint:btrfs:btrfs_inode_evict`).
+    pub fn source(&self) -> String {
+        match &self.kind {
+            Kind::Tracepoint { subsys, event } => format!("tracepoint:{subsys}:{event}"),
+            Kind::Kprobe { func } => format!("kprobe:{func}"),
+        }
+    }
+}
+
+/// One counter's value over the window.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Counter {
+    pub name: String,
+    pub probe: String,
+    #[serde(flatten)]
+    pub reading: Reading,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Reading {
+    Counted { value: u64, scope: String },
+    Unavailable { reason: String },
+}
+
+impl Reading {
+    pub fn value(&self) -> Option<u64> {
+        match self {
+            Reading::Counted { value, .. } => Some(*value),
+            Reading::Unavailable { .. } => None,
+        }
+    }
+}
+
+/// CPU time this process spent in the window.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Cpu {
+    pub user_ns: u64,
+    pub sys_ns: u64,
+}
+
+/// The device the counters are scoped to.
+#[derive(Clone, Debug)]
+pub struct Scope {
+    /// Name under /sys/block (`loop0`).
+    pub block: String,
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl Scope {
+    /// dev_t as the kernel encodes it inside trace events (MKDEV: major << 20 | minor).
+    fn kernel_dev(&self) -> u64 {
+        ((self.major as u64) << 20) | self.minor as u64
+    }
+}
+
+enum Source {
+    Event(Event),
+    Unavailable(String),
+}
+
+struct Resolved {
+    spec: ProbeSpec,
+    source: Source,
+}
+
+/// Probes resolved against the running kernel, ready to be opened around each window.
+pub struct Probes {
+    tracefs: Option<Tracefs>,
+    items: Vec<Resolved>,
+    kprobe_group: String,
+    kprobes: Vec<String>,
+}
+
+/// The prefix of kprobe groups sigbench creates (`sigbench_<pid>`), for cleanup.
+pub const KPROBE_GROUP_PREFIX: &str = "sigbench_";
+
+impl Probes {
+    /// Resolve every spec. A tracepoint that does not exist is an error; a probe this
+    /// kernel cannot provide becomes unavailable, with a warning pushed to `warnings`.
+    pub fn resolve(specs: &[ProbeSpec], warnings: &mut Vec<String>) -> Result<Probes> {
+        let needs_tracefs = !specs.is_empty();
+        let tracefs = if needs_tracefs {
+            match Tracefs::find_or_mount() {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    warnings.push(format!("tracing unavailable: {e:#}"));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let mut probes = Probes {
+            tracefs,
+            items: Vec::new(),
+            kprobe_group: format!("{KPROBE_GROUP_PREFIX}{}", std::process::id()),
+            kprobes: Vec::new(),
+        };
+        for spec in specs {
+            let source = probes.resolve_one(spec)?;
+            if let Source::Unavailable(why) = &source {
+                warnings.push(format!(
+                    "probe {} ({}) is unavailable: {why}",
+                    spec.name,
+                    spec.source()
+                ));
+            }
+            probes.items.push(Resolved {
+                spec: spec.clone(),
+                source,
+            });
+        }
+        Ok(probes)
+    }
+
+    fn resolve_one(&mut self, spec: &ProbeSpec) -> Result<Source> {
+        let Some(t) = &self.tracefs else {
+            return Ok(Source::Unavailable("tracefs is not available".into()));
+        };
+        match &spec.kind {
+            Kind::Tracepoint { subsys, event } => match t.event(subsys, event) {
+                Some(ev) => Ok(Source::Event(ev)),
+                None => bail!(
+                    "unknown probe `{}`: this kernel has no tracepoint {subsys}:{event} (see `sigbench doctor --events {subsys}`)",
+                    spec.source()
+                ),
+            },
+            Kind::Kprobe { func } => {
+                if !t.has_kprobes() {
+                    return Ok(Source::Unavailable(
+                        "this kernel has no kprobes (no kprobe_events in tracefs)".into(),
+                    ));
+                }
+                let name = format!("p_{}", func.replace('.', "_"));
+                let ev = t
+                    .add_kprobe(&self.kprobe_group, &name, func)
+                    .map_err(|e| anyhow::anyhow!("unknown probe `{}`: {e:#}", spec.source()))?;
+                self.kprobes.push(name);
+                Ok(Source::Event(ev))
+            }
+        }
+    }
+
+    pub fn specs(&self) -> impl Iterator<Item = &ProbeSpec> {
+        self.items.iter().map(|r| &r.spec)
+    }
+
+    /// Open the counters for one window, scoped to `scope` where the events allow.
+    /// Failures to open become unavailable readings (and warnings).
+    pub fn window(&self, scope: Option<&Scope>, warnings: &mut Vec<String>) -> Window {
+        let counters = self
+            .items
+            .iter()
+            .map(|r| {
+                let state = match &r.source {
+                    Source::Unavailable(why) => Err(why.clone()),
+                    Source::Event(ev) => {
+                        let filter = scope
+                            .filter(|_| ev.has_dev)
+                            .map(|s| format!("dev == {}", s.kernel_dev()));
+                        let scope_text = match (&filter, scope) {
+                            (Some(_), Some(s)) => format!("/dev/{}", s.block),
+                            _ => "system-wide".to_string(),
+                        };
+                        TracepointCounter::open(ev.id, filter.as_deref())
+                            .map(|c| (c, scope_text))
+                            .map_err(|e| {
+                                let why = format!("{e:#}");
+                                warnings
+                                    .push(format!("probe {} is unavailable: {why}", r.spec.name));
+                                why
+                            })
+                    }
+                };
+                (r.spec.clone(), state)
+            })
+            .collect();
+        Window {
+            counters,
+            block: scope.map(|s| s.block.clone()),
+            before: None,
+            cpu0: None,
+        }
+    }
+}
+
+impl Drop for Probes {
+    fn drop(&mut self) {
+        if let Some(t) = &self.tracefs {
+            for name in &self.kprobes {
+                let _ = t.remove_kprobe(&self.kprobe_group, name);
+            }
+        }
+    }
+}
+
+/// Everything measured around one timed window.
+#[derive(Clone, Debug, Default)]
+pub struct Measurement {
+    pub counters: Vec<Counter>,
+    pub cpu: Cpu,
+    pub deltas: Deltas,
+}
+
+/// A counter opened for one window with the scope it counts in, or why it could not be.
+type OpenCounter = Result<(TracepointCounter, String), String>;
+
+/// The probes of one window. `open` right before the timed loop, `close` right after.
+pub struct Window {
+    counters: Vec<(ProbeSpec, OpenCounter)>,
+    block: Option<String>,
+    before: Option<Snapshot>,
+    cpu0: Option<Cpu>,
+}
+
+fn rusage() -> Cpu {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000;
+    Cpu {
+        user_ns: ns(ru.ru_utime),
+        sys_ns: ns(ru.ru_stime),
+    }
+}
+
+/// Peak resident set size of this process so far, in KiB.
+pub fn peak_rss_kib() -> u64 {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    ru.ru_maxrss as u64
+}
+
+impl Window {
+    /// Arm: the slow snapshots first, the counters last, so the counters see only the window.
+    pub fn open(&mut self) {
+        self.before = Some(Snapshot::take(self.block.as_deref()));
+        self.cpu0 = Some(rusage());
+        for (_, c) in &self.counters {
+            if let Ok((c, _)) = c {
+                c.enable();
+            }
+        }
+    }
+
+    /// Disarm in the reverse order and read everything.
+    pub fn close(self) -> Measurement {
+        for (_, c) in &self.counters {
+            if let Ok((c, _)) = c {
+                c.disable();
+            }
+        }
+        let cpu1 = rusage();
+        let after = Snapshot::take(self.block.as_deref());
+        let cpu0 = self.cpu0.unwrap_or(cpu1);
+        let deltas = self.before.map(|b| b.delta_to(&after)).unwrap_or_default();
+        let counters = self
+            .counters
+            .into_iter()
+            .map(|(spec, state)| {
+                let reading = match state {
+                    Ok((c, scope)) => match c.read() {
+                        Ok(value) => Reading::Counted { value, scope },
+                        Err(e) => Reading::Unavailable {
+                            reason: format!("{e:#}"),
+                        },
+                    },
+                    Err(reason) => Reading::Unavailable { reason },
+                };
+                Counter {
+                    probe: spec.source(),
+                    name: spec.name,
+                    reading,
+                }
+            })
+            .collect();
+        Measurement {
+            counters,
+            cpu: Cpu {
+                user_ns: cpu1.user_ns.saturating_sub(cpu0.user_ns),
+                sys_ns: cpu1.sys_ns.saturating_sub(cpu0.sys_ns),
+            },
+            deltas,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_probe_specs() {
+        let p = ProbeSpec::parse("tracepoint:btrfs:btrfs_inode_evict").unwrap();
+        assert_eq!(p.name, "tracepoint:btrfs:btrfs_inode_evict");
+        assert_eq!(
+            p.kind,
+            Kind::Tracepoint {
+                subsys: "btrfs".into(),
+                event: "btrfs_inode_evict".into()
+            }
+        );
+        let p = ProbeSpec::parse("inode_evictions=tracepoint:btrfs:btrfs_inode_evict").unwrap();
+        assert_eq!(p.name, "inode_evictions");
+        assert_eq!(p.source(), "tracepoint:btrfs:btrfs_inode_evict");
+        let p = ProbeSpec::parse("kprobe:btrfs_evict_inode").unwrap();
+        assert_eq!(
+            p.kind,
+            Kind::Kprobe {
+                func: "btrfs_evict_inode".into()
+            }
+        );
+        for bad in [
+            "bpf:x",
+            "tracepoint:btrfs",
+            "kprobe:",
+            "tracepoint:a:b:c",
+            "x y=kprobe:f",
+            "kprobe:a/b",
+        ] {
+            let e = ProbeSpec::parse(bad).unwrap_err().to_string();
+            assert!(e.starts_with("unknown probe"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn kernel_dev_encoding() {
+        let s = Scope {
+            block: "loop0".into(),
+            major: 7,
+            minor: 3,
+        };
+        assert_eq!(s.kernel_dev(), (7 << 20) | 3);
+    }
+
+    #[test]
+    fn readings_serialize_with_status() {
+        let c = Counter {
+            name: "inode_evictions".into(),
+            probe: "tracepoint:btrfs:btrfs_inode_evict".into(),
+            reading: Reading::Unavailable {
+                reason: "no".into(),
+            },
+        };
+        let j = serde_json::to_value(&c).unwrap();
+        assert_eq!(j["status"], "unavailable");
+        assert!(j.get("value").is_none());
+    }
+}

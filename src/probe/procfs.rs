@@ -1,0 +1,217 @@
+//! Snapshot counters the kernel exports as text — /proc/vmstat, /proc/slabinfo and a block
+//! device's /sys/block/*/stat — and the deltas between two snapshots.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Names of the fields of /sys/block/<dev>/stat (Documentation/block/stat.rst).
+const BLOCK_FIELDS: &[&str] = &[
+    "read_ios",
+    "read_merges",
+    "read_sectors",
+    "read_ticks_ms",
+    "write_ios",
+    "write_merges",
+    "write_sectors",
+    "write_ticks_ms",
+    "in_flight",
+    "io_ticks_ms",
+    "time_in_queue_ms",
+    "discard_ios",
+    "discard_merges",
+    "discard_sectors",
+    "discard_ticks_ms",
+    "flush_ios",
+    "flush_ticks_ms",
+];
+
+/// One slab cache's change over the window.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct SlabDelta {
+    pub cache: String,
+    pub active_objs: i64,
+    pub num_objs: i64,
+    pub pages: i64,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Slab {
+    active_objs: i64,
+    num_objs: i64,
+    pages: i64,
+}
+
+/// Parse `name value` lines (/proc/vmstat).
+pub fn parse_vmstat(text: &str) -> BTreeMap<String, i64> {
+    text.lines()
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            let k = it.next()?;
+            let v = it.next()?.parse().ok()?;
+            Some((k.to_string(), v))
+        })
+        .collect()
+}
+
+/// Parse /proc/slabinfo version 2.x.
+fn parse_slabinfo(text: &str) -> BTreeMap<String, Slab> {
+    text.lines()
+        .filter(|l| !l.starts_with("slabinfo") && !l.starts_with('#'))
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            // name active num objsize perslab pagesperslab : tunables a b c : slabdata act num shared
+            if f.len() < 16 || f[6] != ":" {
+                return None;
+            }
+            let n = |i: usize| f[i].parse::<i64>().ok();
+            let pages_per_slab = n(5)?;
+            let num_slabs = n(14)?;
+            Some((
+                f[0].to_string(),
+                Slab {
+                    active_objs: n(1)?,
+                    num_objs: n(2)?,
+                    pages: num_slabs * pages_per_slab,
+                },
+            ))
+        })
+        .collect()
+}
+
+/// Parse /sys/block/<dev>/stat.
+pub fn parse_blockstat(text: &str) -> BTreeMap<String, i64> {
+    text.split_whitespace()
+        .zip(BLOCK_FIELDS)
+        .filter_map(|(v, k)| Some((k.to_string(), v.parse().ok()?)))
+        .collect()
+}
+
+/// Non-zero differences `after - before`, for keys in either map.
+pub fn delta(
+    before: &BTreeMap<String, i64>,
+    after: &BTreeMap<String, i64>,
+) -> BTreeMap<String, i64> {
+    after
+        .iter()
+        .filter_map(|(k, a)| {
+            let d = a - before.get(k).copied().unwrap_or(0);
+            (d != 0).then(|| (k.clone(), d))
+        })
+        .chain(
+            before
+                .iter()
+                .filter(|(k, _)| !after.contains_key(*k))
+                .map(|(k, b)| (k.clone(), -b)),
+        )
+        .collect()
+}
+
+/// Slab caches that changed, largest absolute change in active objects first.
+fn slab_delta(before: &BTreeMap<String, Slab>, after: &BTreeMap<String, Slab>) -> Vec<SlabDelta> {
+    let zero = Slab::default();
+    let mut out: Vec<SlabDelta> = after
+        .iter()
+        .map(|(k, a)| {
+            let b = before.get(k).unwrap_or(&zero);
+            SlabDelta {
+                cache: k.clone(),
+                active_objs: a.active_objs - b.active_objs,
+                num_objs: a.num_objs - b.num_objs,
+                pages: a.pages - b.pages,
+            }
+        })
+        .filter(|d| d.active_objs != 0 || d.num_objs != 0 || d.pages != 0)
+        .collect();
+    out.sort_by_key(|d| {
+        (
+            std::cmp::Reverse(d.active_objs.abs()),
+            std::cmp::Reverse(d.pages.abs()),
+        )
+    });
+    out
+}
+
+/// A snapshot of the text counters, taken right before and right after the window.
+#[derive(Default)]
+pub struct Snapshot {
+    vmstat: Option<BTreeMap<String, i64>>,
+    slab: Option<BTreeMap<String, Slab>>,
+    block: Option<BTreeMap<String, i64>>,
+}
+
+/// What changed between two snapshots. `None` means the source was unreadable.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Deltas {
+    pub vmstat: Option<BTreeMap<String, i64>>,
+    pub slabinfo: Option<Vec<SlabDelta>>,
+    pub blockstat: Option<BTreeMap<String, i64>>,
+}
+
+impl Snapshot {
+    /// `block` is the device name under /sys/block (`loop0`), when there is a device.
+    pub fn take(block: Option<&str>) -> Snapshot {
+        let read = |p: &str| std::fs::read_to_string(p).ok();
+        Snapshot {
+            vmstat: read("/proc/vmstat").map(|t| parse_vmstat(&t)),
+            slab: read("/proc/slabinfo").map(|t| parse_slabinfo(&t)),
+            block: block
+                .and_then(|b| read(&format!("/sys/block/{b}/stat")))
+                .map(|t| parse_blockstat(&t)),
+        }
+    }
+
+    pub fn delta_to(&self, after: &Snapshot) -> Deltas {
+        Deltas {
+            vmstat: both(&self.vmstat, &after.vmstat).map(|(b, a)| delta(b, a)),
+            slabinfo: both(&self.slab, &after.slab).map(|(b, a)| slab_delta(b, a)),
+            blockstat: both(&self.block, &after.block).map(|(b, a)| delta(b, a)),
+        }
+    }
+}
+
+fn both<'a, T>(a: &'a Option<T>, b: &'a Option<T>) -> Option<(&'a T, &'a T)> {
+    Some((a.as_ref()?, b.as_ref()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SLAB_BEFORE: &str = "slabinfo - version: 2.1
+# name            <active_objs> <num_objs> <objsize> <objperslab> <pagesperslab> : tunables <limit> <batchcount> <sharedfactor> : slabdata <active_slabs> <num_slabs> <sharedavail>
+maple_node           100    128    256   32    2 : tunables    0    0    0 : slabdata      4      4      0
+dentry              5000   5040    192   21    1 : tunables    0    0    0 : slabdata    240    240      0
+";
+    const SLAB_AFTER: &str = "slabinfo - version: 2.1
+# name            <active_objs> <num_objs> <objsize> <objperslab> <pagesperslab> : tunables <limit> <batchcount> <sharedfactor> : slabdata <active_slabs> <num_slabs> <sharedavail>
+maple_node          1600   1600    256   32    2 : tunables    0    0    0 : slabdata     50     50      0
+dentry              5010   5040    192   21    1 : tunables    0    0    0 : slabdata    240    240      0
+";
+
+    #[test]
+    fn slab_deltas_rank_by_active_objects() {
+        let d = slab_delta(&parse_slabinfo(SLAB_BEFORE), &parse_slabinfo(SLAB_AFTER));
+        assert_eq!(d.len(), 2);
+        assert_eq!(d[0].cache, "maple_node");
+        assert_eq!(d[0].active_objs, 1500);
+        assert_eq!(d[0].num_objs, 1472);
+        assert_eq!(d[0].pages, (50 - 4) * 2);
+        assert_eq!(d[1].cache, "dentry");
+        assert_eq!(d[1].active_objs, 10);
+    }
+
+    #[test]
+    fn vmstat_and_block_deltas() {
+        let b = parse_vmstat("nr_free_pages 100\npgfault 5\nnr_dirty 0\n");
+        let a = parse_vmstat("nr_free_pages 90\npgfault 5\nnr_dirty 3\n");
+        let d = delta(&b, &a);
+        assert_eq!(d.get("nr_free_pages"), Some(&-10));
+        assert_eq!(d.get("nr_dirty"), Some(&3));
+        assert!(!d.contains_key("pgfault"));
+
+        let s = parse_blockstat("  10 0 80 1 20 0 160 2 0 3 3 0 0 0 0 4 1\n");
+        assert_eq!(s["write_sectors"], 160);
+        assert_eq!(s["flush_ios"], 4);
+        assert_eq!(s.len(), 17);
+    }
+}

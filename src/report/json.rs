@@ -1,0 +1,24 @@
+//! The run document as JSON (schema in docs/json.md). Written whole, to a file or stdout;
+//! nothing else may go to stdout when it does.
+
+use crate::results::RunDocument;
+use anyhow::{Context, Result};
+use std::io::Write;
+
+/// Write `doc` to `dest`: a path, or `-` for stdout.
+pub fn write(doc: &RunDocument, dest: &str) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(doc)?;
+    text.push('\n');
+    if dest == "-" {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())
+            .context("writing JSON to stdout")?;
+        out.flush()?;
+    } else {
+        // Write beside the target and rename, so a reader never sees half a document.
+        let tmp = format!("{dest}.tmp");
+        std::fs::write(&tmp, text).with_context(|| format!("cannot write {tmp}"))?;
+        std::fs::rename(&tmp, dest).with_context(|| format!("cannot write {dest}"))?;
+    }
+    Ok(())
+}

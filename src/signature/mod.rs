@@ -1,0 +1,512 @@
+//! Signatures: the workload, as data.
+//!
+//! A signature says what a program does to the files it touches: an untimed setup (make
+//! sub-directories, populate N files, sync), an untimed prelude run once, and timed
+//! **phases**. Each phase applies its steps to every selected file in turn before the next
+//! phase starts: one phase is s3e's interleaved loop, several phases are what rpm and dpkg
+//! do (write every new file, then rename every one into place, …).
+//!
+//! Signatures are TOML files (format described in docs/signatures.md); the built-in library
+//! is the same files embedded in the binary. This module parses and validates them — every
+//! error names the file and line — and owns nothing that touches a filesystem.
+
+pub mod step;
+pub mod template;
+
+pub use step::{Expect, Op, Step};
+pub use template::{Template, Vars};
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use std::path::Path;
+use step::{Pattern, RawStep, Slots};
+use toml::Spanned;
+
+/// The signature file format this build reads and writes.
+pub const FORMAT: u32 = 1;
+
+/// Which files of `1..=N` a phase applies its steps to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Select {
+    All,
+    /// Files whose index is a multiple of k.
+    Every(u64),
+    /// All files except those whose index is a multiple of k.
+    AllButEvery(u64),
+}
+
+impl Select {
+    pub fn parse(s: &str) -> Result<Select, String> {
+        let k = |v: &str| {
+            v.parse::<u64>()
+                .ok()
+                .filter(|k| *k > 0)
+                .ok_or_else(|| format!("`{s}`: k must be a positive integer"))
+        };
+        match s.split_once(':') {
+            None if s == "all" => Ok(Select::All),
+            Some(("every", v)) => Ok(Select::Every(k(v)?)),
+            Some(("all-but-every", v)) => Ok(Select::AllButEvery(k(v)?)),
+            _ => Err(format!(
+                "unknown file selection `{s}` (all, every:K, all-but-every:K)"
+            )),
+        }
+    }
+
+    #[inline]
+    pub fn includes(self, i: u64) -> bool {
+        match self {
+            Select::All => true,
+            Select::Every(k) => i.is_multiple_of(k),
+            Select::AllButEvery(k) => !i.is_multiple_of(k),
+        }
+    }
+
+    /// How many of `1..=n` are selected.
+    pub fn count(self, n: u64) -> u64 {
+        match self {
+            Select::All => n,
+            Select::Every(k) => n / k,
+            Select::AllButEvery(k) => n - n / k,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Phase {
+    pub name: String,
+    pub select: Select,
+    /// How many times the steps run per file before moving to the next file.
+    pub repeat: u32,
+    pub steps: Vec<Step>,
+}
+
+/// Files created before the timed window.
+#[derive(Clone, Debug)]
+pub struct Populate {
+    /// Content of each populated file.
+    pub data: Vec<u8>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Setup {
+    pub mkdir: Vec<Template>,
+    pub populate: Option<Populate>,
+    /// Call sync(2) after populating, so the timed window starts from a clean transaction.
+    pub sync: bool,
+    /// fsync the test directory after populating (s3e does `xfs_io -c fsync $DIR`).
+    pub fsync_dir: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Signature {
+    pub name: String,
+    pub description: String,
+    pub aliases: Vec<String>,
+    /// N when the user gives no `-n`.
+    pub default_n: u64,
+    /// What `{name}` expands to.
+    pub file: Template,
+    /// Directory specs (as `--dir` takes them) used when the user gives none.
+    pub default_dirs: Vec<String>,
+    /// Words of the report line: `...{verb} {N} {unit} on {dir}: Job took …`.
+    pub verb: String,
+    pub unit: String,
+    pub setup: Setup,
+    pub prelude: Vec<Step>,
+    pub phases: Vec<Phase>,
+    /// Names of the descriptor slots steps open, indexed by `Op` slot numbers.
+    pub slots: Vec<String>,
+    /// Where the signature came from: `builtin:NAME` or a file path.
+    pub origin: String,
+    /// The TOML text, verbatim.
+    pub source: String,
+    /// sha256 of `source`, so results can be matched to the exact workload.
+    pub hash: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSignature {
+    format: u32,
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    aliases: Vec<String>,
+    n: Option<u64>,
+    file: Option<Spanned<String>>,
+    #[serde(default)]
+    dirs: Vec<String>,
+    verb: Option<String>,
+    unit: Option<String>,
+    #[serde(default)]
+    setup: RawSetup,
+    #[serde(default)]
+    prelude: Vec<Spanned<RawStep>>,
+    #[serde(default)]
+    phase: Vec<Spanned<RawPhase>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSetup {
+    #[serde(default)]
+    mkdir: Vec<String>,
+    populate: Option<RawPopulate>,
+    #[serde(default)]
+    sync: bool,
+    #[serde(default)]
+    fsync_dir: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPopulate {
+    #[serde(default)]
+    size: u64,
+    pattern: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPhase {
+    name: Option<String>,
+    select: Option<String>,
+    repeat: Option<u32>,
+    steps: Vec<Spanned<RawStep>>,
+}
+
+/// 1-based line of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+impl Signature {
+    /// Parse and validate signature text. `origin` names it in errors (`FILE:LINE: …`).
+    pub fn parse(text: &str, origin: &str) -> Result<Signature> {
+        let raw: RawSignature = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(1);
+            anyhow::anyhow!("{origin}:{line}: {}", e.message().trim())
+        })?;
+        let at = |offset: usize, msg: String| {
+            anyhow::anyhow!("{origin}:{}: {msg}", line_of(text, offset))
+        };
+
+        if raw.format != FORMAT {
+            bail!(
+                "{origin}:1: signature format {} is not supported (this sigbench reads format {FORMAT})",
+                raw.format
+            );
+        }
+        if raw.name.is_empty() || raw.name.contains(char::is_whitespace) {
+            bail!("{origin}:1: `name` must be a non-empty word");
+        }
+
+        let (file, file_at) = match &raw.file {
+            Some(f) => (f.get_ref().as_str(), f.span().start),
+            None => ("file_{i}", 0),
+        };
+        let file = Template::parse(file).map_err(|e| at(file_at, format!("`file`: {e}")))?;
+        if file.uses_name() || !file.is_per_file() {
+            return Err(at(
+                file_at,
+                "`file` must depend on the file index ({i}, {alpha} or {token}) and cannot use {name}".into(),
+            ));
+        }
+
+        let mut mkdir = Vec::new();
+        for d in &raw.setup.mkdir {
+            let t =
+                Template::parse(d).map_err(|e| anyhow::anyhow!("{origin}: setup.mkdir: {e}"))?;
+            if t.is_per_file() {
+                bail!("{origin}: setup.mkdir `{d}` cannot depend on the file index");
+            }
+            mkdir.push(t);
+        }
+        let populate = match &raw.setup.populate {
+            None => None,
+            Some(p) => {
+                let pattern = match &p.pattern {
+                    Some(s) => Pattern::parse(s)
+                        .map_err(|e| anyhow::anyhow!("{origin}: setup.populate: {e}"))?,
+                    None => Pattern::Zero,
+                };
+                Some(Populate {
+                    data: pattern.fill(p.size as usize),
+                })
+            }
+        };
+
+        let mut slots = Slots::default();
+        let mut build = |s: &Spanned<RawStep>| {
+            let offset = s.span().start;
+            let line = line_of(text, offset);
+            Step::build(s.get_ref(), &mut slots, line).map_err(|e| at(offset, e))
+        };
+        let mut prelude = Vec::new();
+        for s in &raw.prelude {
+            let step = build(s)?;
+            if let Some(t) = step.paths().into_iter().find(|t| t.is_per_file()) {
+                return Err(at(
+                    s.span().start,
+                    format!(
+                        "the prelude runs once, before any file: `{t}` cannot use the file index"
+                    ),
+                ));
+            }
+            prelude.push(step);
+        }
+        if raw.phase.is_empty() {
+            bail!("{origin}: no [[phase]]: a signature needs at least one timed phase");
+        }
+        let mut phases = Vec::new();
+        for (k, p) in raw.phase.iter().enumerate() {
+            let offset = p.span().start;
+            let rp = p.get_ref();
+            let select = match &rp.select {
+                Some(s) => Select::parse(s).map_err(|e| at(offset, e))?,
+                None => Select::All,
+            };
+            let repeat = rp.repeat.unwrap_or(1);
+            if repeat == 0 {
+                return Err(at(offset, "`repeat` must be at least 1".into()));
+            }
+            if rp.steps.is_empty() {
+                return Err(at(offset, "a phase needs at least one step".into()));
+            }
+            let steps = rp
+                .steps
+                .iter()
+                .map(&mut build)
+                .collect::<Result<Vec<_>>>()?;
+            phases.push(Phase {
+                name: rp.name.clone().unwrap_or_else(|| format!("phase{}", k + 1)),
+                select,
+                repeat,
+                steps,
+            });
+        }
+        let n = raw.n.unwrap_or(100);
+        if n == 0 {
+            bail!("{origin}: `n` must be at least 1");
+        }
+
+        Ok(Signature {
+            name: raw.name,
+            description: raw.description.trim().to_string(),
+            aliases: raw.aliases,
+            default_n: n,
+            file,
+            default_dirs: if raw.dirs.is_empty() {
+                vec!["test".into()]
+            } else {
+                raw.dirs
+            },
+            verb: raw.verb.unwrap_or_else(|| "updating".into()),
+            unit: raw.unit.unwrap_or_else(|| "files".into()),
+            setup: Setup {
+                mkdir,
+                populate,
+                sync: raw.setup.sync,
+                fsync_dir: raw.setup.fsync_dir,
+            },
+            prelude,
+            phases,
+            slots: slots.names,
+            origin: origin.to_string(),
+            source: text.to_string(),
+            hash: Sha256::digest(text.as_bytes())
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect(),
+        })
+    }
+
+    /// Load a signature file from disk.
+    pub fn from_file(path: &Path) -> Result<Signature> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read signature file {}", path.display()))?;
+        Signature::parse(&text, &path.display().to_string())
+    }
+
+    /// A built-in signature by name or alias, or a signature file by path.
+    pub fn load(name_or_path: &str) -> Result<Signature> {
+        let looks_like_path = name_or_path.contains('/') || name_or_path.ends_with(".toml");
+        if looks_like_path
+            || Path::new(name_or_path).is_file() && find_builtin(name_or_path).is_none()
+        {
+            return Signature::from_file(Path::new(name_or_path));
+        }
+        match find_builtin(name_or_path) {
+            Some(s) => s,
+            None => bail!(
+                "unknown signature `{name_or_path}`: not a built-in (see `sigbench list`) and not a file"
+            ),
+        }
+    }
+
+    /// Syscalls issued in the timed window for N files (for ops/s and memory checks).
+    pub fn timed_calls(&self, n: u64) -> u64 {
+        self.phases
+            .iter()
+            .map(|p| p.select.count(n) * p.repeat as u64 * p.steps.len() as u64)
+            .sum()
+    }
+
+    /// A rough upper bound of the space a case of N files needs on the test filesystem.
+    pub fn space_needed(&self, n: u64) -> u64 {
+        let per_entry = 8 * 1024; // inode + dirent + metadata copies, generous
+        let populate = self
+            .setup
+            .populate
+            .as_ref()
+            .map(|p| n * (round_up(p.data.len() as u64, 4096) + per_entry))
+            .unwrap_or(0);
+        let prelude: u64 = self
+            .prelude
+            .iter()
+            .map(|s| round_up(s.bytes_written(), 4096))
+            .sum();
+        let phases: u64 = self
+            .phases
+            .iter()
+            .map(|p| {
+                let per_file: u64 = p
+                    .steps
+                    .iter()
+                    .map(|s| {
+                        round_up(s.bytes_written(), 4096)
+                            + if s.creates_entry() { per_entry } else { 0 }
+                    })
+                    .sum();
+                per_file * p.select.count(n) * p.repeat as u64
+            })
+            .sum();
+        populate + prelude + phases
+    }
+
+    /// The steps of every phase, in order (for summaries).
+    pub fn timed_steps(&self) -> impl Iterator<Item = &Step> {
+        self.phases.iter().flat_map(|p| p.steps.iter())
+    }
+}
+
+fn round_up(v: u64, to: u64) -> u64 {
+    v.div_ceil(to) * to
+}
+
+/// The built-in library: the files under `signatures/`, embedded.
+const BUILTIN: &[(&str, &str)] = &[
+    ("s3e-test3", include_str!("../../signatures/s3e-test3.toml")),
+    ("s3e-test1", include_str!("../../signatures/s3e-test1.toml")),
+    ("s3e-test2", include_str!("../../signatures/s3e-test2.toml")),
+    ("s3e-test4", include_str!("../../signatures/s3e-test4.toml")),
+    ("s3e-test5", include_str!("../../signatures/s3e-test5.toml")),
+    (
+        "btrfs-rename-log",
+        include_str!("../../signatures/btrfs-rename-log.toml"),
+    ),
+    ("lkp-churn", include_str!("../../signatures/lkp-churn.toml")),
+    ("seqwr", include_str!("../../signatures/seqwr.toml")),
+];
+
+/// The signature `sigbench run` uses with no argument.
+pub const DEFAULT: &str = "s3e-test3";
+
+/// Every built-in signature, parsed.
+pub fn builtins() -> Vec<Signature> {
+    BUILTIN
+        .iter()
+        .map(|(name, text)| {
+            Signature::parse(text, &format!("builtin:{name}"))
+                .expect("built-in signatures are validated by the test suite")
+        })
+        .collect()
+}
+
+fn find_builtin(name: &str) -> Option<Result<Signature>> {
+    BUILTIN.iter().find_map(|(file, text)| {
+        let sig = Signature::parse(text, &format!("builtin:{file}"));
+        match sig {
+            Ok(s) if s.name == name || s.aliases.iter().any(|a| a == name) => Some(Ok(s)),
+            Ok(_) => None,
+            Err(e) => Some(Err(e)),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_parses_and_has_a_unique_name() {
+        let all = builtins();
+        assert_eq!(all.len(), BUILTIN.len());
+        let mut names: Vec<&str> = all
+            .iter()
+            .flat_map(|s| {
+                std::iter::once(s.name.as_str()).chain(s.aliases.iter().map(|a| a.as_str()))
+            })
+            .collect();
+        let before = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(before, names.len(), "duplicate signature name or alias");
+        for (file, _) in BUILTIN {
+            assert!(
+                all.iter().any(|s| s.name == *file),
+                "{file} is named differently inside"
+            );
+        }
+    }
+
+    #[test]
+    fn test3_is_the_s3e_minimal_signature() {
+        let s = Signature::load("test3").unwrap();
+        assert_eq!(s.name, "s3e-test3");
+        assert_eq!(s.default_n, 250);
+        let calls: Vec<&str> = s.timed_steps().map(|s| s.syscall).collect();
+        assert_eq!(calls, ["renameat2", "unlink", "openat", "close"]);
+        assert_eq!(s.timed_calls(250), 1000);
+        assert!(s.setup.sync && s.setup.fsync_dir);
+        assert_eq!(s.setup.populate.as_ref().unwrap().data.len(), 0);
+    }
+
+    #[test]
+    fn errors_name_file_and_line() {
+        let text = "format = 1\nname = \"x\"\n[[phase]]\nsteps = [\n  { op = \"unlink\" },\n]\n";
+        let e = Signature::parse(text, "x.toml").unwrap_err().to_string();
+        assert!(e.starts_with("x.toml:5: "), "{e}");
+        assert!(e.contains("needs `path`"), "{e}");
+
+        let e = Signature::parse("format = 1\nname = \"x\"\nbogus = 3\n", "y.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("y.toml:3: "), "{e}");
+
+        let e = Signature::parse("format = 2\nname = \"x\"\n", "z.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("format 2 is not supported"), "{e}");
+    }
+
+    #[test]
+    fn prelude_cannot_use_the_file_index() {
+        let text = "format = 1\nname = \"x\"\nprelude = [ { op = \"unlink\", path = \"{name}\" } ]\n[[phase]]\nsteps = [ { op = \"sync\" } ]\n";
+        let e = Signature::parse(text, "p.toml").unwrap_err().to_string();
+        assert!(e.contains("p.toml:3:") && e.contains("prelude"), "{e}");
+    }
+
+    #[test]
+    fn select_counts() {
+        assert_eq!(Select::parse("every:3").unwrap().count(10), 3);
+        assert_eq!(Select::parse("all-but-every:3").unwrap().count(10), 7);
+        assert!(Select::parse("every:0").is_err());
+        assert!(Select::parse("some").is_err());
+        assert!(Select::AllButEvery(3).includes(4));
+        assert!(!Select::AllButEvery(3).includes(6));
+    }
+}

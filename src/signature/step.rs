@@ -1,0 +1,851 @@
+//! Steps: one system call each, with the result it is expected to return.
+//!
+//! `OPS` is the table of every operation a signature can use: the fields it takes, which of
+//! them are required, and how the raw TOML fields become a typed [`Op`]. Adding a syscall
+//! is one row here and one match arm in `exec::issue`.
+
+use super::template::Template;
+use crate::sys::Errno;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// A step as written in a signature file, before validation.
+#[derive(Deserialize, Debug, Default, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawStep {
+    pub op: String,
+    pub path: Option<String>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub target: Option<String>,
+    pub flags: Option<Flags>,
+    pub mode: Option<IntOrString>,
+    pub slot: Option<String>,
+    pub size: Option<u64>,
+    pub offset: Option<u64>,
+    pub pattern: Option<String>,
+    pub name: Option<String>,
+    pub value: Option<String>,
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    pub mask: Option<Flags>,
+    pub expect: Option<String>,
+}
+
+/// Flags written as `"O_WRONLY|O_CREAT"`, as a list, or as a number.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(untagged)]
+pub enum Flags {
+    Text(String),
+    List(Vec<String>),
+    Number(i64),
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(untagged)]
+pub enum IntOrString {
+    Int(i64),
+    Text(String),
+}
+
+/// What a step must return for the run to go on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    Ok,
+    Errno(Errno),
+    Any,
+}
+
+impl Expect {
+    pub fn parse(s: &str) -> Result<Expect, String> {
+        match s {
+            "ok" => Ok(Expect::Ok),
+            "any" => Ok(Expect::Any),
+            name => Errno::from_name(name).map(Expect::Errno).ok_or_else(|| {
+                format!(
+                    "unknown expected result `{name}` (use ok, any or an errno name such as ENOENT)"
+                )
+            }),
+        }
+    }
+
+    pub fn matches(self, result: Result<i64, Errno>) -> bool {
+        match (self, result) {
+            (Expect::Any, _) => true,
+            (Expect::Ok, Ok(_)) => true,
+            (Expect::Errno(want), Err(got)) => want == got,
+            _ => false,
+        }
+    }
+
+    pub fn describe(self) -> String {
+        match self {
+            Expect::Ok => "ok".into(),
+            Expect::Any => "any".into(),
+            Expect::Errno(e) => e.name(),
+        }
+    }
+}
+
+/// Bytes a write puts into the file. Compressibility matters on btrfs with compression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    Zero,
+    /// Incompressible pseudo-random bytes, the same every run.
+    Random,
+    /// Compressible ASCII text.
+    Text,
+    Byte(u8),
+}
+
+impl Pattern {
+    pub fn parse(s: &str) -> Result<Pattern, String> {
+        match s {
+            "zero" => Ok(Pattern::Zero),
+            "random" => Ok(Pattern::Random),
+            "text" => Ok(Pattern::Text),
+            _ => {
+                let b = s
+                    .strip_prefix("byte:")
+                    .and_then(|v| parse_int(v).ok())
+                    .filter(|v| (0..=255).contains(v))
+                    .ok_or_else(|| {
+                        format!("unknown pattern `{s}` (zero, random, text or byte:0xNN)")
+                    })?;
+                Ok(Pattern::Byte(b as u8))
+            }
+        }
+    }
+
+    pub fn fill(self, size: usize) -> Vec<u8> {
+        match self {
+            Pattern::Zero => vec![0; size],
+            Pattern::Byte(b) => vec![b; size],
+            Pattern::Text => b"sigbench writes compressible text here. "
+                .iter()
+                .copied()
+                .cycle()
+                .take(size)
+                .collect(),
+            Pattern::Random => {
+                let mut state = 0x5eed_u64;
+                let mut out = Vec::with_capacity(size + 8);
+                while out.len() < size {
+                    state = super::template::mix64(state);
+                    out.extend_from_slice(&state.to_le_bytes());
+                }
+                out.truncate(size);
+                out
+            }
+        }
+    }
+}
+
+/// Which call of a family the step issues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenCall {
+    Open,
+    Openat,
+    Creat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RenameCall {
+    Rename,
+    Renameat,
+    Renameat2,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatCall {
+    Stat,
+    Lstat,
+    Fstatat,
+    Statx,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncCall {
+    Fsync,
+    Fdatasync,
+    Syncfs,
+}
+
+/// A validated operation. Paths are templates relative to the test directory; `slot` is an
+/// index into the executor's table of open descriptors.
+#[derive(Clone, Debug)]
+pub enum Op {
+    Open {
+        call: OpenCall,
+        path: Template,
+        flags: i32,
+        mode: u32,
+        slot: usize,
+    },
+    Close {
+        slot: usize,
+    },
+    Write {
+        slot: usize,
+        data: Vec<u8>,
+    },
+    Pwrite {
+        slot: usize,
+        data: Vec<u8>,
+        offset: u64,
+    },
+    Read {
+        slot: usize,
+        size: usize,
+    },
+    FdSync {
+        call: SyncCall,
+        slot: usize,
+    },
+    Sync,
+    Rename {
+        call: RenameCall,
+        from: Template,
+        to: Template,
+        flags: u32,
+    },
+    Link {
+        at: bool,
+        from: Template,
+        to: Template,
+        flags: i32,
+    },
+    Symlink {
+        target: Template,
+        path: Template,
+    },
+    Unlink {
+        path: Template,
+    },
+    Unlinkat {
+        path: Template,
+        flags: i32,
+    },
+    Mkdir {
+        path: Template,
+        mode: u32,
+    },
+    Rmdir {
+        path: Template,
+    },
+    Stat {
+        call: StatCall,
+        path: Template,
+        flags: i32,
+        mask: u32,
+    },
+    Fstat {
+        slot: usize,
+    },
+    Truncate {
+        path: Template,
+        size: u64,
+    },
+    Ftruncate {
+        slot: usize,
+        size: u64,
+    },
+    Fallocate {
+        slot: usize,
+        flags: i32,
+        offset: u64,
+        size: u64,
+    },
+    Chmod {
+        path: Template,
+        mode: u32,
+    },
+    Fchmod {
+        slot: usize,
+        mode: u32,
+    },
+    Chown {
+        path: Template,
+        uid: u32,
+        gid: u32,
+    },
+    Utimensat {
+        path: Template,
+        flags: i32,
+    },
+    Setxattr {
+        path: Template,
+        name: std::ffi::CString,
+        value: Vec<u8>,
+        flags: i32,
+    },
+    Getxattr {
+        path: Template,
+        name: std::ffi::CString,
+    },
+    Removexattr {
+        path: Template,
+        name: std::ffi::CString,
+    },
+    Getdents64 {
+        slot: usize,
+        size: usize,
+    },
+}
+
+/// A validated step: the operation, what it must return, and where it was written.
+#[derive(Clone, Debug)]
+pub struct Step {
+    /// The op's name as written (`renameat2`), which is also the syscall it issues.
+    pub syscall: &'static str,
+    pub op: Op,
+    pub expect: Expect,
+    /// 1-based line in the signature file, for messages.
+    pub line: usize,
+}
+
+/// Slot names seen so far while a signature is parsed, in order of first use.
+#[derive(Default, Debug, Clone)]
+pub struct Slots {
+    pub names: Vec<String>,
+}
+
+impl Slots {
+    /// The slot an open-type step writes its descriptor into (creating it).
+    fn define(&mut self, name: &str) -> usize {
+        match self.names.iter().position(|n| n == name) {
+            Some(i) => i,
+            None => {
+                self.names.push(name.to_string());
+                self.names.len() - 1
+            }
+        }
+    }
+
+    /// A slot a step reads; it must have been opened by an earlier step.
+    fn get(&self, name: &str) -> Result<usize, String> {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .ok_or_else(|| format!("slot `{name}` is used before any step opens it"))
+    }
+}
+
+type Build = fn(&RawStep, &mut Slots) -> Result<Op, String>;
+
+/// One row of the op table.
+struct OpDef {
+    name: &'static str,
+    /// Fields the op accepts besides `op` and `expect`; `!` marks required ones.
+    fields: &'static [&'static str],
+    build: Build,
+}
+
+#[rustfmt::skip]
+const OPS: &[OpDef] = &[
+    OpDef { name: "open", fields: &["!path", "flags", "mode", "!slot"], build: |r, s| build_open(r, s, OpenCall::Open) },
+    OpDef { name: "openat", fields: &["!path", "flags", "mode", "!slot"], build: |r, s| build_open(r, s, OpenCall::Openat) },
+    OpDef { name: "creat", fields: &["!path", "mode", "!slot"], build: |r, s| build_open(r, s, OpenCall::Creat) },
+    OpDef { name: "close", fields: &["!slot"], build: |r, s| Ok(Op::Close { slot: slot(r, s)? }) },
+    OpDef { name: "write", fields: &["!slot", "!size", "pattern"], build: |r, s| Ok(Op::Write { slot: slot(r, s)?, data: data(r)? }) },
+    OpDef { name: "pwrite", fields: &["!slot", "!size", "offset", "pattern"], build: |r, s| Ok(Op::Pwrite { slot: slot(r, s)?, data: data(r)?, offset: r.offset.unwrap_or(0) }) },
+    OpDef { name: "read", fields: &["!slot", "!size"], build: |r, s| Ok(Op::Read { slot: slot(r, s)?, size: size(r)? }) },
+    OpDef { name: "fsync", fields: &["!slot"], build: |r, s| Ok(Op::FdSync { call: SyncCall::Fsync, slot: slot(r, s)? }) },
+    OpDef { name: "fdatasync", fields: &["!slot"], build: |r, s| Ok(Op::FdSync { call: SyncCall::Fdatasync, slot: slot(r, s)? }) },
+    OpDef { name: "syncfs", fields: &["!slot"], build: |r, s| Ok(Op::FdSync { call: SyncCall::Syncfs, slot: slot(r, s)? }) },
+    OpDef { name: "sync", fields: &[], build: |_, _| Ok(Op::Sync) },
+    OpDef { name: "rename", fields: &["!from", "!to"], build: |r, _| build_rename(r, RenameCall::Rename) },
+    OpDef { name: "renameat", fields: &["!from", "!to"], build: |r, _| build_rename(r, RenameCall::Renameat) },
+    OpDef { name: "renameat2", fields: &["!from", "!to", "flags"], build: |r, _| build_rename(r, RenameCall::Renameat2) },
+    OpDef { name: "link", fields: &["!from", "!to"], build: |r, _| Ok(Op::Link { at: false, from: tpl(&r.from, "from")?, to: tpl(&r.to, "to")?, flags: 0 }) },
+    OpDef { name: "linkat", fields: &["!from", "!to", "flags"], build: |r, _| Ok(Op::Link { at: true, from: tpl(&r.from, "from")?, to: tpl(&r.to, "to")?, flags: flags(r, AT_FLAGS)? as i32 }) },
+    OpDef { name: "symlink", fields: &["!target", "!path"], build: build_symlink },
+    OpDef { name: "unlink", fields: &["!path"], build: |r, _| Ok(Op::Unlink { path: path(r)? }) },
+    OpDef { name: "unlinkat", fields: &["!path", "flags"], build: |r, _| Ok(Op::Unlinkat { path: path(r)?, flags: flags(r, AT_FLAGS)? as i32 }) },
+    OpDef { name: "mkdir", fields: &["!path", "mode"], build: |r, _| Ok(Op::Mkdir { path: path(r)?, mode: mode(r, 0o755)? }) },
+    OpDef { name: "rmdir", fields: &["!path"], build: |r, _| Ok(Op::Rmdir { path: path(r)? }) },
+    OpDef { name: "stat", fields: &["!path"], build: |r, _| build_stat(r, StatCall::Stat) },
+    OpDef { name: "lstat", fields: &["!path"], build: |r, _| build_stat(r, StatCall::Lstat) },
+    OpDef { name: "fstatat", fields: &["!path", "flags"], build: |r, _| build_stat(r, StatCall::Fstatat) },
+    OpDef { name: "newfstatat", fields: &["!path", "flags"], build: |r, _| build_stat(r, StatCall::Fstatat) },
+    OpDef { name: "statx", fields: &["!path", "flags", "mask"], build: |r, _| build_stat(r, StatCall::Statx) },
+    OpDef { name: "fstat", fields: &["!slot"], build: |r, s| Ok(Op::Fstat { slot: slot(r, s)? }) },
+    OpDef { name: "truncate", fields: &["!path", "!size"], build: |r, _| Ok(Op::Truncate { path: path(r)?, size: r.size.unwrap_or(0) }) },
+    OpDef { name: "ftruncate", fields: &["!slot", "!size"], build: |r, s| Ok(Op::Ftruncate { slot: slot(r, s)?, size: r.size.unwrap_or(0) }) },
+    OpDef { name: "fallocate", fields: &["!slot", "!size", "offset", "flags"], build: |r, s| Ok(Op::Fallocate { slot: slot(r, s)?, flags: flags(r, FALLOC_FLAGS)? as i32, offset: r.offset.unwrap_or(0), size: r.size.unwrap_or(0) }) },
+    OpDef { name: "chmod", fields: &["!path", "!mode"], build: |r, _| Ok(Op::Chmod { path: path(r)?, mode: mode(r, 0)? }) },
+    OpDef { name: "fchmod", fields: &["!slot", "!mode"], build: |r, s| Ok(Op::Fchmod { slot: slot(r, s)?, mode: mode(r, 0)? }) },
+    OpDef { name: "chown", fields: &["!path", "!uid", "!gid"], build: |r, _| Ok(Op::Chown { path: path(r)?, uid: r.uid.unwrap_or(0), gid: r.gid.unwrap_or(0) }) },
+    OpDef { name: "utimensat", fields: &["!path", "flags"], build: |r, _| Ok(Op::Utimensat { path: path(r)?, flags: flags(r, AT_FLAGS)? as i32 }) },
+    OpDef { name: "setxattr", fields: &["!path", "!name", "value", "flags"], build: |r, _| Ok(Op::Setxattr { path: path(r)?, name: xattr_name(r)?, value: r.value.clone().unwrap_or_default().into_bytes(), flags: flags(r, XATTR_FLAGS)? as i32 }) },
+    OpDef { name: "getxattr", fields: &["!path", "!name"], build: |r, _| Ok(Op::Getxattr { path: path(r)?, name: xattr_name(r)? }) },
+    OpDef { name: "removexattr", fields: &["!path", "!name"], build: |r, _| Ok(Op::Removexattr { path: path(r)?, name: xattr_name(r)? }) },
+    OpDef { name: "getdents64", fields: &["!slot", "size"], build: |r, s| Ok(Op::Getdents64 { slot: slot(r, s)?, size: r.size.unwrap_or(32768) as usize }) },
+];
+
+/// Every op name, for `sigbench list --ops` and error messages.
+pub fn op_names() -> impl Iterator<Item = &'static str> {
+    OPS.iter().map(|d| d.name)
+}
+
+impl Step {
+    /// Validate a raw step: known op, the fields it needs and no others, sane values.
+    pub fn build(raw: &RawStep, slots: &mut Slots, line: usize) -> Result<Step, String> {
+        let def = OPS.iter().find(|d| d.name == raw.op).ok_or_else(|| {
+            format!(
+                "unknown op `{}` (known: {})",
+                raw.op,
+                op_names().collect::<Vec<_>>().join(", ")
+            )
+        })?;
+        let present = present_fields(raw);
+        for field in &present {
+            if !def
+                .fields
+                .iter()
+                .any(|f| f.trim_start_matches('!') == *field)
+            {
+                return Err(format!("op `{}` does not take `{field}`", def.name));
+            }
+        }
+        for field in def.fields.iter().filter_map(|f| f.strip_prefix('!')) {
+            if !present.contains(&field) {
+                return Err(format!("op `{}` needs `{field}`", def.name));
+            }
+        }
+        let op = (def.build)(raw, slots).map_err(|e| format!("op `{}`: {e}", def.name))?;
+        let expect = match &raw.expect {
+            Some(e) => Expect::parse(e)?,
+            None => Expect::Ok,
+        };
+        Ok(Step {
+            syscall: def.name,
+            op,
+            expect,
+            line,
+        })
+    }
+
+    /// Templates the step names paths with (for validation and display).
+    pub fn paths(&self) -> Vec<&Template> {
+        match &self.op {
+            Op::Open { path, .. }
+            | Op::Unlink { path }
+            | Op::Unlinkat { path, .. }
+            | Op::Mkdir { path, .. }
+            | Op::Rmdir { path }
+            | Op::Stat { path, .. }
+            | Op::Truncate { path, .. }
+            | Op::Chmod { path, .. }
+            | Op::Chown { path, .. }
+            | Op::Utimensat { path, .. }
+            | Op::Setxattr { path, .. }
+            | Op::Getxattr { path, .. }
+            | Op::Removexattr { path, .. } => vec![path],
+            Op::Rename { from, to, .. } | Op::Link { from, to, .. } => vec![from, to],
+            Op::Symlink { target, path } => vec![target, path],
+            _ => vec![],
+        }
+    }
+
+    /// Bytes this step writes, for sizing the scratch device.
+    pub fn bytes_written(&self) -> u64 {
+        match &self.op {
+            Op::Write { data, .. } | Op::Pwrite { data, .. } => data.len() as u64,
+            Op::Fallocate { size, .. } => *size,
+            Op::Truncate { size, .. } | Op::Ftruncate { size, .. } => *size,
+            _ => 0,
+        }
+    }
+
+    /// Whether the step creates a directory entry (each costs metadata space).
+    pub fn creates_entry(&self) -> bool {
+        matches!(
+            self.op,
+            Op::Open { .. } | Op::Link { .. } | Op::Symlink { .. } | Op::Mkdir { .. }
+        )
+    }
+
+    /// A one-line description such as `renameat2(file_i, file_i-RPMDELETE)`.
+    pub fn describe(&self) -> String {
+        let args: Vec<String> = self.paths().iter().map(|t| t.to_string()).collect();
+        format!("{}({})", self.syscall, args.join(", "))
+    }
+}
+
+fn present_fields(r: &RawStep) -> Vec<&'static str> {
+    let mut v = Vec::new();
+    let mut add = |set: bool, name: &'static str| {
+        if set {
+            v.push(name)
+        }
+    };
+    add(r.path.is_some(), "path");
+    add(r.from.is_some(), "from");
+    add(r.to.is_some(), "to");
+    add(r.target.is_some(), "target");
+    add(r.flags.is_some(), "flags");
+    add(r.mode.is_some(), "mode");
+    add(r.slot.is_some(), "slot");
+    add(r.size.is_some(), "size");
+    add(r.offset.is_some(), "offset");
+    add(r.pattern.is_some(), "pattern");
+    add(r.name.is_some(), "name");
+    add(r.value.is_some(), "value");
+    add(r.uid.is_some(), "uid");
+    add(r.gid.is_some(), "gid");
+    add(r.mask.is_some(), "mask");
+    v
+}
+
+fn tpl(field: &Option<String>, what: &str) -> Result<Template, String> {
+    let text = field.as_deref().ok_or_else(|| format!("needs `{what}`"))?;
+    Template::parse(text).map_err(|e| format!("`{what}`: {e}"))
+}
+
+fn path(r: &RawStep) -> Result<Template, String> {
+    tpl(&r.path, "path")
+}
+
+fn slot(r: &RawStep, slots: &Slots) -> Result<usize, String> {
+    slots.get(r.slot.as_deref().unwrap_or_default())
+}
+
+fn size(r: &RawStep) -> Result<usize, String> {
+    let size = r.size.unwrap_or(0);
+    if size > 1 << 30 {
+        return Err(format!(
+            "size {size} is over the 1 GiB a single call may move"
+        ));
+    }
+    Ok(size as usize)
+}
+
+fn data(r: &RawStep) -> Result<Vec<u8>, String> {
+    let pattern = match &r.pattern {
+        Some(p) => Pattern::parse(p)?,
+        None => Pattern::Zero,
+    };
+    Ok(pattern.fill(size(r)?))
+}
+
+fn mode(r: &RawStep, default: u32) -> Result<u32, String> {
+    let m = match &r.mode {
+        None => return Ok(default),
+        Some(IntOrString::Int(v)) => *v,
+        // A string mode is octal, as people write it: "0666" or "644".
+        Some(IntOrString::Text(s)) => {
+            let digits = s.trim_start_matches("0o");
+            i64::from_str_radix(digits, 8).map_err(|_| format!("mode `{s}` is not octal"))?
+        }
+    };
+    if !(0..=0o7777).contains(&m) {
+        return Err(format!("mode {m:#o} is out of range"));
+    }
+    Ok(m as u32)
+}
+
+fn build_open(r: &RawStep, slots: &mut Slots, call: OpenCall) -> Result<Op, String> {
+    let flags = if call == OpenCall::Creat {
+        0
+    } else {
+        flags(r, OPEN_FLAGS)? as i32
+    };
+    let creates = call == OpenCall::Creat || flags & (libc::O_CREAT | libc::O_TMPFILE) != 0;
+    let mode = mode(r, if creates { 0o644 } else { 0 })?;
+    let name = r.slot.as_deref().unwrap_or_default();
+    Ok(Op::Open {
+        call,
+        path: path(r)?,
+        flags,
+        mode,
+        slot: slots.define(name),
+    })
+}
+
+fn build_rename(r: &RawStep, call: RenameCall) -> Result<Op, String> {
+    Ok(Op::Rename {
+        call,
+        from: tpl(&r.from, "from")?,
+        to: tpl(&r.to, "to")?,
+        flags: flags(r, RENAME_FLAGS)? as u32,
+    })
+}
+
+fn build_stat(r: &RawStep, call: StatCall) -> Result<Op, String> {
+    let mask = match &r.mask {
+        None => libc::STATX_BASIC_STATS,
+        Some(m) => parse_flags(m, STATX_MASK)? as u32,
+    };
+    Ok(Op::Stat {
+        call,
+        path: path(r)?,
+        flags: flags(r, AT_FLAGS)? as i32,
+        mask,
+    })
+}
+
+fn build_symlink(r: &RawStep, _: &mut Slots) -> Result<Op, String> {
+    let text = r.target.as_deref().unwrap_or_default();
+    let target = Template::parse_link_target(text).map_err(|e| format!("`target`: {e}"))?;
+    let link = path(r)?;
+    // The target is resolved from the link's directory: count how far `..` climbs.
+    let mut depth = link.depth() as i64;
+    for component in target.as_str().split('/') {
+        match component {
+            ".." => depth -= 1,
+            "" | "." => {}
+            _ => depth += 1,
+        }
+        if depth < 0 {
+            return Err(format!(
+                "target `{target}` of `{link}` points outside the test directory"
+            ));
+        }
+    }
+    Ok(Op::Symlink { target, path: link })
+}
+
+fn xattr_name(r: &RawStep) -> Result<std::ffi::CString, String> {
+    let name = r.name.as_deref().unwrap_or_default();
+    if !["user.", "trusted.", "security.", "system.", "btrfs."]
+        .iter()
+        .any(|ns| name.starts_with(ns))
+    {
+        return Err(format!(
+            "xattr name `{name}` needs a namespace (user., trusted., security., system., btrfs.)"
+        ));
+    }
+    std::ffi::CString::new(name).map_err(|_| format!("xattr name `{name}` contains NUL"))
+}
+
+type FlagTable = &'static [(&'static str, i64)];
+
+const OPEN_FLAGS: FlagTable = &[
+    ("O_RDONLY", libc::O_RDONLY as i64),
+    ("O_WRONLY", libc::O_WRONLY as i64),
+    ("O_RDWR", libc::O_RDWR as i64),
+    ("O_CREAT", libc::O_CREAT as i64),
+    ("O_EXCL", libc::O_EXCL as i64),
+    ("O_NOCTTY", libc::O_NOCTTY as i64),
+    ("O_TRUNC", libc::O_TRUNC as i64),
+    ("O_APPEND", libc::O_APPEND as i64),
+    ("O_NONBLOCK", libc::O_NONBLOCK as i64),
+    ("O_DSYNC", libc::O_DSYNC as i64),
+    ("O_SYNC", libc::O_SYNC as i64),
+    ("O_DIRECT", libc::O_DIRECT as i64),
+    ("O_LARGEFILE", libc::O_LARGEFILE as i64),
+    ("O_DIRECTORY", libc::O_DIRECTORY as i64),
+    ("O_NOFOLLOW", libc::O_NOFOLLOW as i64),
+    ("O_NOATIME", libc::O_NOATIME as i64),
+    ("O_CLOEXEC", libc::O_CLOEXEC as i64),
+    ("O_PATH", libc::O_PATH as i64),
+    ("O_TMPFILE", libc::O_TMPFILE as i64),
+];
+
+const RENAME_FLAGS: FlagTable = &[
+    ("RENAME_NOREPLACE", libc::RENAME_NOREPLACE as i64),
+    ("RENAME_EXCHANGE", libc::RENAME_EXCHANGE as i64),
+    ("RENAME_WHITEOUT", libc::RENAME_WHITEOUT as i64),
+    ("NOREPLACE", libc::RENAME_NOREPLACE as i64),
+    ("EXCHANGE", libc::RENAME_EXCHANGE as i64),
+    ("WHITEOUT", libc::RENAME_WHITEOUT as i64),
+];
+
+const AT_FLAGS: FlagTable = &[
+    ("AT_SYMLINK_NOFOLLOW", libc::AT_SYMLINK_NOFOLLOW as i64),
+    ("AT_SYMLINK_FOLLOW", libc::AT_SYMLINK_FOLLOW as i64),
+    ("AT_REMOVEDIR", libc::AT_REMOVEDIR as i64),
+    ("AT_EMPTY_PATH", libc::AT_EMPTY_PATH as i64),
+    ("AT_NO_AUTOMOUNT", libc::AT_NO_AUTOMOUNT as i64),
+    ("AT_STATX_SYNC_AS_STAT", libc::AT_STATX_SYNC_AS_STAT as i64),
+    ("AT_STATX_FORCE_SYNC", libc::AT_STATX_FORCE_SYNC as i64),
+    ("AT_STATX_DONT_SYNC", libc::AT_STATX_DONT_SYNC as i64),
+];
+
+const FALLOC_FLAGS: FlagTable = &[
+    ("FALLOC_FL_KEEP_SIZE", libc::FALLOC_FL_KEEP_SIZE as i64),
+    ("FALLOC_FL_PUNCH_HOLE", libc::FALLOC_FL_PUNCH_HOLE as i64),
+    ("FALLOC_FL_ZERO_RANGE", libc::FALLOC_FL_ZERO_RANGE as i64),
+    (
+        "FALLOC_FL_COLLAPSE_RANGE",
+        libc::FALLOC_FL_COLLAPSE_RANGE as i64,
+    ),
+    (
+        "FALLOC_FL_INSERT_RANGE",
+        libc::FALLOC_FL_INSERT_RANGE as i64,
+    ),
+];
+
+const XATTR_FLAGS: FlagTable = &[
+    ("XATTR_CREATE", libc::XATTR_CREATE as i64),
+    ("XATTR_REPLACE", libc::XATTR_REPLACE as i64),
+];
+
+const STATX_MASK: FlagTable = &[
+    ("STATX_TYPE", libc::STATX_TYPE as i64),
+    ("STATX_MODE", libc::STATX_MODE as i64),
+    ("STATX_NLINK", libc::STATX_NLINK as i64),
+    ("STATX_UID", libc::STATX_UID as i64),
+    ("STATX_GID", libc::STATX_GID as i64),
+    ("STATX_ATIME", libc::STATX_ATIME as i64),
+    ("STATX_MTIME", libc::STATX_MTIME as i64),
+    ("STATX_CTIME", libc::STATX_CTIME as i64),
+    ("STATX_INO", libc::STATX_INO as i64),
+    ("STATX_SIZE", libc::STATX_SIZE as i64),
+    ("STATX_BLOCKS", libc::STATX_BLOCKS as i64),
+    ("STATX_BASIC_STATS", libc::STATX_BASIC_STATS as i64),
+    ("STATX_BTIME", libc::STATX_BTIME as i64),
+    ("STATX_ALL", libc::STATX_ALL as i64),
+];
+
+fn flags(r: &RawStep, table: FlagTable) -> Result<i64, String> {
+    match &r.flags {
+        None => Ok(0),
+        Some(f) => parse_flags(f, table),
+    }
+}
+
+/// Parse `A|B`, `["A", "B"]`, a number, or `0`, against one flag table.
+pub fn parse_flags(f: &Flags, table: FlagTable) -> Result<i64, String> {
+    let words: Vec<&str> = match f {
+        Flags::Number(n) => return Ok(*n),
+        Flags::Text(s) => s.split('|').map(str::trim).collect(),
+        Flags::List(v) => v.iter().map(|s| s.trim()).collect(),
+    };
+    let mut value = 0;
+    for w in words {
+        if w.is_empty() {
+            continue;
+        }
+        if let Ok(n) = parse_int(w) {
+            value |= n;
+            continue;
+        }
+        let (_, v) = table.iter().find(|(name, _)| *name == w).ok_or_else(|| {
+            let known: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
+            format!("unknown flag `{w}` (known here: {})", known.join(", "))
+        })?;
+        value |= v;
+    }
+    Ok(value)
+}
+
+fn parse_int(s: &str) -> Result<i64, std::num::ParseIntError> {
+    if let Some(hex) = s.strip_prefix("0x") {
+        i64::from_str_radix(hex, 16)
+    } else {
+        s.parse()
+    }
+}
+
+/// How many times each syscall is issued per file by a list of steps (for summaries).
+pub fn syscall_counts(steps: &[Step]) -> BTreeMap<&'static str, u64> {
+    let mut m = BTreeMap::new();
+    for s in steps {
+        *m.entry(s.syscall).or_insert(0) += 1;
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(op: &str) -> RawStep {
+        RawStep {
+            op: op.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn builds_openat_with_flags_and_slot() {
+        let mut slots = Slots::default();
+        let mut r = raw("openat");
+        r.path = Some("{name}".into());
+        r.flags = Some(Flags::Text("O_WRONLY|O_CREAT|O_EXCL|O_TRUNC".into()));
+        r.mode = Some(IntOrString::Int(0o666));
+        r.slot = Some("f".into());
+        let s = Step::build(&r, &mut slots, 3).unwrap();
+        match s.op {
+            Op::Open {
+                flags, mode, slot, ..
+            } => {
+                assert_eq!(
+                    flags,
+                    libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_TRUNC
+                );
+                assert_eq!(mode, 0o666);
+                assert_eq!(slot, 0);
+            }
+            _ => panic!("not an open"),
+        }
+        let mut c = raw("close");
+        c.slot = Some("f".into());
+        assert!(Step::build(&c, &mut slots, 4).is_ok());
+    }
+
+    #[test]
+    fn rejects_missing_extra_and_unknown() {
+        let mut slots = Slots::default();
+        let e = Step::build(&raw("unlink"), &mut slots, 1).unwrap_err();
+        assert!(e.contains("needs `path`"), "{e}");
+        let mut r = raw("sync");
+        r.path = Some("x".into());
+        let e = Step::build(&r, &mut slots, 1).unwrap_err();
+        assert!(e.contains("does not take `path`"), "{e}");
+        let e = Step::build(&raw("frobnicate"), &mut slots, 1).unwrap_err();
+        assert!(e.contains("unknown op"), "{e}");
+        let mut c = raw("close");
+        c.slot = Some("never".into());
+        let e = Step::build(&c, &mut slots, 1).unwrap_err();
+        assert!(e.contains("before any step opens it"), "{e}");
+        let mut r = raw("renameat2");
+        r.from = Some("a".into());
+        r.to = Some("b".into());
+        r.flags = Some(Flags::Text("RENAME_SOMETIMES".into()));
+        assert!(
+            Step::build(&r, &mut slots, 1)
+                .unwrap_err()
+                .contains("unknown flag")
+        );
+    }
+
+    #[test]
+    fn symlink_targets_cannot_escape() {
+        let mut slots = Slots::default();
+        let mut r = raw("symlink");
+        r.path = Some("d/link".into());
+        r.target = Some("../x".into());
+        assert!(Step::build(&r, &mut slots, 1).is_ok());
+        r.target = Some("../../x".into());
+        assert!(Step::build(&r, &mut slots, 1).is_err());
+        r.target = Some("/etc/passwd".into());
+        assert!(Step::build(&r, &mut slots, 1).is_err());
+    }
+
+    #[test]
+    fn expect_matches_results() {
+        let enoent = Expect::parse("ENOENT").unwrap();
+        assert!(enoent.matches(Err(Errno(libc::ENOENT))));
+        assert!(!enoent.matches(Ok(0)));
+        assert!(Expect::Ok.matches(Ok(3)));
+        assert!(!Expect::Ok.matches(Err(Errno(libc::EEXIST))));
+        assert!(Expect::parse("EWHATEVER").is_err());
+    }
+
+    #[test]
+    fn modes_and_patterns() {
+        let mut r = raw("chmod");
+        r.mode = Some(IntOrString::Text("0644".into()));
+        assert_eq!(mode(&r, 0).unwrap(), 0o644);
+        r.mode = Some(IntOrString::Text("999".into()));
+        assert!(mode(&r, 0).is_err());
+        assert_eq!(Pattern::parse("byte:0xab").unwrap(), Pattern::Byte(0xab));
+        assert!(Pattern::parse("byte:300").is_err());
+        let rnd = Pattern::Random.fill(4096);
+        assert_eq!(rnd.len(), 4096);
+        assert_ne!(rnd[..8], rnd[8..16]);
+    }
+}

@@ -1,0 +1,163 @@
+//! The raw system-call layer: errno values by name and the one place that turns a
+//! `syscall(2)` return into `Result`.
+//!
+//! The executor must issue exactly the syscall a step names (`rename` is `SYS_rename`, not
+//! glibc's choice of `renameat`), so steps go through `libc::syscall` with an explicit
+//! number rather than through libc or std wrappers. Everything else in the crate may use
+//! friendlier APIs.
+
+use std::fmt;
+
+/// A kernel error number, printed by its symbolic name (`ENOENT`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub struct Errno(pub i32);
+
+/// Symbolic names of the errno values a filesystem workload can plausibly see.
+const ERRNO_NAMES: &[(&str, i32)] = &[
+    ("EPERM", libc::EPERM),
+    ("ENOENT", libc::ENOENT),
+    ("ESRCH", libc::ESRCH),
+    ("EINTR", libc::EINTR),
+    ("EIO", libc::EIO),
+    ("ENXIO", libc::ENXIO),
+    ("E2BIG", libc::E2BIG),
+    ("EBADF", libc::EBADF),
+    ("EAGAIN", libc::EAGAIN),
+    ("ENOMEM", libc::ENOMEM),
+    ("EACCES", libc::EACCES),
+    ("EFAULT", libc::EFAULT),
+    ("EBUSY", libc::EBUSY),
+    ("EEXIST", libc::EEXIST),
+    ("EXDEV", libc::EXDEV),
+    ("ENODEV", libc::ENODEV),
+    ("ENOTDIR", libc::ENOTDIR),
+    ("EISDIR", libc::EISDIR),
+    ("EINVAL", libc::EINVAL),
+    ("ENFILE", libc::ENFILE),
+    ("EMFILE", libc::EMFILE),
+    ("ENOTTY", libc::ENOTTY),
+    ("ETXTBSY", libc::ETXTBSY),
+    ("EFBIG", libc::EFBIG),
+    ("ENOSPC", libc::ENOSPC),
+    ("ESPIPE", libc::ESPIPE),
+    ("EROFS", libc::EROFS),
+    ("EMLINK", libc::EMLINK),
+    ("EPIPE", libc::EPIPE),
+    ("ERANGE", libc::ERANGE),
+    ("ENAMETOOLONG", libc::ENAMETOOLONG),
+    ("ENOSYS", libc::ENOSYS),
+    ("ENOTEMPTY", libc::ENOTEMPTY),
+    ("ELOOP", libc::ELOOP),
+    ("ENODATA", libc::ENODATA),
+    ("EOVERFLOW", libc::EOVERFLOW),
+    ("EOPNOTSUPP", libc::EOPNOTSUPP),
+    ("ENOTSUP", libc::ENOTSUP),
+    ("EDQUOT", libc::EDQUOT),
+    ("ESTALE", libc::ESTALE),
+];
+
+impl Errno {
+    /// The errno of the calling thread's last failed libc call.
+    pub fn last() -> Errno {
+        Errno(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+    }
+
+    pub fn from_name(name: &str) -> Option<Errno> {
+        ERRNO_NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, v)| Errno(v))
+    }
+
+    pub fn name(self) -> String {
+        ERRNO_NAMES
+            .iter()
+            .find(|&&(_, v)| v == self.0)
+            .map(|(n, _)| (*n).to_string())
+            .unwrap_or_else(|| format!("errno {}", self.0))
+    }
+}
+
+impl fmt::Display for Errno {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({})",
+            self.name(),
+            std::io::Error::from_raw_os_error(self.0)
+                .to_string()
+                .split(" (os error")
+                .next()
+                .unwrap_or_default()
+        )
+    }
+}
+
+/// The result of one system call: its non-negative return value, or the errno.
+pub type SysResult = Result<i64, Errno>;
+
+/// Turn a raw `syscall(2)` return into a `SysResult`.
+#[inline]
+pub fn check(ret: libc::c_long) -> SysResult {
+    if ret < 0 { Err(Errno::last()) } else { Ok(ret) }
+}
+
+/// A path as the kernel wants it: the bytes plus a trailing NUL, built without allocating
+/// once the buffer has grown to its working size.
+#[derive(Default)]
+pub struct CPath {
+    buf: Vec<u8>,
+}
+
+impl CPath {
+    pub fn clear(&mut self) {
+        self.buf.clear();
+    }
+
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Terminate the path and return the pointer the kernel reads.
+    pub fn as_ptr(&mut self) -> *const libc::c_char {
+        if self.buf.last() != Some(&0) {
+            self.buf.push(0);
+        }
+        self.buf.as_ptr().cast()
+    }
+
+    /// The path without its terminating NUL, for messages.
+    pub fn display(&self) -> String {
+        let bytes = self.buf.strip_suffix(&[0]).unwrap_or(&self.buf);
+        String::from_utf8_lossy(bytes).into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errno_names_round_trip() {
+        assert_eq!(Errno::from_name("ENOENT"), Some(Errno(libc::ENOENT)));
+        assert_eq!(Errno(libc::EEXIST).name(), "EEXIST");
+        assert_eq!(Errno(4242).name(), "errno 4242");
+        assert_eq!(Errno::from_name("ENOPE"), None);
+        assert!(
+            Errno(libc::ENOENT)
+                .to_string()
+                .starts_with("ENOENT (No such file")
+        );
+    }
+
+    #[test]
+    fn cpath_is_nul_terminated_once() {
+        let mut p = CPath::default();
+        p.push(b"file_1");
+        let ptr = p.as_ptr();
+        let _ = p.as_ptr();
+        let s = unsafe { std::ffi::CStr::from_ptr(ptr) };
+        assert_eq!(s.to_bytes(), b"file_1");
+        assert_eq!(p.display(), "file_1");
+    }
+}

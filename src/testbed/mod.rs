@@ -1,0 +1,521 @@
+//! The testbed: the filesystem under test and everything it stands on — a device (loop
+//! ramdisk, zram, brd or a named scratch device), a filesystem made fresh for every case,
+//! and test directories with properties (btrfs compression, chattr flags, xattrs).
+//!
+//! Everything is held by guards and torn down on every exit path; see `workspace` for how
+//! the leftovers of a killed run are found. Validation (`TestbedSpec::validate`,
+//! `DirSpec::parse`) happens before anything is formatted.
+
+pub mod device;
+pub mod loopdev;
+pub mod mount;
+pub mod workspace;
+
+use anyhow::{Context, Result, bail};
+use device::{Device, DeviceSpec};
+use mount::Mount;
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use workspace::Workspace;
+
+/// Filesystems sigbench can make.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fs {
+    Btrfs,
+    Ext4,
+    Xfs,
+}
+
+/// chattr letters, their FS_*_FL bits (linux/fs.h), and which filesystems accept them.
+const CHATTR: &[(char, u32, &str, &[Fs])] = &[
+    ('A', 0x0000_0080, "noatime", &[Fs::Btrfs, Fs::Ext4, Fs::Xfs]),
+    ('S', 0x0000_0008, "sync", &[Fs::Btrfs, Fs::Ext4, Fs::Xfs]),
+    ('D', 0x0001_0000, "dirsync", &[Fs::Btrfs, Fs::Ext4, Fs::Xfs]),
+    ('d', 0x0000_0040, "nodump", &[Fs::Btrfs, Fs::Ext4, Fs::Xfs]),
+    ('c', 0x0000_0004, "compress", &[Fs::Btrfs]),
+    ('C', 0x0080_0000, "nocow", &[Fs::Btrfs]),
+    ('m', 0x0000_0400, "nocompress", &[Fs::Btrfs]),
+    ('j', 0x0000_4000, "data journalling", &[Fs::Ext4]),
+    ('T', 0x0002_0000, "topdir", &[Fs::Ext4]),
+    ('P', 0x2000_0000, "project inherit", &[Fs::Ext4, Fs::Xfs]),
+];
+
+impl Fs {
+    pub fn parse(s: &str) -> Result<Fs> {
+        match s {
+            "btrfs" => Ok(Fs::Btrfs),
+            "ext4" => Ok(Fs::Ext4),
+            "xfs" => Ok(Fs::Xfs),
+            other => bail!("unknown filesystem `{other}` (btrfs, ext4 or xfs)"),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Fs::Btrfs => "btrfs",
+            Fs::Ext4 => "ext4",
+            Fs::Xfs => "xfs",
+        }
+    }
+
+    pub fn mkfs_tool(self) -> &'static str {
+        match self {
+            Fs::Btrfs => "mkfs.btrfs",
+            Fs::Ext4 => "mkfs.ext4",
+            Fs::Xfs => "mkfs.xfs",
+        }
+    }
+
+    /// Arguments before the user's: overwrite (the device was checked), quiet, our label.
+    fn mkfs_args(self) -> &'static [&'static str] {
+        match self {
+            Fs::Btrfs => &["-f", "-q", "-L", device::LABEL],
+            Fs::Ext4 => &["-F", "-q", "-L", device::LABEL],
+            Fs::Xfs => &["-f", "-q", "-L", device::LABEL],
+        }
+    }
+
+    /// The smallest device mkfs accepts (xfsprogs ≥ 5.19 wants 300 MB).
+    pub fn min_size(self) -> u64 {
+        match self {
+            Fs::Btrfs => 256 << 20,
+            Fs::Ext4 => 64 << 20,
+            Fs::Xfs => 512 << 20,
+        }
+    }
+
+    pub fn has_compression(self) -> bool {
+        self == Fs::Btrfs
+    }
+
+    /// Probes on by default: inode evictions, the s3e counter, from each filesystem's own
+    /// tracepoint.
+    pub fn default_probes(self) -> &'static [&'static str] {
+        match self {
+            Fs::Btrfs => &["inode_evictions=tracepoint:btrfs:btrfs_inode_evict"],
+            Fs::Ext4 => &["inode_evictions=tracepoint:ext4:ext4_evict_inode"],
+            Fs::Xfs => &["inode_evictions=tracepoint:xfs:xfs_destroy_inode"],
+        }
+    }
+}
+
+/// A property of a test directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Prop {
+    /// The `btrfs.compression` property (what `btrfs property set DIR compression V` sets).
+    Compression(String),
+    /// chattr flags to set, as FS_*_FL bits, with the letters for display.
+    Chattr {
+        letters: String,
+        flags: u32,
+    },
+    Xattr {
+        name: String,
+        value: String,
+    },
+}
+
+/// A test directory: `NAME[:key=value,...]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirSpec {
+    pub name: String,
+    pub props: Vec<Prop>,
+    /// The text it was parsed from, for metadata.
+    pub text: String,
+}
+
+impl DirSpec {
+    /// Parse and validate against `fs`. Unknown keys and values the filesystem does not
+    /// support are errors.
+    pub fn parse(text: &str, fs: Fs) -> Result<DirSpec> {
+        let (name, rest) = match text.split_once(':') {
+            Some((n, r)) => (n, Some(r)),
+            None => (text, None),
+        };
+        if name.is_empty() || name == "." || name == ".." || name.contains('/') {
+            bail!("bad --dir `{text}`: the name must be one path component (NAME[:key=value,...])");
+        }
+        let mut props = Vec::new();
+        for kv in rest.unwrap_or("").split(',').filter(|s| !s.is_empty()) {
+            let (k, v) = match kv.split_once('=') {
+                Some((k, v)) => (k, Some(v)),
+                None => (kv, None),
+            };
+            let bad = |why: String| anyhow::anyhow!("bad --dir `{text}`: {why}");
+            match (k, v) {
+                ("compression", Some(v)) => {
+                    validate_compression(v).map_err(bad)?;
+                    let none = v == "none" || v == "no";
+                    if fs.has_compression() {
+                        props.push(Prop::Compression(v.to_string()));
+                    } else if !none {
+                        return Err(bad(format!(
+                            "{} has no compression; compression={v} needs --fs btrfs",
+                            fs.name()
+                        )));
+                    }
+                    // compression=none on a filesystem without compression holds as is.
+                }
+                ("nocow", None) => props.push(chattr_prop("C", fs).map_err(bad)?),
+                ("chattr", Some(v)) => {
+                    props.push(chattr_prop(v.trim_start_matches('+'), fs).map_err(bad)?)
+                }
+                (k, Some(v)) if k.starts_with("user.") || k.starts_with("trusted.") => {
+                    props.push(Prop::Xattr {
+                        name: k.to_string(),
+                        value: v.to_string(),
+                    })
+                }
+                (k, _) => {
+                    return Err(bad(format!(
+                        "unknown property `{kv}` (known: compression=zstd[:LEVEL]|lzo|zlib[:LEVEL]|none, nocow, chattr=FLAGS, user.NAME=VALUE, trusted.NAME=VALUE){}",
+                        if ["compression", "chattr"].contains(&k) {
+                            "; it needs a value"
+                        } else {
+                            ""
+                        }
+                    )));
+                }
+            }
+        }
+        Ok(DirSpec {
+            name: name.to_string(),
+            props,
+            text: text.to_string(),
+        })
+    }
+
+    /// Create the directory under `root` and give it its properties.
+    fn create(&self, root: &Path) -> Result<PathBuf> {
+        let dir = root.join(&self.name);
+        std::fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        for p in &self.props {
+            apply(&dir, p).with_context(|| format!("cannot set {p:?} on {}", dir.display()))?;
+        }
+        Ok(dir)
+    }
+}
+
+fn validate_compression(v: &str) -> Result<(), String> {
+    let (alg, level) = match v.split_once(':') {
+        Some((a, l)) => (a, Some(l)),
+        None => (v, None),
+    };
+    let max = match alg {
+        "zstd" => 15,
+        "zlib" => 9,
+        "lzo" | "none" | "no" => 0,
+        _ => {
+            return Err(format!(
+                "unknown compression `{v}` (zstd[:1-15], lzo, zlib[:1-9], none)"
+            ));
+        }
+    };
+    if let Some(l) = level {
+        match l.parse::<u32>() {
+            Ok(n) if max > 0 && (1..=max).contains(&n) => {}
+            _ if max == 0 => return Err(format!("compression `{alg}` takes no level")),
+            _ => {
+                return Err(format!(
+                    "compression level `{l}` for {alg} must be 1..{max}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn chattr_prop(letters: &str, fs: Fs) -> Result<Prop, String> {
+    let mut flags = 0;
+    for c in letters.chars() {
+        let (_, bit, what, on) = CHATTR.iter().find(|(l, ..)| *l == c).ok_or_else(|| {
+            let known: String = CHATTR.iter().map(|(l, ..)| *l).collect();
+            format!("unknown chattr flag `{c}` (known: {known})")
+        })?;
+        if !on.contains(&fs) {
+            return Err(format!(
+                "{} does not support chattr +{c} ({what})",
+                fs.name()
+            ));
+        }
+        flags |= bit;
+    }
+    if flags == 0 {
+        return Err("chattr needs at least one flag".into());
+    }
+    Ok(Prop::Chattr {
+        letters: letters.to_string(),
+        flags,
+    })
+}
+
+fn cpath(p: &Path) -> Result<CString> {
+    Ok(CString::new(p.as_os_str().as_bytes())?)
+}
+
+fn setxattr(path: &Path, name: &str, value: &str) -> Result<()> {
+    let p = cpath(path)?;
+    let n = CString::new(name)?;
+    let r = unsafe {
+        libc::setxattr(
+            p.as_ptr(),
+            n.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    };
+    if r != 0 {
+        bail!(
+            "setxattr {name}={value}: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    Ok(())
+}
+
+fn apply(dir: &Path, p: &Prop) -> Result<()> {
+    match p {
+        // The kernel accepts the property as an xattr: no need for btrfs-progs.
+        Prop::Compression(v) => setxattr(dir, "btrfs.compression", v),
+        Prop::Xattr { name, value } => setxattr(dir, name, value),
+        Prop::Chattr { letters, flags } => {
+            let f = std::fs::File::open(dir)?;
+            use std::os::fd::AsRawFd;
+            let mut cur: libc::c_long = 0;
+            if unsafe { libc::ioctl(f.as_raw_fd(), libc::FS_IOC_GETFLAGS, &mut cur) } != 0 {
+                bail!("FS_IOC_GETFLAGS: {}", std::io::Error::last_os_error());
+            }
+            let new = cur | *flags as libc::c_long;
+            if unsafe { libc::ioctl(f.as_raw_fd(), libc::FS_IOC_SETFLAGS, &new) } != 0 {
+                bail!("chattr +{letters}: {}", std::io::Error::last_os_error());
+            }
+            Ok(())
+        }
+    }
+}
+
+/// What the testbed is made of, as the user asked for it.
+#[derive(Clone, Debug)]
+pub struct TestbedSpec {
+    pub fs: Fs,
+    pub device: DeviceSpec,
+    pub mkfs_opts: Vec<String>,
+    pub mount_opts: String,
+    pub force: bool,
+}
+
+/// Find a program in PATH or the sbin directories (sudo and cron may drop them from PATH).
+pub fn find_tool(name: &str) -> Option<PathBuf> {
+    let path = std::env::var("PATH").unwrap_or_default();
+    path.split(':')
+        .chain(["/usr/sbin", "/sbin", "/usr/bin", "/bin"])
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.is_file())
+}
+
+/// The version line of a mkfs tool, for metadata.
+pub fn tool_version(fs: Fs) -> Option<String> {
+    let tool = find_tool(fs.mkfs_tool())?;
+    let flag = if fs == Fs::Btrfs { "--version" } else { "-V" };
+    let out = Command::new(tool).arg(flag).output().ok()?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text.lines().next().map(|l| l.trim().to_string())
+}
+
+impl TestbedSpec {
+    /// Checks that need no device: the mkfs tool exists; a scratch device is a scratch
+    /// device. Runs before anything is created or formatted.
+    pub fn validate(&self) -> Result<()> {
+        if find_tool(self.fs.mkfs_tool()).is_none() {
+            bail!(
+                "{} not found: install {} (sudo make deps does)",
+                self.fs.mkfs_tool(),
+                match self.fs {
+                    Fs::Btrfs => "btrfs-progs",
+                    Fs::Ext4 => "e2fsprogs",
+                    Fs::Xfs => "xfsprogs",
+                }
+            );
+        }
+        if let DeviceSpec::Path(p) = &self.device {
+            device::check_scratch(p, self.force)?;
+        }
+        Ok(())
+    }
+}
+
+/// A live testbed: the workspace and the device, for the whole run.
+pub struct Testbed {
+    pub spec: TestbedSpec,
+    // Field order is drop order: the device goes before the workspace directory.
+    pub device: Device,
+    mnt: PathBuf,
+    ws: Workspace,
+}
+
+/// A freshly made and mounted filesystem with the case's test directory; unmounted when
+/// dropped.
+pub struct CaseFs {
+    pub dir: PathBuf,
+    mount: Mount,
+}
+
+impl CaseFs {
+    pub fn mount_point(&self) -> &Path {
+        self.mount.target()
+    }
+}
+
+impl Testbed {
+    /// Set up the workspace and the device, sized for `space` bytes of workload.
+    pub fn create(spec: TestbedSpec, space: u64) -> Result<Testbed> {
+        let ws = Workspace::create()?;
+        let size = (space.saturating_mul(2) + (64 << 20))
+            .max(spec.fs.min_size())
+            .div_ceil(1 << 20)
+            << 20;
+        let device = Device::acquire(&spec.device, size, &ws)?;
+        if device.size < spec.fs.min_size() {
+            bail!(
+                "{} is {} MiB; {} needs at least {} MiB",
+                device.path.display(),
+                device.size >> 20,
+                spec.fs.name(),
+                spec.fs.min_size() >> 20
+            );
+        }
+        if device.size < space {
+            eprintln!(
+                "sigbench: warning: {} ({} MiB) may be too small for this workload (~{} MiB)",
+                device.path.display(),
+                device.size >> 20,
+                space >> 20
+            );
+        }
+        let mnt = ws.subdir("mnt")?;
+        Ok(Testbed {
+            spec,
+            device,
+            mnt,
+            ws,
+        })
+    }
+
+    pub fn workspace(&self) -> &Path {
+        &self.ws.dir
+    }
+
+    /// mkfs, mount, and create `dir` with its properties.
+    pub fn fresh(&self, dir: &DirSpec) -> Result<CaseFs> {
+        self.mkfs()?;
+        let mount = Mount::new(
+            &self.device.path.to_string_lossy(),
+            &self.mnt,
+            self.spec.fs.name(),
+            &self.spec.mount_opts,
+        )?;
+        let dir = dir.create(&self.mnt)?;
+        Ok(CaseFs { dir, mount })
+    }
+
+    fn mkfs(&self) -> Result<()> {
+        let fs = self.spec.fs;
+        let tool =
+            find_tool(fs.mkfs_tool()).with_context(|| format!("{} not found", fs.mkfs_tool()))?;
+        use std::os::unix::process::CommandExt;
+        let out = Command::new(&tool)
+            .args(fs.mkfs_args())
+            .args(&self.spec.mkfs_opts)
+            .arg(&self.device.path)
+            .stdin(Stdio::null())
+            // Its own process group: a Ctrl-C at the terminal must not kill mkfs half-way;
+            // the run stops after it instead.
+            .process_group(0)
+            .output()
+            .with_context(|| format!("cannot run {}", tool.display()))?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            let last = err
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("no message");
+            bail!(
+                "{} {} {} failed: {}",
+                fs.mkfs_tool(),
+                self.spec.mkfs_opts.join(" "),
+                self.device.path.display(),
+                last.trim()
+            );
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_dir_specs() {
+        let d = DirSpec::parse("zstd:compression=zstd:1", Fs::Btrfs).unwrap();
+        assert_eq!(d.name, "zstd");
+        assert_eq!(d.props, [Prop::Compression("zstd:1".into())]);
+        let d = DirSpec::parse("a:nocow,chattr=+AS,user.x=1", Fs::Btrfs).unwrap();
+        assert_eq!(d.props.len(), 3);
+        assert_eq!(
+            d.props[0],
+            Prop::Chattr {
+                letters: "C".into(),
+                flags: 0x80_0000
+            }
+        );
+        assert_eq!(
+            d.props[1],
+            Prop::Chattr {
+                letters: "AS".into(),
+                flags: 0x88
+            }
+        );
+        let d = DirSpec::parse("plain", Fs::Xfs).unwrap();
+        assert!(d.props.is_empty());
+    }
+
+    #[test]
+    fn rejects_what_the_fs_cannot_do() {
+        let e = DirSpec::parse("a:compression=zstd", Fs::Ext4)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ext4 has no compression"), "{e}");
+        assert!(
+            DirSpec::parse("a:compression=none", Fs::Ext4)
+                .unwrap()
+                .props
+                .is_empty()
+        );
+        let e = DirSpec::parse("a:nocow", Fs::Xfs).unwrap_err().to_string();
+        assert!(e.contains("xfs does not support chattr +C"), "{e}");
+        let e = DirSpec::parse("a:colour=blue", Fs::Btrfs)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown property `colour=blue`"), "{e}");
+        assert!(DirSpec::parse("a:compression=zstd:99", Fs::Btrfs).is_err());
+        assert!(DirSpec::parse("a:compression=lzo:3", Fs::Btrfs).is_err());
+        assert!(DirSpec::parse("a:compression=brotli", Fs::Btrfs).is_err());
+        assert!(DirSpec::parse("../x", Fs::Btrfs).is_err());
+        assert!(DirSpec::parse("a:chattr=Z", Fs::Btrfs).is_err());
+        assert!(
+            DirSpec::parse("a:compression", Fs::Btrfs)
+                .unwrap_err()
+                .to_string()
+                .contains("needs a value")
+        );
+    }
+}

@@ -1,0 +1,245 @@
+//! The run's workspace, `/run/sigbench/<pid>/`: every mount point, ramdisk image and
+//! marker of a run lives below it, so whatever a killed run left behind is recognisable as
+//! sigbench's — and whose — and `sigbench doctor --cleanup` can remove it.
+//!
+//! Runs also take `/run/sigbench/lock`: two runs at once would disturb each other's
+//! timings and system-wide counters, so the second waits.
+
+use super::{loopdev, mount};
+use crate::probe::KPROBE_GROUP_PREFIX;
+use crate::probe::tracefs::Tracefs;
+use anyhow::{Context, Result};
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, Write};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+pub const ROOT: &str = "/run/sigbench";
+
+/// The directory of one run; removed when dropped (after everything inside is torn down).
+#[derive(Debug)]
+pub struct Workspace {
+    pub dir: PathBuf,
+    _lock: File,
+}
+
+impl Workspace {
+    /// Take the machine-wide lock (waiting for another run if needed) and create the
+    /// run's directory.
+    pub fn create() -> Result<Workspace> {
+        std::fs::create_dir_all(ROOT)
+            .with_context(|| format!("cannot create {ROOT} (are you root?)"))?;
+        let lock = lock()?;
+        let dir = Path::new(ROOT).join(std::process::id().to_string());
+        if dir.exists() {
+            // Our pid was reused after a killed run: that run is dead, its leftovers are not ours.
+            clean_run(&dir, &mut Vec::new());
+        }
+        std::fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(Workspace { dir, _lock: lock })
+    }
+
+    /// A sub-directory of the workspace (created).
+    pub fn subdir(&self, name: &str) -> Result<PathBuf> {
+        let p = self.dir.join(name);
+        std::fs::create_dir_all(&p).with_context(|| format!("cannot create {}", p.display()))?;
+        Ok(p)
+    }
+}
+
+impl Drop for Workspace {
+    fn drop(&mut self) {
+        if let Err(e) = std::fs::remove_dir_all(&self.dir) {
+            eprintln!("sigbench: cannot remove {}: {e}", self.dir.display());
+        }
+    }
+}
+
+fn lock() -> Result<File> {
+    let path = Path::new(ROOT).join("lock");
+    let mut f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let mut holder = String::new();
+        let _ = f.read_to_string(&mut holder);
+        eprintln!(
+            "sigbench: waiting for another sigbench run (pid {}) to finish",
+            holder.trim()
+        );
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(std::io::Error::last_os_error()).context("waiting for the sigbench lock");
+        }
+    }
+    f.set_len(0)?;
+    f.rewind()?;
+    write!(f, "{}", std::process::id())?;
+    Ok(f)
+}
+
+/// Whether `pid` is a live sigbench process.
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .map(|c| c.trim() == "sigbench")
+        .unwrap_or(false)
+}
+
+/// Something a dead run left behind.
+#[derive(Clone, Debug)]
+pub struct Leftover {
+    pub pid: u32,
+    pub what: String,
+}
+
+/// Run directories of sigbench processes that are no longer running.
+fn dead_runs() -> Vec<(u32, PathBuf)> {
+    let Ok(rd) = std::fs::read_dir(ROOT) else {
+        return Vec::new();
+    };
+    rd.filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            (!alive(pid)).then(|| (pid, e.path()))
+        })
+        .collect()
+}
+
+fn pid_of(path: &Path) -> Option<u32> {
+    path.strip_prefix(ROOT)
+        .ok()?
+        .components()
+        .next()?
+        .as_os_str()
+        .to_str()?
+        .parse()
+        .ok()
+}
+
+/// Everything dead runs left behind: mounts, loop devices, zram devices, kprobe events
+/// and directories.
+pub fn leftovers() -> Vec<Leftover> {
+    let mut out = Vec::new();
+    let dead: Vec<u32> = dead_runs().iter().map(|(p, _)| *p).collect();
+    let is_dead = |p: Option<u32>| p.is_some_and(|p| dead.contains(&p));
+    for m in mount::mounts() {
+        if is_dead(pid_of(&m.mount_point)) {
+            out.push(Leftover {
+                pid: pid_of(&m.mount_point).unwrap_or(0),
+                what: format!(
+                    "mount: {} {} on {}",
+                    m.fstype,
+                    m.source,
+                    m.mount_point.display()
+                ),
+            });
+        }
+    }
+    for (n, backing) in loopdev::attached() {
+        if is_dead(pid_of(&backing)) {
+            out.push(Leftover {
+                pid: pid_of(&backing).unwrap_or(0),
+                what: format!("loop device: /dev/loop{n} backed by {}", backing.display()),
+            });
+        }
+    }
+    for (pid, dir) in dead_runs() {
+        if let Ok(id) = std::fs::read_to_string(dir.join("zram")) {
+            out.push(Leftover {
+                pid,
+                what: format!("zram device: /dev/zram{}", id.trim()),
+            });
+        }
+        out.push(Leftover {
+            pid,
+            what: format!("directory: {}", dir.display()),
+        });
+    }
+    if let Some(t) = Tracefs::find() {
+        for (group, name) in t.kprobe_groups(KPROBE_GROUP_PREFIX) {
+            let pid = group[KPROBE_GROUP_PREFIX.len()..].parse().unwrap_or(0);
+            if !alive(pid) {
+                out.push(Leftover {
+                    pid,
+                    what: format!("kprobe event: {group}/{name}"),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Remove everything dead runs left behind. Returns what was done; errors are collected
+/// into the same list so one stuck item does not stop the rest.
+pub fn cleanup() -> Vec<String> {
+    let mut done = Vec::new();
+    for (_, dir) in dead_runs() {
+        clean_run(&dir, &mut done);
+    }
+    if let Some(t) = Tracefs::find() {
+        for (group, name) in t.kprobe_groups(KPROBE_GROUP_PREFIX) {
+            let pid = group[KPROBE_GROUP_PREFIX.len()..].parse().unwrap_or(0);
+            if !alive(pid) {
+                match t.remove_kprobe(&group, &name) {
+                    Ok(()) => done.push(format!("removed kprobe event {group}/{name}")),
+                    Err(e) => done.push(format!(
+                        "FAILED to remove kprobe event {group}/{name}: {e:#}"
+                    )),
+                }
+            }
+        }
+    }
+    done
+}
+
+/// Tear down one dead run's directory: filesystem mounts first (they hold the loop
+/// device), then loop and zram devices, then the tmpfs holding the image, then the files.
+fn clean_run(dir: &Path, done: &mut Vec<String>) {
+    let mut mounts: Vec<_> = mount::mounts()
+        .into_iter()
+        .filter(|m| m.mount_point.starts_with(dir))
+        .collect();
+    // Deepest first, and the tmpfs that backs loop devices after the filesystems on them.
+    mounts.sort_by_key(|m| {
+        (
+            m.fstype == "tmpfs",
+            std::cmp::Reverse(m.mount_point.components().count()),
+        )
+    });
+    let (tmpfs, others): (Vec<_>, Vec<_>) = mounts.into_iter().partition(|m| m.fstype == "tmpfs");
+    let umount = |m: &mount::MountInfo, done: &mut Vec<String>| match mount::unmount(&m.mount_point)
+    {
+        Ok(()) => done.push(format!("unmounted {}", m.mount_point.display())),
+        Err(e) => done.push(format!(
+            "FAILED to unmount {}: {e:#}",
+            m.mount_point.display()
+        )),
+    };
+    for m in &others {
+        umount(m, done);
+    }
+    for (n, backing) in loopdev::attached() {
+        if backing.starts_with(dir) {
+            match loopdev::detach(n) {
+                Ok(()) => done.push(format!("detached /dev/loop{n}")),
+                Err(e) => done.push(format!("FAILED to detach /dev/loop{n}: {e:#}")),
+            }
+        }
+    }
+    if let Ok(id) = std::fs::read_to_string(dir.join("zram")) {
+        match super::device::zram_remove(id.trim()) {
+            Ok(()) => done.push(format!("removed /dev/zram{}", id.trim())),
+            Err(e) => done.push(format!("FAILED to remove /dev/zram{}: {e:#}", id.trim())),
+        }
+    }
+    for m in &tmpfs {
+        umount(m, done);
+    }
+    match std::fs::remove_dir_all(dir) {
+        Ok(()) => done.push(format!("removed {}", dir.display())),
+        Err(e) => done.push(format!("FAILED to remove {}: {e}", dir.display())),
+    }
+}
