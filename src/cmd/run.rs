@@ -184,8 +184,7 @@ pub fn run(args: Args) -> Result<i32> {
     if json_to_stdout {
         eprint!("{summary}");
     } else {
-        print!("{summary}");
-        std::io::stdout().flush()?;
+        stdout(&summary);
     }
     if let Some(dest) = &args.json
         && (outcome.is_ok() || !doc.cases.is_empty())
@@ -196,6 +195,13 @@ pub fn run(args: Args) -> Result<i32> {
         }
     }
     outcome.map(|()| 0)
+}
+
+/// Write to stdout, ignoring a reader that went away (`sigbench run | head`): the run must
+/// still finish tearing down its testbed and writing its JSON.
+fn stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
 /// Prints s3e lines as cases finish and draws a progress bar on a terminal's stderr once a
@@ -235,7 +241,7 @@ impl Console {
             if self.to_stderr {
                 eprintln!("{line}");
             } else {
-                println!("{line}");
+                stdout(&format!("{line}\n"));
             }
         };
         match &self.bar {

@@ -69,6 +69,16 @@ impl ProbeSpec {
         Ok(ProbeSpec { name, kind })
     }
 
+    /// `name (source)`, or just the source when it has no alias.
+    pub fn describe(&self) -> String {
+        let source = self.source();
+        if self.name == source {
+            source
+        } else {
+            format!("{} ({source})", self.name)
+        }
+    }
+
     /// The spec without the alias (`tracepoint:btrfs:btrfs_inode_evict`).
     pub fn source(&self) -> String {
         match &self.kind {
@@ -172,11 +182,7 @@ impl Probes {
         for spec in specs {
             let source = probes.resolve_one(spec)?;
             if let Source::Unavailable(why) = &source {
-                warnings.push(format!(
-                    "probe {} ({}) is unavailable: {why}",
-                    spec.name,
-                    spec.source()
-                ));
+                warnings.push(format!("probe {} is unavailable: {why}", spec.describe()));
             }
             probes.items.push(Resolved {
                 spec: spec.clone(),
@@ -239,8 +245,10 @@ impl Probes {
                             .map(|c| (c, scope_text))
                             .map_err(|e| {
                                 let why = format!("{e:#}");
-                                warnings
-                                    .push(format!("probe {} is unavailable: {why}", r.spec.name));
+                                warnings.push(format!(
+                                    "probe {} is unavailable: {why}",
+                                    r.spec.describe()
+                                ));
                                 why
                             })
                     }

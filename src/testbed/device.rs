@@ -367,8 +367,8 @@ pub fn check_scratch(path: &Path, force: bool) -> Result<()> {
     let what = match (&probe.fs_type, &probe.pt_type) {
         (_, Some(pt)) => format!("a {pt} partition table"),
         (Some(t), None) => match &probe.label {
-            Some(l) => format!("a {t} filesystem labelled \"{l}\""),
-            None => format!("a {t} filesystem"),
+            Some(l) => format!("a filesystem of type {t} labelled \"{l}\""),
+            None => format!("a filesystem of type {t}"),
         },
         (None, None) => "data blkid recognises".to_string(),
     };
