@@ -501,6 +501,21 @@ mod tests {
     }
 
     #[test]
+    fn the_documented_example_is_valid() {
+        let doc = include_str!("../../docs/signatures.md");
+        let start = doc
+            .find("```toml\n")
+            .expect("docs/signatures.md has a toml example")
+            + 8;
+        let end = start + doc[start..].find("```").unwrap();
+        let s = Signature::parse(&doc[start..end], "docs/signatures.md").unwrap();
+        assert_eq!(s.name, "rpm-replace");
+        assert_eq!(s.phases.len(), 3);
+        assert_eq!(s.phases[2].select, Select::Every(10));
+        assert_eq!(s.slots, ["log", "f"]);
+    }
+
+    #[test]
     fn select_counts() {
         assert_eq!(Select::parse("every:3").unwrap().count(10), 3);
         assert_eq!(Select::parse("all-but-every:3").unwrap().count(10), 7);

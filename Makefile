@@ -1,0 +1,26 @@
+# sigbench — the two commands of the README's quick start, and the benchmark.
+#   sudo make run    install what is missing, build, run the default reproduction
+#   sudo make test   fmt check, clippy, every test (unit and end-to-end, needs root)
+#   sudo make bench  executor overhead vs C, and peak RSS at N = 1 000 000
+
+CARGO := $(shell scripts/cargo.sh)
+export PATH := $(dir $(CARGO)):$(PATH)
+
+.PHONY: deps build run test bench
+
+deps:
+	@scripts/deps.sh
+
+build: deps
+	$(CARGO) build --release
+
+run: build
+	./target/release/sigbench run
+
+test: deps
+	$(CARGO) fmt --check
+	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) test
+
+bench: build
+	bash bench/run.sh

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install what sigbench needs on Debian/Ubuntu, only what is missing: the mkfs tools of
+# the filesystems it tests, blkid/losetup, strace (for recording signatures), and the C
+# compiler, bc and GNU time the benchmark uses. Checks for a Rust toolchain new enough
+# for the crate (edition 2024).
+set -euo pipefail
+
+packages=(btrfs-progs xfsprogs e2fsprogs util-linux strace gcc libc6-dev bc time)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "deps: missing ${missing[*]}; run as root (sudo make ...) to install them" >&2
+        exit 1
+    fi
+    echo "deps: installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cargo=$(scripts/cargo.sh)
+version=$("$cargo" --version | awk '{print $2}')
+if [ "$(printf '%s\n1.88.0\n' "$version" | sort -V | head -1)" != "1.88.0" ]; then
+    echo "deps: $cargo is $version; sigbench needs Rust >= 1.88 (https://rustup.rs)" >&2
+    exit 1
+fi

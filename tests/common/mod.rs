@@ -1,0 +1,194 @@
+//! Helpers for end-to-end tests of the sigbench binary on real filesystems. They need root
+//! (loop devices, mount, perf events), as CI runs them; without it they fail loudly.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub fn require_root() {
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "the end-to-end tests need root (loop devices, mount, perf events): run them with sudo"
+    );
+}
+
+pub fn sigbench() -> Command {
+    require_root();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sigbench"));
+    c.current_dir(std::env::temp_dir());
+    c
+}
+
+pub fn run(args: &[&str]) -> Output {
+    let out = sigbench().args(args).output().expect("sigbench runs");
+    eprintln!(
+        "$ sigbench {}\n--- stdout\n{}--- stderr\n{}---",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The s3e lines of a run's output.
+pub fn s3e_lines(o: &Output) -> Vec<String> {
+    stdout(o)
+        .lines()
+        .filter(|l| l.starts_with("..."))
+        .map(String::from)
+        .collect()
+}
+
+/// Whatever the run with `pid` left on the machine: mounts, loop devices, its workspace.
+pub fn leftovers_of(pid: u32) -> Vec<String> {
+    let ws = format!("/run/sigbench/{pid}");
+    let mut v: Vec<String> = std::fs::read_to_string("/proc/mounts")
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(&ws))
+        .map(|l| format!("mount: {l}"))
+        .collect();
+    if let Ok(rd) = std::fs::read_dir("/sys/block") {
+        for e in rd.flatten() {
+            if let Ok(b) = std::fs::read_to_string(e.path().join("loop/backing_file"))
+                && b.starts_with(&ws)
+            {
+                v.push(format!(
+                    "loop: {} -> {}",
+                    e.file_name().to_string_lossy(),
+                    b.trim()
+                ));
+            }
+        }
+    }
+    if Path::new(&ws).exists() {
+        v.push(format!("directory: {ws}"));
+    }
+    v
+}
+
+/// Wait until the run `pid` has its test filesystem mounted (it is inside a case).
+pub fn wait_for_mount(child: &mut Child, timeout: Duration) {
+    let target = format!("/run/sigbench/{}/mnt ", child.id());
+    let start = Instant::now();
+    while start.elapsed() < timeout {
+        if std::fs::read_to_string("/proc/mounts")
+            .unwrap()
+            .contains(&target)
+        {
+            return;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("sigbench exited ({status}) before mounting its filesystem");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("sigbench did not mount its test filesystem within {timeout:?}");
+}
+
+pub fn spawn(args: &[&str]) -> Child {
+    sigbench()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sigbench starts")
+}
+
+pub fn signal(child: &Child, sig: i32) {
+    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+}
+
+fn sh(cmd: &str, args: &[&str]) -> String {
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A loop device over a sparse file, made by the test with losetup and mkfs, so that
+/// `--device` has something real to refuse or format. Torn down when dropped.
+pub struct ScratchLoop {
+    pub dev: String,
+    image: PathBuf,
+    mount: Option<PathBuf>,
+}
+
+impl ScratchLoop {
+    /// A 400 MiB loop device holding an ext4 filesystem labelled `label` with a marker file.
+    pub fn ext4(label: &str) -> ScratchLoop {
+        require_root();
+        let image =
+            std::env::temp_dir().join(format!("sigbench-test-{}-{label}.img", std::process::id()));
+        let f = std::fs::File::create(&image).unwrap();
+        f.set_len(400 << 20).unwrap();
+        let dev = sh("losetup", &["-f", "--show", image.to_str().unwrap()]);
+        let mut s = ScratchLoop {
+            dev,
+            image,
+            mount: None,
+        };
+        sh("mkfs.ext4", &["-q", "-F", "-L", label, &s.dev]);
+        s.mount_at_temp();
+        std::fs::write(s.mount.as_ref().unwrap().join("marker"), "keep me").unwrap();
+        s.unmount();
+        s
+    }
+
+    pub fn mount_at_temp(&mut self) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("{}-mnt", self.image.display()));
+        std::fs::create_dir_all(&dir).unwrap();
+        sh("mount", &[&self.dev, dir.to_str().unwrap()]);
+        self.mount = Some(dir.clone());
+        dir
+    }
+
+    pub fn unmount(&mut self) {
+        if let Some(m) = self.mount.take() {
+            sh("umount", &[m.to_str().unwrap()]);
+            let _ = std::fs::remove_dir(m);
+        }
+    }
+
+    /// `TYPE LABEL` as blkid sees the device now.
+    pub fn blkid(&self) -> String {
+        let t = sh("blkid", &["-p", "-s", "TYPE", "-o", "value", &self.dev]);
+        let l = sh("blkid", &["-p", "-s", "LABEL", "-o", "value", &self.dev]);
+        format!("{t} {l}")
+    }
+
+    /// Whether the ext4 marker file is still there (the device was not reformatted).
+    pub fn marker_intact(&mut self) -> bool {
+        let m = self.mount_at_temp();
+        let ok = std::fs::read_to_string(m.join("marker"))
+            .map(|s| s == "keep me")
+            .unwrap_or(false);
+        self.unmount();
+        ok
+    }
+}
+
+impl Drop for ScratchLoop {
+    fn drop(&mut self) {
+        self.unmount();
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+        let _ = std::fs::remove_file(&self.image);
+    }
+}
