@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-RUNS=${RUNS:-9}
+RUNS=${RUNS:-21}
 N=${N:-1000}
 BIG_N=${BIG_N:-1000000}
 SIZE_MB=256

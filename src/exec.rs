@@ -269,7 +269,7 @@ impl<'s> Executor<'s> {
             Expect::Ok => "success".to_string(),
             other => other.describe(),
         };
-        let closed_slot = slot_of(&step.op).filter(|&s| self.fds[s] < 0);
+        let closed_slot = step.op.slot().filter(|&s| self.fds[s] < 0);
         let hint = match closed_slot {
             Some(s) => format!(" (slot `{}` is not open)", self.sig.slots[s]),
             None => String::new(),
@@ -294,22 +294,14 @@ impl<'s> Executor<'s> {
         let (a, b) = (&mut self.a, &mut self.b);
         a.clear();
         b.clear();
-        match &step.op {
-            Op::Rename { from, to, .. } | Op::Link { from, to, .. } => {
-                from.render(vars, a);
-                to.render(vars, b);
-            }
-            Op::Symlink { target, path } => {
-                target.render(vars, a);
-                path.render(vars, b);
-            }
-            op => {
-                if let Some(p) = single_path(op) {
-                    p.render(vars, a);
-                }
-            }
+        let [first, second] = step.op.paths();
+        if let Some(t) = first {
+            t.render(vars, a);
         }
-        let fd = slot_of(&step.op).map(|s| self.fds[s]).unwrap_or(-1);
+        if let Some(t) = second {
+            t.render(vars, b);
+        }
+        let fd = step.op.slot().map(|s| self.fds[s]).unwrap_or(-1);
         let pa = a.as_ptr();
         let pb = b.as_ptr();
         let scratch = self.scratch.as_mut_ptr();
@@ -329,41 +321,6 @@ impl<'s> Executor<'s> {
             _ => {}
         }
         (ns, r)
-    }
-}
-
-fn single_path(op: &Op) -> Option<&Template> {
-    match op {
-        Op::Open { path, .. }
-        | Op::Unlink { path }
-        | Op::Unlinkat { path, .. }
-        | Op::Mkdir { path, .. }
-        | Op::Rmdir { path }
-        | Op::Stat { path, .. }
-        | Op::Truncate { path, .. }
-        | Op::Chmod { path, .. }
-        | Op::Chown { path, .. }
-        | Op::Utimensat { path, .. }
-        | Op::Setxattr { path, .. }
-        | Op::Getxattr { path, .. }
-        | Op::Removexattr { path, .. } => Some(path),
-        _ => None,
-    }
-}
-
-fn slot_of(op: &Op) -> Option<usize> {
-    match op {
-        Op::Close { slot }
-        | Op::Write { slot, .. }
-        | Op::Pwrite { slot, .. }
-        | Op::Read { slot, .. }
-        | Op::FdSync { slot, .. }
-        | Op::Fstat { slot }
-        | Op::Ftruncate { slot, .. }
-        | Op::Fallocate { slot, .. }
-        | Op::Fchmod { slot, .. }
-        | Op::Getdents64 { slot, .. } => Some(*slot),
-        _ => None,
     }
 }
 

@@ -283,7 +283,6 @@ impl Observer for Console {
     fn case_done(&mut self, result: &CaseResult, plan: &Plan) {
         self.cases_done += 1;
         self.emit(&text::s3e_line(plan, result, &self.layout));
-        self.tick(0);
     }
 
     fn warning(&mut self, message: &str) {

@@ -293,6 +293,48 @@ pub enum Op {
     },
 }
 
+impl Op {
+    /// The path arguments of the call, in order: `(path, None)`, `(from, to)` for renames
+    /// and links, `(target, linkpath)` for symlink.
+    pub fn paths(&self) -> [Option<&Template>; 2] {
+        match self {
+            Op::Open { path, .. }
+            | Op::Unlink { path }
+            | Op::Unlinkat { path, .. }
+            | Op::Mkdir { path, .. }
+            | Op::Rmdir { path }
+            | Op::Stat { path, .. }
+            | Op::Truncate { path, .. }
+            | Op::Chmod { path, .. }
+            | Op::Chown { path, .. }
+            | Op::Utimensat { path, .. }
+            | Op::Setxattr { path, .. }
+            | Op::Getxattr { path, .. }
+            | Op::Removexattr { path, .. } => [Some(path), None],
+            Op::Rename { from, to, .. } | Op::Link { from, to, .. } => [Some(from), Some(to)],
+            Op::Symlink { target, path } => [Some(target), Some(path)],
+            _ => [None, None],
+        }
+    }
+
+    /// The descriptor slot the call works on, if any (open writes its slot instead).
+    pub fn slot(&self) -> Option<usize> {
+        match self {
+            Op::Close { slot }
+            | Op::Write { slot, .. }
+            | Op::Pwrite { slot, .. }
+            | Op::Read { slot, .. }
+            | Op::FdSync { slot, .. }
+            | Op::Fstat { slot }
+            | Op::Ftruncate { slot, .. }
+            | Op::Fallocate { slot, .. }
+            | Op::Fchmod { slot, .. }
+            | Op::Getdents64 { slot, .. } => Some(*slot),
+            _ => None,
+        }
+    }
+}
+
 /// A validated step: the operation, what it must return, and where it was written.
 #[derive(Clone, Debug)]
 pub struct Step {
@@ -426,26 +468,9 @@ impl Step {
         })
     }
 
-    /// Templates the step names paths with (for validation and display).
+    /// Templates the step names paths with, in argument order (for validation and display).
     pub fn paths(&self) -> Vec<&Template> {
-        match &self.op {
-            Op::Open { path, .. }
-            | Op::Unlink { path }
-            | Op::Unlinkat { path, .. }
-            | Op::Mkdir { path, .. }
-            | Op::Rmdir { path }
-            | Op::Stat { path, .. }
-            | Op::Truncate { path, .. }
-            | Op::Chmod { path, .. }
-            | Op::Chown { path, .. }
-            | Op::Utimensat { path, .. }
-            | Op::Setxattr { path, .. }
-            | Op::Getxattr { path, .. }
-            | Op::Removexattr { path, .. } => vec![path],
-            Op::Rename { from, to, .. } | Op::Link { from, to, .. } => vec![from, to],
-            Op::Symlink { target, path } => vec![target, path],
-            _ => vec![],
-        }
+        self.op.paths().into_iter().flatten().collect()
     }
 
     /// Bytes this step writes, for sizing the scratch device.
