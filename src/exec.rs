@@ -9,12 +9,13 @@
 //! fixed-size HDR histograms, one per syscall name.
 
 use crate::interrupt;
-use crate::signature::step::{OpenCall, RenameCall, StatCall, SyncCall};
+use crate::signature::step::{ChownCall, OpenCall, RenameCall, StatCall, SyncCall};
 use crate::signature::{Expect, Op, Signature, Step, Template, Vars};
 use crate::sys::{CPath, SysResult, check};
 use anyhow::{Result, anyhow, bail};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
+use std::io::Write;
 use std::time::Instant;
 
 /// Latency of one syscall over the timed window, in nanoseconds.
@@ -54,6 +55,8 @@ pub struct Executor<'s> {
     /// Histogram index of every timed step, by phase then step.
     hist_of: Vec<Vec<usize>>,
     hists: Vec<(&'static str, Histogram<u64>)>,
+    /// Where every timed call is logged, when asked (`run --op-log`).
+    log: Option<Box<dyn std::io::Write>>,
 }
 
 impl<'s> Executor<'s> {
@@ -97,7 +100,40 @@ impl<'s> Executor<'s> {
             scratch: vec![0; scratch_len],
             hist_of,
             hists,
+            log: None,
         })
+    }
+
+    /// Log every call of the timed window to `w` as `phase, file, syscall, paths, result`
+    /// (tab-separated). It costs time inside the window; runs with a log say so.
+    pub fn log_to(&mut self, w: Box<dyn std::io::Write>) {
+        self.log = Some(w);
+    }
+
+    fn log_call(&mut self, phase: usize, i: u64, step: &Step, r: SysResult) {
+        let Some(log) = self.log.as_mut() else { return };
+        let vars = Vars {
+            i,
+            n: self.n,
+            seed: self.seed,
+            name: &self.sig.file,
+        };
+        let paths: Vec<String> = step
+            .paths()
+            .iter()
+            .map(|t| t.render_string(&vars))
+            .collect();
+        let result = match r {
+            Ok(v) => v.to_string(),
+            Err(e) => e.name(),
+        };
+        let _ = writeln!(
+            log,
+            "{}\t{i}\t{}\t{}\t{result}",
+            phase + 1,
+            step.syscall,
+            paths.join(" ")
+        );
     }
 
     fn vars(&self, i: u64) -> Vars<'s> {
@@ -204,6 +240,9 @@ impl<'s> Executor<'s> {
                         self.hists[self.hist_of[k][j]]
                             .1
                             .saturating_record(ns.max(1));
+                        if self.log.is_some() {
+                            self.log_call(k, i, step, r);
+                        }
                         if !step.expect.matches(r) {
                             return Err(self.mismatch(step, r, &phase.name, i));
                         }
@@ -221,6 +260,9 @@ impl<'s> Executor<'s> {
 
     /// Close whatever the signature left open (untimed).
     pub fn finish(&mut self) {
+        if let Some(log) = self.log.as_mut() {
+            let _ = log.flush();
+        }
         for fd in &mut self.fds {
             if *fd >= 0 {
                 unsafe { libc::close(*fd) };
@@ -311,7 +353,9 @@ impl<'s> Executor<'s> {
         let r = check(unsafe { raw(&step.op, fd, pa, pb, scratch) });
         let ns = t0.elapsed().as_nanos() as u64;
         match (&step.op, r) {
-            (Op::Open { slot, .. }, Ok(newfd)) => {
+            // A new descriptor; one still open in the slot is closed (a signature that
+            // reopens a slot without closing it must not leak descriptors).
+            (Op::Open { slot, .. } | Op::Dup { new_slot: slot, .. }, Ok(newfd)) => {
                 let old = std::mem::replace(&mut self.fds[*slot], newfd as i32);
                 if old >= 0 {
                     unsafe { libc::close(old) };
@@ -350,6 +394,14 @@ unsafe fn raw(
                 sc(libc::SYS_pwrite64, fd, data.as_ptr(), data.len(), *offset)
             }
             Op::Read { size, .. } => sc(libc::SYS_read, fd, scratch, *size),
+            Op::Pread { size, offset, .. } => sc(libc::SYS_pread64, fd, scratch, *size, *offset),
+            Op::Dup { .. } => sc(libc::SYS_dup, fd),
+            Op::SyncFileRange {
+                offset,
+                size,
+                flags,
+                ..
+            } => sc(libc::SYS_sync_file_range, fd, *offset, *size, *flags),
             Op::FdSync { call, .. } => match call {
                 SyncCall::Fsync => sc(libc::SYS_fsync, fd),
                 SyncCall::Fdatasync => sc(libc::SYS_fdatasync, fd),
@@ -365,10 +417,14 @@ unsafe fn raw(
             Op::Link {
                 at: true, flags, ..
             } => sc(libc::SYS_linkat, AT_FDCWD, a, AT_FDCWD, b, *flags),
-            Op::Symlink { .. } => sc(libc::SYS_symlink, a, b),
+            Op::Symlink { at: false, .. } => sc(libc::SYS_symlink, a, b),
+            Op::Symlink { at: true, .. } => sc(libc::SYS_symlinkat, a, AT_FDCWD, b),
             Op::Unlink { .. } => sc(libc::SYS_unlink, a),
             Op::Unlinkat { flags, .. } => sc(libc::SYS_unlinkat, AT_FDCWD, a, *flags),
-            Op::Mkdir { mode, .. } => sc(libc::SYS_mkdir, a, *mode),
+            Op::Mkdir {
+                at: false, mode, ..
+            } => sc(libc::SYS_mkdir, a, *mode),
+            Op::Mkdir { at: true, mode, .. } => sc(libc::SYS_mkdirat, AT_FDCWD, a, *mode),
             Op::Rmdir { .. } => sc(libc::SYS_rmdir, a),
             Op::Stat {
                 call, flags, mask, ..
@@ -387,16 +443,47 @@ unsafe fn raw(
                 size,
                 ..
             } => sc(libc::SYS_fallocate, fd, *flags, *offset, *size),
-            Op::Chmod { mode, .. } => sc(libc::SYS_chmod, a, *mode),
+            Op::Chmod {
+                at: false, mode, ..
+            } => sc(libc::SYS_chmod, a, *mode),
+            Op::Chmod { at: true, mode, .. } => sc(libc::SYS_fchmodat, AT_FDCWD, a, *mode),
             Op::Fchmod { mode, .. } => sc(libc::SYS_fchmod, fd, *mode),
-            Op::Chown { uid, gid, .. } => sc(libc::SYS_chown, a, *uid, *gid),
-            Op::Utimensat { flags, .. } => sc(
+            Op::Chown {
+                call,
+                uid,
+                gid,
+                flags,
+                ..
+            } => match call {
+                ChownCall::Chown => sc(libc::SYS_chown, a, *uid, *gid),
+                ChownCall::Lchown => sc(libc::SYS_lchown, a, *uid, *gid),
+                ChownCall::Fchownat => sc(libc::SYS_fchownat, AT_FDCWD, a, *uid, *gid, *flags),
+            },
+            Op::Fchown { uid, gid, .. } => sc(libc::SYS_fchown, fd, *uid, *gid),
+            Op::Utimensat {
+                path: Some(_),
+                flags,
+                ..
+            } => sc(
                 libc::SYS_utimensat,
                 AT_FDCWD,
                 a,
                 std::ptr::null::<u8>(),
                 *flags,
             ),
+            Op::Utimensat {
+                path: None, flags, ..
+            } => sc(
+                libc::SYS_utimensat,
+                fd,
+                std::ptr::null::<u8>(),
+                std::ptr::null::<u8>(),
+                *flags,
+            ),
+            Op::Access {
+                at: false, mode, ..
+            } => sc(libc::SYS_access, a, *mode),
+            Op::Access { at: true, mode, .. } => sc(libc::SYS_faccessat, AT_FDCWD, a, *mode),
             Op::Setxattr {
                 name, value, flags, ..
             } => sc(

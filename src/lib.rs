@@ -10,6 +10,7 @@ pub mod host;
 pub mod interrupt;
 pub mod plan;
 pub mod probe;
+pub mod record;
 pub mod report;
 pub mod results;
 pub mod signature;

@@ -23,10 +23,14 @@ struct Cli {
 enum Command {
     /// Replay a signature on a fresh scratch filesystem and measure it
     Run(Box<cmd::run::Args>),
+    /// Turn a program's strace log (or a command run under strace) into a signature
+    Record(cmd::record::Args),
     /// List the built-in signatures
     List(cmd::list::Args),
     /// Print a signature file (built-in or on disk)
     Show(cmd::show::Args),
+    /// Check signature files without running anything
+    Validate(cmd::validate::Args),
     /// Show what this machine can do, and find or remove leftovers of killed runs
     Doctor(cmd::doctor::Args),
 }
@@ -35,8 +39,10 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(a) => cmd::run::run(*a),
+        Command::Record(a) => cmd::record::run(a),
         Command::List(a) => cmd::list::run(a),
         Command::Show(a) => cmd::show::run(a),
+        Command::Validate(a) => cmd::validate::run(a),
         Command::Doctor(a) => cmd::doctor::run(a),
     };
     let code = match result {

@@ -34,6 +34,8 @@ pub struct Plan {
     pub shuffle: bool,
     pub seed: u64,
     pub probes: Vec<ProbeSpec>,
+    /// Log every timed call to this file (verification; costs time in the window).
+    pub op_log: Option<std::path::PathBuf>,
 }
 
 /// One case to run.
@@ -160,6 +162,14 @@ impl Plan {
         let mut warnings = Vec::new();
         // Validate everything that can be validated before anything is created.
         let probes = Probes::resolve(&self.probes, &mut warnings)?;
+        if let Some(log) = &self.op_log {
+            std::fs::write(log, "# phase\tfile\tsyscall\tpaths\tresult\n")
+                .with_context(|| format!("cannot write the op log {}", log.display()))?;
+            warnings.push(format!(
+                "every timed call is logged to {}: timings include the logging",
+                log.display()
+            ));
+        }
         self.testbed.validate()?;
         let flush = |warnings: &mut Vec<String>, doc: &mut RunDocument, obs: &mut dyn Observer| {
             for w in warnings.drain(..) {
@@ -205,6 +215,16 @@ impl Plan {
         let _cwd = Cwd::enter(&fs.dir)?;
         let sig = &self.signature;
         let mut exec = Executor::new(sig, case.n, self.seed)?;
+        if let Some(path) = &self.op_log {
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("cannot open the op log {}", path.display()))?;
+            use std::io::Write;
+            writeln!(f, "# case dir={} n={} rep={}", dir.name, case.n, case.rep)?;
+            exec.log_to(Box::new(std::io::BufWriter::new(f)));
+        }
         let work = sig
             .phases
             .iter()
@@ -273,6 +293,7 @@ mod tests {
             shuffle,
             seed: 1,
             probes: vec![],
+            op_log: None,
         }
     }
 

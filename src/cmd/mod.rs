@@ -2,5 +2,7 @@
 
 pub mod doctor;
 pub mod list;
+pub mod record;
 pub mod run;
 pub mod show;
+pub mod validate;

@@ -75,6 +75,10 @@ pub struct Args {
     /// Also print the kernel counters that moved most (slabinfo, vmstat, block device)
     #[arg(short, long)]
     verbose: bool,
+    /// Log every timed call (phase, file, syscall, paths, result) to FILE, to check a
+    /// replay against its recording; the logging costs time inside the window
+    #[arg(long, value_name = "FILE")]
+    op_log: Option<std::path::PathBuf>,
 }
 
 /// Directories for the run: the user's, or the signature's defaults minus those this
@@ -164,6 +168,7 @@ pub fn run(args: Args) -> Result<i32> {
         shuffle: args.shuffle,
         seed: args.seed,
         probes: probes(&args, fs)?,
+        op_log: args.op_log.clone(),
     };
 
     let json_to_stdout = args.json.as_deref() == Some("-");

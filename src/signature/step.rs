@@ -21,6 +21,7 @@ pub struct RawStep {
     pub flags: Option<Flags>,
     pub mode: Option<IntOrString>,
     pub slot: Option<String>,
+    pub new_slot: Option<String>,
     pub size: Option<u64>,
     pub offset: Option<u64>,
     pub pattern: Option<String>,
@@ -165,6 +166,13 @@ pub enum StatCall {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChownCall {
+    Chown,
+    Lchown,
+    Fchownat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SyncCall {
     Fsync,
     Fdatasync,
@@ -198,6 +206,22 @@ pub enum Op {
         slot: usize,
         size: usize,
     },
+    Pread {
+        slot: usize,
+        size: usize,
+        offset: u64,
+    },
+    /// dup(2): a second descriptor for the same open file, into `new_slot`.
+    Dup {
+        slot: usize,
+        new_slot: usize,
+    },
+    SyncFileRange {
+        slot: usize,
+        offset: u64,
+        size: u64,
+        flags: u32,
+    },
     FdSync {
         call: SyncCall,
         slot: usize,
@@ -216,6 +240,7 @@ pub enum Op {
         flags: i32,
     },
     Symlink {
+        at: bool,
         target: Template,
         path: Template,
     },
@@ -227,6 +252,7 @@ pub enum Op {
         flags: i32,
     },
     Mkdir {
+        at: bool,
         path: Template,
         mode: u32,
     },
@@ -257,6 +283,7 @@ pub enum Op {
         size: u64,
     },
     Chmod {
+        at: bool,
         path: Template,
         mode: u32,
     },
@@ -265,13 +292,28 @@ pub enum Op {
         mode: u32,
     },
     Chown {
+        call: ChownCall,
         path: Template,
         uid: u32,
         gid: u32,
-    },
-    Utimensat {
-        path: Template,
         flags: i32,
+    },
+    Fchown {
+        slot: usize,
+        uid: u32,
+        gid: u32,
+    },
+    /// utimensat(2) on a path, or on a descriptor with a NULL path (futimens); times "now".
+    Utimensat {
+        path: Option<Template>,
+        slot: Option<usize>,
+        flags: i32,
+    },
+    /// access(2) / faccessat(2); `mode` is F_OK or R_OK|W_OK|X_OK.
+    Access {
+        at: bool,
+        path: Template,
+        mode: i32,
     },
     Setxattr {
         path: Template,
@@ -307,12 +349,13 @@ impl Op {
             | Op::Truncate { path, .. }
             | Op::Chmod { path, .. }
             | Op::Chown { path, .. }
-            | Op::Utimensat { path, .. }
+            | Op::Access { path, .. }
             | Op::Setxattr { path, .. }
             | Op::Getxattr { path, .. }
             | Op::Removexattr { path, .. } => [Some(path), None],
+            Op::Utimensat { path, .. } => [path.as_ref(), None],
             Op::Rename { from, to, .. } | Op::Link { from, to, .. } => [Some(from), Some(to)],
-            Op::Symlink { target, path } => [Some(target), Some(path)],
+            Op::Symlink { target, path, .. } => [Some(target), Some(path)],
             _ => [None, None],
         }
     }
@@ -324,12 +367,17 @@ impl Op {
             | Op::Write { slot, .. }
             | Op::Pwrite { slot, .. }
             | Op::Read { slot, .. }
+            | Op::Pread { slot, .. }
+            | Op::Dup { slot, .. }
+            | Op::SyncFileRange { slot, .. }
+            | Op::Fchown { slot, .. }
             | Op::FdSync { slot, .. }
             | Op::Fstat { slot }
             | Op::Ftruncate { slot, .. }
             | Op::Fallocate { slot, .. }
             | Op::Fchmod { slot, .. }
             | Op::Getdents64 { slot, .. } => Some(*slot),
+            Op::Utimensat { slot, .. } => *slot,
             _ => None,
         }
     }
@@ -354,7 +402,7 @@ pub struct Slots {
 
 impl Slots {
     /// The slot an open-type step writes its descriptor into (creating it).
-    fn define(&mut self, name: &str) -> usize {
+    pub(crate) fn define(&mut self, name: &str) -> usize {
         match self.names.iter().position(|n| n == name) {
             Some(i) => i,
             None => {
@@ -390,8 +438,13 @@ const OPS: &[OpDef] = &[
     OpDef { name: "creat", fields: &["!path", "mode", "!slot"], build: |r, s| build_open(r, s, OpenCall::Creat) },
     OpDef { name: "close", fields: &["!slot"], build: |r, s| Ok(Op::Close { slot: slot(r, s)? }) },
     OpDef { name: "write", fields: &["!slot", "!size", "pattern"], build: |r, s| Ok(Op::Write { slot: slot(r, s)?, data: data(r)? }) },
-    OpDef { name: "pwrite", fields: &["!slot", "!size", "offset", "pattern"], build: |r, s| Ok(Op::Pwrite { slot: slot(r, s)?, data: data(r)?, offset: r.offset.unwrap_or(0) }) },
+    OpDef { name: "pwrite", fields: &["!slot", "!size", "offset", "pattern"], build: build_pwrite },
+    OpDef { name: "pwrite64", fields: &["!slot", "!size", "offset", "pattern"], build: build_pwrite },
     OpDef { name: "read", fields: &["!slot", "!size"], build: |r, s| Ok(Op::Read { slot: slot(r, s)?, size: size(r)? }) },
+    OpDef { name: "pread", fields: &["!slot", "!size", "offset"], build: build_pread },
+    OpDef { name: "pread64", fields: &["!slot", "!size", "offset"], build: build_pread },
+    OpDef { name: "dup", fields: &["!slot", "!new_slot"], build: build_dup },
+    OpDef { name: "sync_file_range", fields: &["!slot", "offset", "size", "flags"], build: |r, s| Ok(Op::SyncFileRange { slot: slot(r, s)?, offset: r.offset.unwrap_or(0), size: r.size.unwrap_or(0), flags: flags(r, SYNC_FILE_RANGE_FLAGS)? as u32 }) },
     OpDef { name: "fsync", fields: &["!slot"], build: |r, s| Ok(Op::FdSync { call: SyncCall::Fsync, slot: slot(r, s)? }) },
     OpDef { name: "fdatasync", fields: &["!slot"], build: |r, s| Ok(Op::FdSync { call: SyncCall::Fdatasync, slot: slot(r, s)? }) },
     OpDef { name: "syncfs", fields: &["!slot"], build: |r, s| Ok(Op::FdSync { call: SyncCall::Syncfs, slot: slot(r, s)? }) },
@@ -401,10 +454,12 @@ const OPS: &[OpDef] = &[
     OpDef { name: "renameat2", fields: &["!from", "!to", "flags"], build: |r, _| build_rename(r, RenameCall::Renameat2) },
     OpDef { name: "link", fields: &["!from", "!to"], build: |r, _| Ok(Op::Link { at: false, from: tpl(&r.from, "from")?, to: tpl(&r.to, "to")?, flags: 0 }) },
     OpDef { name: "linkat", fields: &["!from", "!to", "flags"], build: |r, _| Ok(Op::Link { at: true, from: tpl(&r.from, "from")?, to: tpl(&r.to, "to")?, flags: flags(r, AT_FLAGS)? as i32 }) },
-    OpDef { name: "symlink", fields: &["!target", "!path"], build: build_symlink },
+    OpDef { name: "symlink", fields: &["!target", "!path"], build: |r, _| build_symlink(r, false) },
+    OpDef { name: "symlinkat", fields: &["!target", "!path"], build: |r, _| build_symlink(r, true) },
     OpDef { name: "unlink", fields: &["!path"], build: |r, _| Ok(Op::Unlink { path: path(r)? }) },
     OpDef { name: "unlinkat", fields: &["!path", "flags"], build: |r, _| Ok(Op::Unlinkat { path: path(r)?, flags: flags(r, AT_FLAGS)? as i32 }) },
-    OpDef { name: "mkdir", fields: &["!path", "mode"], build: |r, _| Ok(Op::Mkdir { path: path(r)?, mode: mode(r, 0o755)? }) },
+    OpDef { name: "mkdir", fields: &["!path", "mode"], build: |r, _| Ok(Op::Mkdir { at: false, path: path(r)?, mode: mode(r, 0o755)? }) },
+    OpDef { name: "mkdirat", fields: &["!path", "mode"], build: |r, _| Ok(Op::Mkdir { at: true, path: path(r)?, mode: mode(r, 0o755)? }) },
     OpDef { name: "rmdir", fields: &["!path"], build: |r, _| Ok(Op::Rmdir { path: path(r)? }) },
     OpDef { name: "stat", fields: &["!path"], build: |r, _| build_stat(r, StatCall::Stat) },
     OpDef { name: "lstat", fields: &["!path"], build: |r, _| build_stat(r, StatCall::Lstat) },
@@ -415,10 +470,16 @@ const OPS: &[OpDef] = &[
     OpDef { name: "truncate", fields: &["!path", "!size"], build: |r, _| Ok(Op::Truncate { path: path(r)?, size: r.size.unwrap_or(0) }) },
     OpDef { name: "ftruncate", fields: &["!slot", "!size"], build: |r, s| Ok(Op::Ftruncate { slot: slot(r, s)?, size: r.size.unwrap_or(0) }) },
     OpDef { name: "fallocate", fields: &["!slot", "!size", "offset", "flags"], build: |r, s| Ok(Op::Fallocate { slot: slot(r, s)?, flags: flags(r, FALLOC_FLAGS)? as i32, offset: r.offset.unwrap_or(0), size: r.size.unwrap_or(0) }) },
-    OpDef { name: "chmod", fields: &["!path", "!mode"], build: |r, _| Ok(Op::Chmod { path: path(r)?, mode: mode(r, 0)? }) },
+    OpDef { name: "chmod", fields: &["!path", "!mode"], build: |r, _| Ok(Op::Chmod { at: false, path: path(r)?, mode: mode(r, 0)? }) },
+    OpDef { name: "fchmodat", fields: &["!path", "!mode"], build: |r, _| Ok(Op::Chmod { at: true, path: path(r)?, mode: mode(r, 0)? }) },
     OpDef { name: "fchmod", fields: &["!slot", "!mode"], build: |r, s| Ok(Op::Fchmod { slot: slot(r, s)?, mode: mode(r, 0)? }) },
-    OpDef { name: "chown", fields: &["!path", "!uid", "!gid"], build: |r, _| Ok(Op::Chown { path: path(r)?, uid: r.uid.unwrap_or(0), gid: r.gid.unwrap_or(0) }) },
-    OpDef { name: "utimensat", fields: &["!path", "flags"], build: |r, _| Ok(Op::Utimensat { path: path(r)?, flags: flags(r, AT_FLAGS)? as i32 }) },
+    OpDef { name: "chown", fields: &["!path", "!uid", "!gid"], build: |r, _| build_chown(r, ChownCall::Chown) },
+    OpDef { name: "lchown", fields: &["!path", "!uid", "!gid"], build: |r, _| build_chown(r, ChownCall::Lchown) },
+    OpDef { name: "fchownat", fields: &["!path", "!uid", "!gid", "flags"], build: |r, _| build_chown(r, ChownCall::Fchownat) },
+    OpDef { name: "fchown", fields: &["!slot", "!uid", "!gid"], build: |r, s| Ok(Op::Fchown { slot: slot(r, s)?, uid: r.uid.unwrap_or(0), gid: r.gid.unwrap_or(0) }) },
+    OpDef { name: "utimensat", fields: &["path", "slot", "flags"], build: build_utimensat },
+    OpDef { name: "access", fields: &["!path", "flags"], build: |r, _| Ok(Op::Access { at: false, path: path(r)?, mode: flags(r, ACCESS_MODES)? as i32 }) },
+    OpDef { name: "faccessat", fields: &["!path", "flags"], build: |r, _| Ok(Op::Access { at: true, path: path(r)?, mode: flags(r, ACCESS_MODES)? as i32 }) },
     OpDef { name: "setxattr", fields: &["!path", "!name", "value", "flags"], build: |r, _| Ok(Op::Setxattr { path: path(r)?, name: xattr_name(r)?, value: r.value.clone().unwrap_or_default().into_bytes(), flags: flags(r, XATTR_FLAGS)? as i32 }) },
     OpDef { name: "getxattr", fields: &["!path", "!name"], build: |r, _| Ok(Op::Getxattr { path: path(r)?, name: xattr_name(r)? }) },
     OpDef { name: "removexattr", fields: &["!path", "!name"], build: |r, _| Ok(Op::Removexattr { path: path(r)?, name: xattr_name(r)? }) },
@@ -434,11 +495,14 @@ impl Step {
     /// Validate a raw step: known op, the fields it needs and no others, sane values.
     pub fn build(raw: &RawStep, slots: &mut Slots, line: usize) -> Result<Step, String> {
         let def = OPS.iter().find(|d| d.name == raw.op).ok_or_else(|| {
-            format!(
-                "unknown op `{}` (known: {})",
-                raw.op,
-                op_names().collect::<Vec<_>>().join(", ")
-            )
+            match closest(&raw.op, op_names()) {
+                Some(near) => format!("unknown op `{}`: did you mean `{near}`?", raw.op),
+                None => format!(
+                    "unknown op `{}` (known: {})",
+                    raw.op,
+                    op_names().collect::<Vec<_>>().join(", ")
+                ),
+            }
         })?;
         let present = present_fields(raw);
         for field in &present {
@@ -491,6 +555,21 @@ impl Step {
         )
     }
 
+    /// Whether the step only looks (stat, access, read, getxattr, getdents64): what
+    /// `record` drops unless asked to keep probes.
+    pub fn is_probe(&self) -> bool {
+        matches!(
+            self.op,
+            Op::Stat { .. }
+                | Op::Fstat { .. }
+                | Op::Access { .. }
+                | Op::Read { .. }
+                | Op::Pread { .. }
+                | Op::Getxattr { .. }
+                | Op::Getdents64 { .. }
+        )
+    }
+
     /// A one-line description such as `renameat2(file_i, file_i-RPMDELETE)`.
     pub fn describe(&self) -> String {
         let args: Vec<String> = self.paths().iter().map(|t| t.to_string()).collect();
@@ -512,6 +591,7 @@ fn present_fields(r: &RawStep) -> Vec<&'static str> {
     add(r.flags.is_some(), "flags");
     add(r.mode.is_some(), "mode");
     add(r.slot.is_some(), "slot");
+    add(r.new_slot.is_some(), "new_slot");
     add(r.size.is_some(), "size");
     add(r.offset.is_some(), "offset");
     add(r.pattern.is_some(), "pattern");
@@ -588,6 +668,53 @@ fn build_open(r: &RawStep, slots: &mut Slots, call: OpenCall) -> Result<Op, Stri
     })
 }
 
+fn build_pwrite(r: &RawStep, s: &mut Slots) -> Result<Op, String> {
+    Ok(Op::Pwrite {
+        slot: slot(r, s)?,
+        data: data(r)?,
+        offset: r.offset.unwrap_or(0),
+    })
+}
+
+fn build_pread(r: &RawStep, s: &mut Slots) -> Result<Op, String> {
+    Ok(Op::Pread {
+        slot: slot(r, s)?,
+        size: size(r)?,
+        offset: r.offset.unwrap_or(0),
+    })
+}
+
+fn build_dup(r: &RawStep, s: &mut Slots) -> Result<Op, String> {
+    let from = slot(r, s)?;
+    Ok(Op::Dup {
+        slot: from,
+        new_slot: s.define(r.new_slot.as_deref().unwrap_or_default()),
+    })
+}
+
+fn build_chown(r: &RawStep, call: ChownCall) -> Result<Op, String> {
+    Ok(Op::Chown {
+        call,
+        path: path(r)?,
+        uid: r.uid.unwrap_or(0),
+        gid: r.gid.unwrap_or(0),
+        flags: flags(r, AT_FLAGS)? as i32,
+    })
+}
+
+fn build_utimensat(r: &RawStep, s: &mut Slots) -> Result<Op, String> {
+    let (path, slot) = match (&r.path, &r.slot) {
+        (Some(_), None) => (Some(path(r)?), None),
+        (None, Some(_)) => (None, Some(slot(r, s)?)),
+        _ => return Err("needs either `path` or `slot` (futimens)".into()),
+    };
+    Ok(Op::Utimensat {
+        path,
+        slot,
+        flags: flags(r, AT_FLAGS)? as i32,
+    })
+}
+
 fn build_rename(r: &RawStep, call: RenameCall) -> Result<Op, String> {
     Ok(Op::Rename {
         call,
@@ -610,7 +737,7 @@ fn build_stat(r: &RawStep, call: StatCall) -> Result<Op, String> {
     })
 }
 
-fn build_symlink(r: &RawStep, _: &mut Slots) -> Result<Op, String> {
+fn build_symlink(r: &RawStep, at: bool) -> Result<Op, String> {
     let text = r.target.as_deref().unwrap_or_default();
     let target = Template::parse_link_target(text).map_err(|e| format!("`target`: {e}"))?;
     let link = path(r)?;
@@ -628,7 +755,11 @@ fn build_symlink(r: &RawStep, _: &mut Slots) -> Result<Op, String> {
             ));
         }
     }
-    Ok(Op::Symlink { target, path: link })
+    Ok(Op::Symlink {
+        at,
+        target,
+        path: link,
+    })
 }
 
 fn xattr_name(r: &RawStep) -> Result<std::ffi::CString, String> {
@@ -644,7 +775,7 @@ fn xattr_name(r: &RawStep) -> Result<std::ffi::CString, String> {
     std::ffi::CString::new(name).map_err(|_| format!("xattr name `{name}` contains NUL"))
 }
 
-type FlagTable = &'static [(&'static str, i64)];
+pub type FlagTable = &'static [(&'static str, i64)];
 
 const OPEN_FLAGS: FlagTable = &[
     ("O_RDONLY", libc::O_RDONLY as i64),
@@ -702,6 +833,25 @@ const FALLOC_FLAGS: FlagTable = &[
     ),
 ];
 
+const SYNC_FILE_RANGE_FLAGS: FlagTable = &[
+    (
+        "SYNC_FILE_RANGE_WAIT_BEFORE",
+        libc::SYNC_FILE_RANGE_WAIT_BEFORE as i64,
+    ),
+    ("SYNC_FILE_RANGE_WRITE", libc::SYNC_FILE_RANGE_WRITE as i64),
+    (
+        "SYNC_FILE_RANGE_WAIT_AFTER",
+        libc::SYNC_FILE_RANGE_WAIT_AFTER as i64,
+    ),
+];
+
+const ACCESS_MODES: FlagTable = &[
+    ("F_OK", libc::F_OK as i64),
+    ("R_OK", libc::R_OK as i64),
+    ("W_OK", libc::W_OK as i64),
+    ("X_OK", libc::X_OK as i64),
+];
+
 const XATTR_FLAGS: FlagTable = &[
     ("XATTR_CREATE", libc::XATTR_CREATE as i64),
     ("XATTR_REPLACE", libc::XATTR_REPLACE as i64),
@@ -723,6 +873,20 @@ const STATX_MASK: FlagTable = &[
     ("STATX_BTIME", libc::STATX_BTIME as i64),
     ("STATX_ALL", libc::STATX_ALL as i64),
 ];
+
+/// The flag names an op's `flags` field takes (for the recorder, which must only write
+/// flags a signature can hold).
+pub fn flag_table_of(op: &str) -> FlagTable {
+    match op {
+        "open" | "openat" => OPEN_FLAGS,
+        "renameat2" => RENAME_FLAGS,
+        "fallocate" => FALLOC_FLAGS,
+        "sync_file_range" => SYNC_FILE_RANGE_FLAGS,
+        "access" | "faccessat" => ACCESS_MODES,
+        "setxattr" => XATTR_FLAGS,
+        _ => AT_FLAGS,
+    }
+}
 
 fn flags(r: &RawStep, table: FlagTable) -> Result<i64, String> {
     match &r.flags {
@@ -749,11 +913,23 @@ pub fn parse_flags(f: &Flags, table: FlagTable) -> Result<i64, String> {
         }
         let (_, v) = table.iter().find(|(name, _)| *name == w).ok_or_else(|| {
             let known: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
-            format!("unknown flag `{w}` (known here: {})", known.join(", "))
+            match closest(w, known.iter().copied()) {
+                Some(near) => format!("unknown flag `{w}`: did you mean `{near}`?"),
+                None => format!("unknown flag `{w}` (known here: {})", known.join(", ")),
+            }
         })?;
         value |= v;
     }
     Ok(value)
+}
+
+/// The candidate closest to a misspelt `word`, if one is close enough to be a typo.
+pub fn closest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .map(|c| (strsim::jaro_winkler(word, c), c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
 }
 
 fn parse_int(s: &str) -> Result<i64, std::num::ParseIntError> {
@@ -822,6 +998,8 @@ mod tests {
         assert!(e.contains("does not take `path`"), "{e}");
         let e = Step::build(&raw("frobnicate"), &mut slots, 1).unwrap_err();
         assert!(e.contains("unknown op"), "{e}");
+        let e = Step::build(&raw("renmae"), &mut slots, 1).unwrap_err();
+        assert!(e.contains("did you mean `rename`?"), "{e}");
         let mut c = raw("close");
         c.slot = Some("never".into());
         let e = Step::build(&c, &mut slots, 1).unwrap_err();

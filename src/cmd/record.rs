@@ -1,0 +1,153 @@
+//! `sigbench record`: a signature from a strace log, or from running a command under strace.
+
+use anyhow::{Context, Result, bail};
+use sigbench::record::{self, Options, strace};
+use sigbench::testbed::find_tool;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+#[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  strace -f -tt -T -y -o rpm.trace rpm -U foo.rpm && sigbench record rpm.trace -o rpm.toml\n  sigbench record -o dpkg.toml -- dpkg -i foo.deb"
+)]
+pub struct Args {
+    /// An `strace -f` log (with or without -tt, -T, -y)
+    trace: Option<PathBuf>,
+    /// Where to write the signature (default: stdout, summary on stderr)
+    #[arg(short, long, value_name = "SIG.toml")]
+    output: Option<PathBuf>,
+    /// Record the calls under this directory (default: the one where most files changed)
+    #[arg(long, value_name = "PATH")]
+    under: Option<PathBuf>,
+    /// Keep stat/access/read probes on the files instead of dropping them
+    #[arg(long)]
+    keep_probes: bool,
+    /// Skip (and count) lines the parser does not understand instead of failing
+    #[arg(long)]
+    lenient: bool,
+    /// Signature name (default: from the output file or the command)
+    #[arg(long)]
+    name: Option<String>,
+    /// The traced program's initial working directory (for relative paths in traces taken
+    /// without -y; default: the current directory when sigbench runs the command)
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Also write the trace lines that became steps: line, file, phase, syscall (TSV)
+    #[arg(long, value_name = "FILE")]
+    kept: Option<PathBuf>,
+    /// Keep the strace log of `-- CMD` here
+    #[arg(long, value_name = "FILE")]
+    save_trace: Option<PathBuf>,
+    /// Run CMD under `strace -f -tt -T -y` and record it
+    #[arg(last = true, value_name = "CMD")]
+    command: Vec<String>,
+}
+
+fn word(s: &str) -> String {
+    let w: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let w = w.trim_matches('-').to_string();
+    if w.is_empty() { "recorded".into() } else { w }
+}
+
+pub fn run(args: Args) -> Result<i32> {
+    let (text, source, cwd) = match (&args.trace, args.command.is_empty()) {
+        (Some(_), false) => bail!("give either a trace file or `-- CMD`, not both"),
+        (None, true) => bail!("give a trace file, or `-- CMD ARGS…` to run one under strace"),
+        (Some(t), true) => {
+            let text = std::fs::read_to_string(t)
+                .with_context(|| format!("cannot read trace {}", t.display()))?;
+            (text, t.display().to_string(), args.cwd.clone())
+        }
+        (None, false) => {
+            let strace = find_tool("strace")
+                .context("strace not found: install it (sudo make deps does)")?;
+            let out = match &args.save_trace {
+                Some(p) => p.clone(),
+                None => std::env::temp_dir()
+                    .join(format!("sigbench-record-{}.trace", std::process::id())),
+            };
+            let status = Command::new(strace)
+                .args(["-f", "-tt", "-T", "-y", "-qq", "-o"])
+                .arg(&out)
+                .arg("--")
+                .args(&args.command)
+                .status()
+                .context("cannot run strace")?;
+            if !status.success() {
+                eprintln!(
+                    "sigbench: warning: `{}` exited with {status}; recording what it did",
+                    args.command.join(" ")
+                );
+            }
+            let text = std::fs::read_to_string(&out)
+                .with_context(|| format!("cannot read {}", out.display()));
+            if args.save_trace.is_none() {
+                let _ = std::fs::remove_file(&out);
+            }
+            let cwd = args.cwd.clone().or_else(|| std::env::current_dir().ok());
+            (text?, format!("`{}`", args.command.join(" ")), cwd)
+        }
+    };
+    let (calls, skipped) =
+        strace::parse(&text, args.lenient).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
+    let name = args
+        .name
+        .clone()
+        .unwrap_or_else(|| match (&args.output, args.command.first()) {
+            (Some(o), _) => word(&o.file_stem().unwrap_or_default().to_string_lossy()),
+            (None, Some(c)) => word(
+                Path::new(c)
+                    .file_name()
+                    .map(|f| f.to_string_lossy())
+                    .unwrap_or_default()
+                    .as_ref(),
+            ),
+            _ => "recorded".into(),
+        });
+    let rec = record::record(
+        &calls,
+        &Options {
+            under: args.under.clone(),
+            keep_probes: args.keep_probes,
+            cwd,
+            name,
+            source: source.clone(),
+        },
+    )?;
+    let mut summary = rec.summary();
+    if skipped > 0 {
+        summary.push_str(&format!(
+            "skipped {skipped} trace lines the parser did not understand (--lenient)\n"
+        ));
+    }
+    if let Some(k) = &args.kept {
+        let mut tsv = String::from("line\tfile\tphase\tsyscall\n");
+        for (line, file, phase, sys) in &rec.kept_calls {
+            tsv.push_str(&format!("{line}\t{file}\t{phase}\t{sys}\n"));
+        }
+        std::fs::write(k, tsv).with_context(|| format!("cannot write {}", k.display()))?;
+    }
+    match &args.output {
+        Some(o) => {
+            std::fs::write(o, &rec.toml)
+                .with_context(|| format!("cannot write {}", o.display()))?;
+            print!("{summary}");
+            println!("wrote {}", o.display());
+        }
+        None => {
+            std::io::stdout().write_all(rec.toml.as_bytes())?;
+            eprint!("{summary}");
+        }
+    }
+    Ok(0)
+}
