@@ -546,6 +546,11 @@ impl Touch {
 
 /// Turn the trace into a signature.
 pub fn record(calls: &[Call], opts: &Options) -> Result<Recording> {
+    let name = if opts.name.is_empty() {
+        "recorded"
+    } else {
+        opts.name.as_str()
+    };
     let mut resolver = Resolver {
         procs: HashMap::new(),
         initial_cwd: opts.cwd.clone(),
@@ -645,7 +650,10 @@ pub fn record(calls: &[Call], opts: &Options) -> Result<Recording> {
         }
         persistent
             .iter()
-            .filter(|f| p.len() > f.len() && p.starts_with(f.as_str()))
+            // A temporary name extends its file's name within the same path component.
+            .filter(|f| {
+                p.len() > f.len() && p.starts_with(f.as_str()) && !p[f.len()..].contains('/')
+            })
             .max_by_key(|f| f.len())
             .map(|f| (*f).clone())
             .unwrap_or_else(|| p.to_string())
@@ -1130,7 +1138,7 @@ pub fn record(calls: &[Call], opts: &Options) -> Result<Recording> {
     )
     .unwrap();
     writeln!(toml, "format = 1").unwrap();
-    writeln!(toml, "name = {}", toml_str(&opts.name)).unwrap();
+    writeln!(toml, "name = {}", toml_str(name)).unwrap();
     writeln!(
         toml,
         "description = {}",
@@ -1373,5 +1381,21 @@ mod tests {
         let r = rec(t, false);
         assert_eq!(r.tree, PathBuf::from("/t/sub"));
         assert_eq!((r.files, r.phases.clone()), (2, vec![2, 1]));
+
+        // --under, relative to the working directory: the same files, one level up.
+        let (calls, _) = strace::parse(t, false).unwrap();
+        let opts = Options {
+            under: Some("t".into()),
+            cwd: Some("/".into()),
+            ..Default::default()
+        };
+        let r = record(&calls, &opts).unwrap();
+        assert_eq!((r.tree.clone(), r.files), (PathBuf::from("/t"), 2));
+        assert!(r.toml.contains(r#"path = "{name}""#), "{}", r.toml);
+        let opts = Options {
+            under: Some("/elsewhere".into()),
+            ..Default::default()
+        };
+        assert!(record(&calls, &opts).is_err());
     }
 }
