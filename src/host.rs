@@ -15,6 +15,10 @@ pub struct Host {
     pub cpu_model: String,
     pub cpus: usize,
     pub mem_total_kib: u64,
+    /// The run happened in an emulated machine (QEMU TCG): times are not the hardware's,
+    /// counts are exact.
+    #[serde(default)]
+    pub emulated: bool,
 }
 
 fn field(c: &[libc::c_char]) -> String {
@@ -55,6 +59,7 @@ impl Host {
                 .map(|n| n.get())
                 .unwrap_or(1),
             mem_total_kib,
+            emulated: false,
         }
     }
 }

@@ -15,5 +15,6 @@ pub mod report;
 pub mod results;
 pub mod signature;
 pub mod stats;
+pub mod store;
 pub mod sys;
 pub mod testbed;

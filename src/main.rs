@@ -23,6 +23,14 @@ struct Cli {
 enum Command {
     /// Replay a signature on a fresh scratch filesystem and measure it
     Run(Box<cmd::run::Args>),
+    /// Compare labelled results: ratios, significance, scaling; exit codes for bisecting
+    Compare(cmd::compare::Args),
+    /// List the runs in the results store
+    Runs(cmd::runs::Args),
+    /// Write runs from the store as JSON (for `import` elsewhere) or Go benchmark text
+    Export(cmd::export::ExportArgs),
+    /// Add runs exported elsewhere (or `run --json` documents) to the store
+    Import(cmd::export::ImportArgs),
     /// Turn a program's strace log (or a command run under strace) into a signature
     Record(cmd::record::Args),
     /// List the built-in signatures
@@ -40,6 +48,10 @@ fn main() {
     let result = match cli.command {
         Command::Run(a) => cmd::run::run(*a),
         Command::Record(a) => cmd::record::run(a),
+        Command::Compare(a) => cmd::compare::run(a),
+        Command::Runs(a) => cmd::runs::run(a),
+        Command::Export(a) => cmd::export::export(a),
+        Command::Import(a) => cmd::export::import(a),
         Command::List(a) => cmd::list::run(a),
         Command::Show(a) => cmd::show::run(a),
         Command::Validate(a) => cmd::validate::run(a),

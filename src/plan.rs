@@ -110,6 +110,8 @@ impl Plan {
         RunDocument {
             schema: SCHEMA.into(),
             version: SCHEMA_VERSION,
+            id: crate::results::new_run_id(),
+            label: String::new(),
             tool: Tool {
                 name: "sigbench".into(),
                 version: env!("CARGO_PKG_VERSION").into(),

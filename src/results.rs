@@ -17,6 +17,12 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct RunDocument {
     pub schema: String,
     pub version: u32,
+    /// Unique id of the run (a UUID), so runs merged from several machines stay distinct.
+    #[serde(default)]
+    pub id: String,
+    /// What `compare` calls the run's results: `--label`, by default the kernel release.
+    #[serde(default)]
+    pub label: String,
     pub tool: Tool,
     /// `complete`, `interrupted` or `failed`; `error` says why when not complete.
     pub status: String,
@@ -94,8 +100,58 @@ pub struct CaseResult {
     pub blockstat: Option<BTreeMap<String, i64>>,
 }
 
+/// Several runs in one file: what `sigbench export` writes and `import` reads.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Export {
+    pub schema: String,
+    pub version: u32,
+    pub runs: Vec<RunDocument>,
+}
+
+/// `schema` of an export.
+pub const EXPORT_SCHEMA: &str = "sigbench.export";
+
+/// Read a run document or an export from JSON text.
+pub fn parse_documents(text: &str, origin: &str) -> anyhow::Result<Vec<RunDocument>> {
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| anyhow::anyhow!("{origin}: not JSON: {e}"))?;
+    let schema = v
+        .get("schema")
+        .and_then(|s| s.as_str())
+        .unwrap_or_default()
+        .to_string();
+    let version = v.get("version").and_then(|s| s.as_u64()).unwrap_or(0);
+    if version > SCHEMA_VERSION as u64 {
+        anyhow::bail!(
+            "{origin}: {schema} version {version} is newer than this sigbench reads ({SCHEMA_VERSION}); upgrade sigbench"
+        );
+    }
+    match schema.as_str() {
+        SCHEMA => Ok(vec![
+            serde_json::from_value(v).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?,
+        ]),
+        EXPORT_SCHEMA => Ok(serde_json::from_value::<Export>(v)
+            .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?
+            .runs),
+        other => anyhow::bail!("{origin}: not a sigbench document (schema `{other}`)"),
+    }
+}
+
 impl CaseResult {
     pub fn counter(&self, name: &str) -> Option<&Counter> {
         self.counters.iter().find(|c| c.name == name)
     }
+}
+
+/// A fresh run id (UUID v4 from the kernel).
+pub fn new_run_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/uuid")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| {
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0);
+            format!("{:032x}", t ^ ((std::process::id() as u128) << 64))
+        })
 }

@@ -8,6 +8,7 @@ use sigbench::probe::ProbeSpec;
 use sigbench::report::{json, text};
 use sigbench::results::CaseResult;
 use sigbench::signature::{self, Signature};
+use sigbench::store::Store;
 use sigbench::testbed::device::DeviceSpec;
 use sigbench::testbed::{DirSpec, Fs, TestbedSpec, workspace};
 use std::io::{IsTerminal, Write};
@@ -75,6 +76,20 @@ pub struct Args {
     /// Also print the kernel counters that moved most (slabinfo, vmstat, block device)
     #[arg(short, long)]
     verbose: bool,
+    /// Label of this run's results in the store (default: the kernel release)
+    #[arg(long)]
+    label: Option<String>,
+    /// Results database
+    #[arg(
+        long,
+        env = "SIGBENCH_DB",
+        default_value = "sigbench.db",
+        value_name = "PATH"
+    )]
+    db: std::path::PathBuf,
+    /// Do not store the results
+    #[arg(long)]
+    no_store: bool,
     /// Log every timed call (phase, file, syscall, paths, result) to FILE, to check a
     /// replay against its recording; the logging costs time inside the window
     #[arg(long, value_name = "FILE")]
@@ -173,8 +188,19 @@ pub fn run(args: Args) -> Result<i32> {
 
     let json_to_stdout = args.json.as_deref() == Some("-");
     let mount_point = format!("{}/{}/mnt", workspace::ROOT, std::process::id());
-    let mut console = Console::new(&plan, mount_point.len(), json_to_stdout);
     let mut doc = plan.document();
+    doc.label = args
+        .label
+        .clone()
+        .unwrap_or_else(|| doc.host.kernel_release.clone());
+    let store = if args.no_store {
+        None
+    } else {
+        let mut s = Store::open(&args.db)?;
+        let id = s.begin_run(&doc)?;
+        Some((s, id))
+    };
+    let mut console = Console::new(&plan, mount_point.len(), json_to_stdout, store);
     let outcome = plan.execute(&mut doc, &mut console);
     console.finish();
     doc.status = match &outcome {
@@ -184,6 +210,14 @@ pub fn run(args: Args) -> Result<i32> {
     }
     .into();
     doc.error = outcome.as_ref().err().map(|e| format!("{e:#}"));
+    if let Some((store, id)) = &mut console.store {
+        store.finish_run(*id, &doc)?;
+        eprintln!(
+            "sigbench: stored as `{}` in {} (run {id})",
+            doc.label,
+            store.path.display()
+        );
+    }
 
     let summary = text::summary(&doc, args.verbose);
     if json_to_stdout {
@@ -212,6 +246,9 @@ fn stdout(text: &str) {
 /// Prints s3e lines as cases finish and draws a progress bar on a terminal's stderr once a
 /// run has taken more than a second.
 struct Console {
+    /// Where finished cases are stored, one transaction each.
+    store: Option<(Store, i64)>,
+    stored: usize,
     layout: text::LineLayout,
     to_stderr: bool,
     bar: Option<ProgressBar>,
@@ -222,7 +259,12 @@ struct Console {
 }
 
 impl Console {
-    fn new(plan: &Plan, mount_point_len: usize, to_stderr: bool) -> Console {
+    fn new(
+        plan: &Plan,
+        mount_point_len: usize,
+        to_stderr: bool,
+        store: Option<(Store, i64)>,
+    ) -> Console {
         let bar = std::io::stderr().is_terminal().then(|| {
             let b = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
             if let Ok(style) = ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} {msg}") {
@@ -231,6 +273,8 @@ impl Console {
             b
         });
         Console {
+            store,
+            stored: 0,
             layout: text::LineLayout::new(plan, mount_point_len),
             to_stderr,
             bar,
@@ -287,6 +331,12 @@ impl Observer for Console {
 
     fn case_done(&mut self, result: &CaseResult, plan: &Plan) {
         self.cases_done += 1;
+        if let Some((store, id)) = &mut self.store {
+            if let Err(e) = store.add_case(*id, self.stored, result) {
+                self.warning(&format!("could not store the case: {e:#}"));
+            }
+            self.stored += 1;
+        }
         self.emit(&text::s3e_line(plan, result, &self.layout));
     }
 

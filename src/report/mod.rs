@@ -1,5 +1,8 @@
 //! Reports: turning results into what people and scripts read. One file per format; none
 //! of them measures or stores anything.
 
+pub mod compare;
+pub mod gobench;
 pub mod json;
+pub mod table;
 pub mod text;

@@ -217,6 +217,32 @@ pub fn summary(doc: &RunDocument, verbose: bool) -> String {
         }
     }
 
+    let scaling: Vec<_> = crate::stats::compare::scaling(
+        &crate::stats::compare::Samples::from_runs(&doc.label, std::slice::from_ref(doc)),
+    )
+    .into_iter()
+    .filter(|s| s.metric == "wall_ms" || first.counters.iter().any(|c| c.name == s.metric))
+    .collect();
+    if !scaling.is_empty() {
+        writeln!(
+            out,
+            "\nscaling with N (log-log fit; 1 = linear, 2 = quadratic)"
+        )
+        .unwrap();
+        for s in scaling {
+            let text = match &s.scaling {
+                Some(x) => format!(
+                    "{:.2}{}  {}",
+                    x.exponent,
+                    x.ci.map_or(String::new(), |(lo, hi)| format!(" [{lo:.2} … {hi:.2}]")),
+                    x.verdict()
+                ),
+                None => "cannot fit (a value is 0)".into(),
+            };
+            writeln!(out, "  {:<dir_w$} {:<16} {text}", s.dir, s.metric).unwrap();
+        }
+    }
+
     if verbose {
         for c in doc.cases.iter().filter(|c| !c.warmup) {
             out.push_str(&kernel_deltas(c, 8));

@@ -19,6 +19,11 @@ pub fn sigbench() -> Command {
     require_root();
     let mut c = Command::new(env!("CARGO_BIN_EXE_sigbench"));
     c.current_dir(std::env::temp_dir());
+    // Runs without --db store here rather than in whatever directory the tests run from.
+    c.env(
+        "SIGBENCH_DB",
+        std::env::temp_dir().join("sigbench-tests.db"),
+    );
     c
 }
 

@@ -1,0 +1,151 @@
+//! `sigbench compare A B [C…]`: is B (and C…) different from A, by how much, and is it real?
+
+use anyhow::{Context, Result, bail};
+use sigbench::report::compare as fmt;
+use sigbench::results::{RunDocument, parse_documents};
+use sigbench::stats::Test;
+use sigbench::stats::compare::{Samples, Verdict, compare, verdict};
+use sigbench::store::{Selector, Store};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Labels from the store (or JSON files from `run --json` / `export`); the first is the baseline
+    #[arg(required = true, num_args = 2..)]
+    labels: Vec<String>,
+    /// text, markdown, csv or json
+    #[arg(long, default_value = "text")]
+    format: String,
+    /// Significance level
+    #[arg(long, default_value_t = 0.05)]
+    alpha: f64,
+    /// Two-sample test: mann-whitney (no distribution assumed) or welch
+    #[arg(long, default_value = "mann-whitney")]
+    test: String,
+    /// Also show metrics without a significant change
+    #[arg(long)]
+    all: bool,
+    /// Exit 1 on a significant regression beyond PCT percent (`regression` or
+    /// `regression:5`), 0 without one, 125 when the data cannot decide (for `git bisect run`)
+    #[arg(long, value_name = "regression[:PCT]")]
+    fail_on: Option<String>,
+    /// Metrics --fail-on judges (default: wall_ms, the timed window)
+    #[arg(long = "metric", value_name = "NAME")]
+    metrics: Vec<String>,
+    /// Results database
+    #[arg(
+        long,
+        env = "SIGBENCH_DB",
+        default_value = "sigbench.db",
+        value_name = "PATH"
+    )]
+    db: PathBuf,
+}
+
+fn load(arg: &str, db: &Path, store: &mut Option<Store>) -> Result<(String, Vec<RunDocument>)> {
+    let path = Path::new(arg);
+    if path.is_file() {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {arg}"))?;
+        let docs = parse_documents(&text, arg)?;
+        let first = docs.first().map(|d| d.label.clone()).unwrap_or_default();
+        let label = if !first.is_empty() && docs.iter().all(|d| d.label == first) {
+            first
+        } else {
+            path.file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        };
+        return Ok((label, docs));
+    }
+    if store.is_none() {
+        if !db.exists() {
+            bail!(
+                "`{arg}` is not a file, and there is no results database at {} to find it as a label",
+                db.display()
+            );
+        }
+        *store = Some(Store::open(db)?);
+    }
+    let s = store.as_ref().expect("opened above");
+    let runs = s.load(&Selector::Label(arg.to_string()))?;
+    if runs.is_empty() {
+        bail!(
+            "no runs labelled `{arg}` in {} (labels there: {})",
+            db.display(),
+            s.labels()?.join(", ")
+        );
+    }
+    Ok((arg.to_string(), runs))
+}
+
+pub fn run(args: Args) -> Result<i32> {
+    let test = match args.test.as_str() {
+        "mann-whitney" | "mwu" | "u" => Test::MannWhitney,
+        "welch" | "t" => Test::Welch,
+        other => bail!("unknown test `{other}` (mann-whitney or welch)"),
+    };
+    if !(0.0 < args.alpha && args.alpha < 1.0) {
+        bail!("--alpha must be between 0 and 1");
+    }
+    let threshold = match args.fail_on.as_deref() {
+        None => None,
+        Some("regression") => Some(0.0),
+        Some(s) => match s
+            .strip_prefix("regression:")
+            .map(|p| p.trim_end_matches('%').parse::<f64>())
+        {
+            Some(Ok(p)) => Some(p),
+            _ => bail!("--fail-on takes `regression` or `regression:PCT`, not `{s}`"),
+        },
+    };
+    let mut store = None;
+    let mut samples = Vec::new();
+    for l in &args.labels {
+        let (label, runs) = load(l, &args.db, &mut store)?;
+        samples.push(Samples::from_runs(&label, &runs));
+    }
+    let cmp = compare(&samples, test, args.alpha);
+    let out = match args.format.as_str() {
+        "text" => fmt::text(&cmp, args.all),
+        "markdown" | "md" => fmt::markdown(&cmp, args.all),
+        "csv" => fmt::csv(&cmp),
+        "json" => fmt::json(&cmp),
+        other => bail!("unknown format `{other}` (text, markdown, csv, json)"),
+    };
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(out.as_bytes())
+        .and_then(|()| stdout.flush());
+    if matches!(args.format.as_str(), "csv" | "json") {
+        for w in &cmp.warnings {
+            eprintln!("sigbench: warning: {w}");
+        }
+    }
+    let Some(pct) = threshold else { return Ok(0) };
+    let metrics = if args.metrics.is_empty() {
+        vec!["wall_ms".to_string()]
+    } else {
+        args.metrics.clone()
+    };
+    let v = verdict(&cmp, &metrics, pct);
+    eprintln!(
+        "sigbench: {}",
+        match v {
+            Verdict::NoRegression => format!(
+                "no significant regression of {} beyond {pct}%",
+                metrics.join(", ")
+            ),
+            Verdict::Regression => format!(
+                "significant regression of {} beyond {pct}%",
+                metrics.join(", ")
+            ),
+            Verdict::Undecidable => format!(
+                "not enough data to decide on {} (more repetitions: -r)",
+                metrics.join(", ")
+            ),
+        }
+    );
+    Ok(v.exit_code())
+}

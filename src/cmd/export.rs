@@ -1,0 +1,116 @@
+//! `sigbench export` / `sigbench import`: move runs between machines.
+
+use anyhow::{Context, Result, bail};
+use sigbench::report::gobench;
+use sigbench::results::{EXPORT_SCHEMA, Export, SCHEMA_VERSION, parse_documents};
+use sigbench::store::{Selector, Store};
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct ExportArgs {
+    /// Only runs with this label (repeatable)
+    #[arg(long)]
+    label: Vec<String>,
+    /// Only this run (repeatable; ids as `sigbench runs` shows them)
+    #[arg(long)]
+    run: Vec<i64>,
+    /// json (sigbench's own, for import elsewhere) or gobench (Go benchmark text, for benchstat)
+    #[arg(long, default_value = "json")]
+    format: String,
+    /// Output file (default: stdout)
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Results database
+    #[arg(
+        long,
+        env = "SIGBENCH_DB",
+        default_value = "sigbench.db",
+        value_name = "PATH"
+    )]
+    db: PathBuf,
+}
+
+#[derive(clap::Args)]
+pub struct ImportArgs {
+    /// Files written by `sigbench export` or `sigbench run --json`
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Results database
+    #[arg(
+        long,
+        env = "SIGBENCH_DB",
+        default_value = "sigbench.db",
+        value_name = "PATH"
+    )]
+    db: PathBuf,
+}
+
+pub fn export(args: ExportArgs) -> Result<i32> {
+    if !args.db.exists() {
+        bail!("no results database at {} (pass --db)", args.db.display());
+    }
+    let store = Store::open(&args.db)?;
+    let mut sels: Vec<Selector> = args.label.iter().cloned().map(Selector::Label).collect();
+    sels.extend(args.run.iter().map(|&r| Selector::Run(r)));
+    if sels.is_empty() {
+        sels.push(Selector::All);
+    }
+    let mut runs = Vec::new();
+    for s in &sels {
+        let found = store.load(s)?;
+        if found.is_empty() {
+            bail!("no runs match {s:?} in {}", args.db.display());
+        }
+        runs.extend(found);
+    }
+    let text = match args.format.as_str() {
+        "json" => {
+            let mut t = serde_json::to_string_pretty(&Export {
+                schema: EXPORT_SCHEMA.into(),
+                version: SCHEMA_VERSION,
+                runs,
+            })?;
+            t.push('\n');
+            t
+        }
+        "gobench" => gobench::runs(&runs),
+        other => bail!("unknown export format `{other}` (json or gobench)"),
+    };
+    match &args.output {
+        Some(p) => {
+            std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?
+        }
+        None => std::io::stdout().write_all(text.as_bytes())?,
+    }
+    Ok(0)
+}
+
+pub fn import(args: ImportArgs) -> Result<i32> {
+    let mut store = Store::open(&args.db)?;
+    let (mut added, mut present) = (0, 0);
+    for f in &args.files {
+        let text =
+            std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?;
+        for doc in parse_documents(&text, &f.display().to_string())? {
+            if doc.id.is_empty() {
+                bail!("{}: a run without an id cannot be imported", f.display());
+            }
+            if store.import(&doc)? {
+                added += 1;
+            } else {
+                present += 1;
+            }
+        }
+    }
+    println!(
+        "imported {added} run(s) into {}{}",
+        args.db.display(),
+        if present > 0 {
+            format!(" ({present} already there)")
+        } else {
+            String::new()
+        }
+    );
+    Ok(0)
+}

@@ -1,0 +1,62 @@
+//! `sigbench runs`: the runs in the results store.
+
+use anyhow::Result;
+use sigbench::store::Store;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Results database
+    #[arg(
+        long,
+        env = "SIGBENCH_DB",
+        default_value = "sigbench.db",
+        value_name = "PATH"
+    )]
+    db: std::path::PathBuf,
+}
+
+pub fn run(args: Args) -> Result<i32> {
+    if !args.db.exists() {
+        anyhow::bail!(
+            "no results database at {} (run `sigbench run` first, or pass --db)",
+            args.db.display()
+        );
+    }
+    let store = Store::open(&args.db)?;
+    let runs = store.runs()?;
+    if runs.is_empty() {
+        println!("no runs in {}", args.db.display());
+        return Ok(0);
+    }
+    let lw = runs.iter().map(|r| r.label.len()).max().unwrap_or(5).max(5);
+    let sw = runs
+        .iter()
+        .map(|r| r.signature.len())
+        .max()
+        .unwrap_or(9)
+        .max(9);
+    println!(
+        "{:>4}  {:<lw$}  {:<20}  {:<sw$}  {:<5}  {:<18}  {:>4}  {:>5}  status",
+        "run", "label", "date", "signature", "fs", "N", "dirs", "cases"
+    );
+    for r in &runs {
+        let ns: Vec<String> = r.ns.iter().map(u64::to_string).collect();
+        println!(
+            "{:>4}  {:<lw$}  {:<20}  {:<sw$}  {:<5}  {:<18}  {:>4}  {:>5}  {}",
+            r.id,
+            r.label,
+            r.started_at,
+            r.signature,
+            r.fs,
+            if ns.is_empty() {
+                "-".into()
+            } else {
+                ns.join(",")
+            },
+            r.dirs,
+            r.cases,
+            r.status
+        );
+    }
+    Ok(0)
+}

@@ -1,0 +1,358 @@
+//! The comparison of labels as tables: who was compared, the s3e summary ("250 files:
+//! 21.1× more time, 125× more inode evictions"), the LKP-style metric table
+//! (`A ± %stddev | %change | B ± %stddev | metric`) and the scaling exponents. Each
+//! output format renders these the same way.
+
+use super::table::{Align, Table};
+use crate::stats::compare::{Comparison, Kind, Row};
+use std::collections::BTreeMap;
+
+/// A number with about four significant digits, LKP style.
+pub fn num(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    let a = v.abs();
+    if a == 0.0 || a >= 1000.0 {
+        format!("{v:.0}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 10.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+fn stddev_pct(r: &crate::stats::Summary) -> String {
+    if r.mean == 0.0 {
+        "±0%".into()
+    } else {
+        format!("±{:.0}%", r.stdev / r.mean.abs() * 100.0)
+    }
+}
+
+/// `+40.2%`, with `~` when the change is not significant.
+fn change(r: &Row) -> String {
+    let c = r.change_percent();
+    let text = if c.is_nan() {
+        "new".into()
+    } else {
+        format!("{c:+.1}%")
+    };
+    if r.significant {
+        text
+    } else {
+        format!("{text} ~")
+    }
+}
+
+fn evidence(r: &Row) -> String {
+    if r.exact {
+        "exact".into()
+    } else if r.insufficient {
+        "too few samples".into()
+    } else {
+        match r.p_value {
+            Some(p) if p < 0.0001 => "p<0.0001".into(),
+            Some(p) => format!("p={p:.4}"),
+            None => "-".into(),
+        }
+    }
+}
+
+fn labels_table(c: &Comparison) -> Table {
+    let mut t = Table::new(
+        "",
+        &[
+            ("label", Align::Left),
+            ("runs", Align::Right),
+            ("kernel", Align::Left),
+            ("fs", Align::Left),
+            ("note", Align::Left),
+        ],
+    );
+    for l in &c.labels {
+        t.push(vec![
+            l.label.clone(),
+            l.runs.to_string(),
+            l.kernels.join(", "),
+            l.filesystems.join(", "),
+            if l.emulated {
+                "timings emulated (TCG): compare counts, not times".into()
+            } else {
+                String::new()
+            },
+        ]);
+    }
+    t
+}
+
+/// s3e's comparison: per directory and N, how many times more time and counter events.
+fn s3e_table(c: &Comparison, pair: usize) -> Table {
+    let p = &c.pairs[pair];
+    let mut counters: Vec<&str> = p
+        .rows
+        .iter()
+        .filter(|r| r.kind == Kind::Counter && r.metric != "calls")
+        .map(|r| r.metric.as_str())
+        .collect();
+    counters.sort();
+    counters.dedup();
+    let mut headers = vec![
+        ("signature", Align::Left),
+        ("dir", Align::Left),
+        ("N", Align::Right),
+        ("time", Align::Right),
+    ];
+    let names: Vec<String> = counters.iter().map(|c| c.to_string()).collect();
+    for n in &names {
+        headers.push((n.as_str(), Align::Right));
+    }
+    let mut t = Table::new(format!("{} compared to {}", p.other, p.base), &headers);
+    let mut by_case: BTreeMap<(String, u64, String), Vec<&Row>> = BTreeMap::new();
+    for r in &p.rows {
+        by_case
+            .entry((r.case.dir.clone(), r.case.n, r.case.signature.clone()))
+            .or_default()
+            .push(r);
+    }
+    for ((dir, n, sig), rows) in by_case {
+        let cell = |metric: &str, what: &str| -> String {
+            match rows.iter().find(|r| r.metric == metric) {
+                Some(r) => match &r.ratio {
+                    Some(x) => {
+                        let what = if what.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" {what}")
+                        };
+                        format!(
+                            "{:.2}×{what}{}",
+                            x.ratio,
+                            if r.significant { "" } else { " ~" }
+                        )
+                    }
+                    None => format!("{} → {} {what}", num(r.base.median), num(r.other.median)),
+                },
+                None => "-".into(),
+            }
+        };
+        let mut row = vec![sig, dir, n.to_string(), cell("wall_ms", "time")];
+        for m in &counters {
+            row.push(cell(m, ""));
+        }
+        t.push(row.into_iter().map(|s| s.trim_end().to_string()).collect());
+    }
+    t.note = Some("(ratio of medians; `~`: not significant at α)".into());
+    t
+}
+
+/// LKP's table: significant rows first; within them time and counters, latency, then
+/// kernel deltas, largest change first; unchanged rows only with `all`.
+fn lkp_table(c: &Comparison, pair: usize, all: bool) -> Table {
+    let p = &c.pairs[pair];
+    let mut rows: Vec<&Row> = p.rows.iter().filter(|r| all || r.significant).collect();
+    rows.sort_by(|a, b| {
+        b.significant
+            .cmp(&a.significant)
+            // Time and counters first, then latency, then kernel-wide deltas.
+            .then_with(|| a.kind.cmp(&b.kind))
+            // Finite changes by size, then metrics that were 0 on the baseline.
+            .then_with(|| {
+                a.change_percent()
+                    .is_nan()
+                    .cmp(&b.change_percent().is_nan())
+            })
+            .then_with(|| {
+                b.change_percent()
+                    .abs()
+                    .total_cmp(&a.change_percent().abs())
+            })
+            .then_with(|| a.metric.cmp(&b.metric))
+    });
+    let base_h = format!("{} ± %stddev", p.base);
+    let other_h = format!("{} ± %stddev", p.other);
+    let mut t = Table::new(
+        format!(
+            "{} → {}: {} of {} metrics changed significantly",
+            p.base,
+            p.other,
+            p.rows.iter().filter(|r| r.significant).count(),
+            p.rows.len()
+        ),
+        &[
+            (base_h.as_str(), Align::Right),
+            ("", Align::Left),
+            ("%change", Align::Right),
+            (other_h.as_str(), Align::Right),
+            ("", Align::Left),
+            ("evidence", Align::Left),
+            ("metric", Align::Left),
+        ],
+    );
+    for r in rows {
+        t.push(vec![
+            num(r.base.median),
+            stddev_pct(&r.base),
+            change(r),
+            num(r.other.median),
+            stddev_pct(&r.other),
+            evidence(r),
+            format!("{}/{}", r.case.short(), r.metric),
+        ]);
+    }
+    if !all {
+        t.note = Some(format!(
+            "(medians; rows without a significant change hidden, --all shows them; {} at α = {})",
+            c.test.name(),
+            c.alpha
+        ));
+    }
+    t
+}
+
+fn scaling_table(c: &Comparison) -> Table {
+    let mut t = Table::new(
+        "scaling with N (log-log fit over every sample)",
+        &[
+            ("label", Align::Left),
+            ("dir", Align::Left),
+            ("metric", Align::Left),
+            ("exponent", Align::Right),
+            ("95% CI", Align::Left),
+            ("", Align::Left),
+        ],
+    );
+    for s in &c.scaling {
+        let (e, ci, v) = match &s.scaling {
+            Some(x) => (
+                format!("{:.2}", x.exponent),
+                x.ci.map_or("-".into(), |(lo, hi)| format!("{lo:.2} … {hi:.2}")),
+                x.verdict(),
+            ),
+            None => ("-".into(), "-".into(), "cannot fit (a value is 0)".into()),
+        };
+        t.push(vec![
+            s.label.clone(),
+            s.dir.clone(),
+            s.metric.clone(),
+            e,
+            ci,
+            v,
+        ]);
+    }
+    t
+}
+
+/// Every table of the comparison, in reading order.
+pub fn tables(c: &Comparison, all: bool) -> Vec<Table> {
+    let mut v = vec![labels_table(c)];
+    for i in 0..c.pairs.len() {
+        v.push(s3e_table(c, i));
+        v.push(lkp_table(c, i, all));
+    }
+    if !c.scaling.is_empty() {
+        v.push(scaling_table(c));
+    }
+    v
+}
+
+pub fn text(c: &Comparison, all: bool) -> String {
+    let mut out = String::new();
+    for t in tables(c, all) {
+        out.push_str(&t.text());
+        out.push('\n');
+    }
+    if !c.warnings.is_empty() {
+        out.push_str("warnings:\n");
+        for w in &c.warnings {
+            out.push_str(&format!("  {w}\n"));
+        }
+    }
+    out
+}
+
+pub fn markdown(c: &Comparison, all: bool) -> String {
+    let mut out = String::from("## sigbench comparison\n\n");
+    for t in tables(c, all) {
+        out.push_str(&t.markdown());
+    }
+    if !c.warnings.is_empty() {
+        out.push_str("**Warnings**\n\n");
+        for w in &c.warnings {
+            out.push_str(&format!("- {w}\n"));
+        }
+    }
+    out
+}
+
+/// One flat row per compared metric, for spreadsheets and scripts.
+pub fn csv(c: &Comparison) -> String {
+    let mut t = Table::new(
+        "",
+        &[
+            ("base", Align::Left),
+            ("other", Align::Left),
+            ("signature", Align::Left),
+            ("dir", Align::Left),
+            ("n", Align::Right),
+            ("metric", Align::Left),
+            ("kind", Align::Left),
+            ("base_n", Align::Right),
+            ("base_median", Align::Right),
+            ("base_stdev", Align::Right),
+            ("other_n", Align::Right),
+            ("other_median", Align::Right),
+            ("other_stdev", Align::Right),
+            ("change_pct", Align::Right),
+            ("ratio", Align::Right),
+            ("ratio_lo", Align::Right),
+            ("ratio_hi", Align::Right),
+            ("p_value", Align::Right),
+            ("exact", Align::Left),
+            ("significant", Align::Left),
+        ],
+    );
+    for p in &c.pairs {
+        for r in &p.rows {
+            let (ratio, lo, hi) = r
+                .ratio
+                .map_or((String::new(), String::new(), String::new()), |x| {
+                    (x.ratio.to_string(), x.ci.0.to_string(), x.ci.1.to_string())
+                });
+            t.push(vec![
+                p.base.clone(),
+                p.other.clone(),
+                r.case.signature.clone(),
+                r.case.dir.clone(),
+                r.case.n.to_string(),
+                r.metric.clone(),
+                format!("{:?}", r.kind).to_lowercase(),
+                r.base.n.to_string(),
+                r.base.median.to_string(),
+                r.base.stdev.to_string(),
+                r.other.n.to_string(),
+                r.other.median.to_string(),
+                r.other.stdev.to_string(),
+                r.change_percent().to_string(),
+                ratio,
+                lo,
+                hi,
+                r.p_value.map_or(String::new(), |p| p.to_string()),
+                r.exact.to_string(),
+                r.significant.to_string(),
+            ]);
+        }
+    }
+    t.csv()
+}
+
+pub fn json(c: &Comparison) -> String {
+    let mut v = serde_json::to_value(c).unwrap_or_default();
+    v["schema"] = "sigbench.comparison".into();
+    v["version"] = 1.into();
+    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+    s.push('\n');
+    s
+}

@@ -1,0 +1,483 @@
+//! Comparing labelled result sets: cases matched by signature, directory and N; every
+//! metric summarised per label, tested between the baseline and each other label, and
+//! fitted over N; warnings where the data cannot support a verdict.
+
+use super::{Ratio, Scaling, Summary, Test, fit_exponent, min_p_value, ratio_of_medians};
+use crate::probe::Reading;
+use crate::results::{CaseResult, RunDocument};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What kind of quantity a metric is; decides how it is compared and shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// Wall and CPU time of the timed window (ms).
+    Time,
+    /// Counts: probe counters and syscalls issued.
+    Counter,
+    /// Per-syscall latency percentiles (µs).
+    Latency,
+    /// Kernel-wide deltas: slabinfo, vmstat, block device.
+    Kernel,
+}
+
+/// A case as results are matched across labels.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct CaseKey {
+    pub signature: String,
+    pub dir: String,
+    pub n: u64,
+}
+
+impl CaseKey {
+    pub fn short(&self) -> String {
+        format!("{}/N={}", self.dir, self.n)
+    }
+}
+
+/// The metrics of one measured case.
+pub fn metrics_of(c: &CaseResult) -> Vec<(String, Kind, f64)> {
+    let mut v = vec![
+        ("wall_ms".to_string(), Kind::Time, c.wall_ns as f64 / 1e6),
+        (
+            "user_ms".to_string(),
+            Kind::Time,
+            c.cpu.user_ns as f64 / 1e6,
+        ),
+        ("sys_ms".to_string(), Kind::Time, c.cpu.sys_ns as f64 / 1e6),
+        ("calls".to_string(), Kind::Counter, c.calls as f64),
+    ];
+    for k in &c.counters {
+        if let Reading::Counted { value, .. } = k.reading {
+            v.push((k.name.clone(), Kind::Counter, value as f64));
+        }
+    }
+    for l in &c.latency {
+        v.push((
+            format!("{}.p50_us", l.syscall),
+            Kind::Latency,
+            l.p50_ns as f64 / 1e3,
+        ));
+        v.push((
+            format!("{}.p99_us", l.syscall),
+            Kind::Latency,
+            l.p99_ns as f64 / 1e3,
+        ));
+    }
+    for s in c.slabinfo.iter().flatten() {
+        v.push((
+            format!("slabinfo.{}.active_objs", s.cache),
+            Kind::Kernel,
+            s.active_objs as f64,
+        ));
+    }
+    for (k, d) in c.vmstat.iter().flatten() {
+        v.push((format!("vmstat.{k}"), Kind::Kernel, *d as f64));
+    }
+    for (k, d) in c.blockstat.iter().flatten() {
+        v.push((format!("block.{k}"), Kind::Kernel, *d as f64));
+    }
+    v
+}
+
+/// Metric name → its kind and one value per measured repetition.
+pub type Metrics = BTreeMap<String, (Kind, Vec<f64>)>;
+
+/// One label's samples: case → metric → values.
+#[derive(Clone, Debug, Default)]
+pub struct Samples {
+    pub label: String,
+    pub cases: BTreeMap<CaseKey, Metrics>,
+    /// The first repetition's wall time per case (to spot a slow first run).
+    first_wall: BTreeMap<CaseKey, f64>,
+    pub runs: usize,
+    pub kernels: BTreeSet<String>,
+    pub filesystems: BTreeSet<String>,
+    /// Labels run under emulation (TCG): their times are not the hardware's.
+    pub emulated: bool,
+}
+
+impl Samples {
+    pub fn from_runs(label: &str, runs: &[RunDocument]) -> Samples {
+        let mut s = Samples {
+            label: label.to_string(),
+            runs: runs.len(),
+            ..Default::default()
+        };
+        for r in runs {
+            s.kernels.insert(r.host.kernel_release.clone());
+            s.filesystems.insert(r.testbed.fs.clone());
+            s.emulated |= r.host.emulated;
+            for c in r.cases.iter().filter(|c| !c.warmup) {
+                let key = CaseKey {
+                    signature: r.signature.name.clone(),
+                    dir: c.dir.clone(),
+                    n: c.n,
+                };
+                let metrics = s.cases.entry(key.clone()).or_default();
+                let already = metrics.get("wall_ms").map_or(0, |m| m.1.len());
+                // Kernel deltas are stored only when non-zero: earlier samples missing a
+                // metric had 0.
+                for (name, kind, value) in metrics_of(c) {
+                    let e = metrics
+                        .entry(name)
+                        .or_insert_with(|| (kind, vec![0.0; already]));
+                    e.1.push(value);
+                }
+                for (_, (kind, values)) in metrics.iter_mut() {
+                    if values.len() == already && *kind == Kind::Kernel {
+                        values.push(0.0);
+                    }
+                }
+                s.first_wall.entry(key).or_insert(c.wall_ns as f64 / 1e6);
+            }
+        }
+        s
+    }
+}
+
+/// One metric of one case, compared between the baseline and another label.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Row {
+    pub case: CaseKey,
+    pub metric: String,
+    pub kind: Kind,
+    pub base: Summary,
+    pub other: Summary,
+    pub ratio: Option<Ratio>,
+    /// None for exact comparisons (both sides constant) and when a side is too small.
+    pub p_value: Option<f64>,
+    /// Both sides are constant: the difference is exact.
+    pub exact: bool,
+    pub significant: bool,
+    /// The sample sizes cannot reach significance at α whatever the difference.
+    pub insufficient: bool,
+}
+
+impl Row {
+    /// Change of the median in percent (NaN when the baseline median is 0).
+    pub fn change_percent(&self) -> f64 {
+        if self.base.median == 0.0 {
+            if self.other.median == 0.0 {
+                0.0
+            } else {
+                f64::NAN
+            }
+        } else {
+            (self.other.median / self.base.median - 1.0) * 100.0
+        }
+    }
+
+    pub fn changed(&self) -> bool {
+        self.base.median != self.other.median || self.base.mean != self.other.mean
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Pair {
+    pub base: String,
+    pub other: String,
+    pub rows: Vec<Row>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ScalingRow {
+    pub label: String,
+    pub signature: String,
+    pub dir: String,
+    pub metric: String,
+    pub ns: Vec<u64>,
+    pub scaling: Option<Scaling>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LabelInfo {
+    pub label: String,
+    pub runs: usize,
+    pub kernels: Vec<String>,
+    pub filesystems: Vec<String>,
+    pub emulated: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Comparison {
+    pub alpha: f64,
+    pub test: Test,
+    pub labels: Vec<LabelInfo>,
+    pub pairs: Vec<Pair>,
+    pub scaling: Vec<ScalingRow>,
+    pub warnings: Vec<String>,
+}
+
+/// Minimum samples a side for a verdict worth trusting.
+pub const MIN_SAMPLES: usize = 5;
+/// Above this coefficient of variation a time metric is called unstable.
+pub const MAX_CV: f64 = 0.05;
+
+fn compare_metric(
+    case: &CaseKey,
+    metric: &str,
+    kind: Kind,
+    a: &[f64],
+    b: &[f64],
+    test: Test,
+    alpha: f64,
+) -> Option<Row> {
+    let base = Summary::of(a)?;
+    let other = Summary::of(b)?;
+    let exact = base.is_constant() && other.is_constant() && kind != Kind::Time;
+    let insufficient = !exact && min_p_value(a.len(), b.len()) > alpha;
+    let p_value = if exact || a.len() < 2 || b.len() < 2 {
+        None
+    } else {
+        Some(test.p_value(a, b))
+    };
+    let significant = if exact {
+        base.median != other.median
+    } else {
+        p_value.is_some_and(|p| p < alpha)
+    };
+    Some(Row {
+        case: case.clone(),
+        metric: metric.to_string(),
+        kind,
+        base,
+        other,
+        ratio: ratio_of_medians(a, b),
+        p_value,
+        exact,
+        significant,
+        insufficient,
+    })
+}
+
+/// Compare every label with the first.
+pub fn compare(labels: &[Samples], test: Test, alpha: f64) -> Comparison {
+    let mut warnings = Vec::new();
+    // Label → cases with too few samples (one warning per label, not per case).
+    let mut few: BTreeMap<String, Vec<(String, usize)>> = BTreeMap::new();
+    let mut pairs = Vec::new();
+    let base = &labels[0];
+    for other in &labels[1..] {
+        let mut rows = Vec::new();
+        for (case, bm) in &base.cases {
+            let Some(om) = other.cases.get(case) else {
+                continue;
+            };
+            let names: BTreeSet<&String> = bm.keys().chain(om.keys()).collect();
+            for name in names {
+                let zero_a;
+                let zero_b;
+                let (kind, a) = match bm.get(name) {
+                    Some((k, v)) => (*k, v.as_slice()),
+                    None => {
+                        zero_a = vec![0.0; bm["wall_ms"].1.len()];
+                        (om[name].0, zero_a.as_slice())
+                    }
+                };
+                let b = match om.get(name) {
+                    Some((_, v)) => v.as_slice(),
+                    None => {
+                        zero_b = vec![0.0; om["wall_ms"].1.len()];
+                        zero_b.as_slice()
+                    }
+                };
+                // A counter one side has and the other cannot count is not comparable.
+                if kind == Kind::Counter && (bm.get(name).is_none() || om.get(name).is_none()) {
+                    continue;
+                }
+                if let Some(r) = compare_metric(case, name, kind, a, b, test, alpha) {
+                    rows.push(r);
+                }
+            }
+            for (s, m) in [(base, bm), (other, om)] {
+                let wall = &m["wall_ms"].1;
+                if wall.len() < MIN_SAMPLES {
+                    few.entry(s.label.clone())
+                        .or_default()
+                        .push((case.short(), wall.len()));
+                }
+                if let Some(sum) = Summary::of(wall)
+                    && sum.cv > MAX_CV
+                {
+                    warnings.push(format!(
+                        "{} {}: wall time varies a lot between repetitions (CV {:.1}% > {:.0}%)",
+                        s.label,
+                        case.short(),
+                        sum.cv * 100.0,
+                        MAX_CV * 100.0
+                    ));
+                }
+                if wall.len() >= 3
+                    && let (Some(&first), Some(rest)) =
+                        (s.first_wall.get(case), Summary::of(&wall[1..]))
+                    && first > rest.median * 1.2
+                {
+                    warnings.push(format!(
+                        "{} {}: the first repetition took {:.0}% longer than the median of the others (a cold start? try --warmup 1)",
+                        s.label,
+                        case.short(),
+                        (first / rest.median - 1.0) * 100.0
+                    ));
+                }
+            }
+        }
+        let unmatched: Vec<String> = base
+            .cases
+            .keys()
+            .filter(|k| !other.cases.contains_key(*k))
+            .chain(other.cases.keys().filter(|k| !base.cases.contains_key(*k)))
+            .map(|k| format!("{} {}", k.signature, k.short()))
+            .collect();
+        if !unmatched.is_empty() {
+            warnings.push(format!(
+                "{} vs {}: {} case(s) only on one side, not compared: {}",
+                base.label,
+                other.label,
+                unmatched.len(),
+                unmatched.join(", ")
+            ));
+        }
+        if rows.is_empty() {
+            warnings.push(format!(
+                "{} and {} have no case in common (same signature, directory and N)",
+                base.label, other.label
+            ));
+        }
+        pairs.push(Pair {
+            base: base.label.clone(),
+            other: other.label.clone(),
+            rows,
+        });
+    }
+    let mut few_warnings = Vec::new();
+    for (label, mut cases) in few {
+        cases.sort();
+        cases.dedup();
+        let lo = cases.iter().map(|c| c.1).min().unwrap_or(0);
+        let hi = cases.iter().map(|c| c.1).max().unwrap_or(0);
+        let counts = if lo == hi {
+            format!("{lo}")
+        } else {
+            format!("{lo}–{hi}")
+        };
+        let mut names: Vec<String> = cases.iter().take(4).map(|c| c.0.clone()).collect();
+        if cases.len() > 4 {
+            names.push(format!("… {} more", cases.len() - 4));
+        }
+        few_warnings.push(format!(
+            "{label}: only {counts} sample(s) per case in {} case(s) ({}); at least {MIN_SAMPLES} per side are needed for a verdict (use -r)",
+            cases.len(),
+            names.join(", ")
+        ));
+    }
+    warnings.splice(0..0, few_warnings);
+    let mut seen = BTreeSet::new();
+    warnings.retain(|w| seen.insert(w.clone()));
+
+    Comparison {
+        alpha,
+        test,
+        labels: labels
+            .iter()
+            .map(|s| LabelInfo {
+                label: s.label.clone(),
+                runs: s.runs,
+                kernels: s.kernels.iter().cloned().collect(),
+                filesystems: s.filesystems.iter().cloned().collect(),
+                emulated: s.emulated,
+            })
+            .collect(),
+        pairs,
+        scaling: labels.iter().flat_map(scaling).collect(),
+        warnings,
+    }
+}
+
+/// Exponents of time and counters over N, per label, signature and directory.
+pub fn scaling(s: &Samples) -> Vec<ScalingRow> {
+    let mut groups: BTreeMap<(String, String), BTreeMap<u64, &Metrics>> = BTreeMap::new();
+    for (k, m) in &s.cases {
+        groups
+            .entry((k.signature.clone(), k.dir.clone()))
+            .or_default()
+            .insert(k.n, m);
+    }
+    let mut out = Vec::new();
+    for ((signature, dir), by_n) in groups {
+        if by_n.len() < 2 {
+            continue;
+        }
+        let metrics: BTreeSet<(&String, Kind)> = by_n
+            .values()
+            .flat_map(|m| {
+                m.iter()
+                    .filter(|(_, (k, _))| matches!(k, Kind::Time | Kind::Counter))
+                    .map(|(n, (k, _))| (n, *k))
+            })
+            .collect();
+        for (metric, _) in metrics {
+            let points: Vec<(f64, f64)> = by_n
+                .iter()
+                .flat_map(|(n, m)| {
+                    m.get(metric)
+                        .into_iter()
+                        .flat_map(move |(_, v)| v.iter().map(move |&x| (*n as f64, x)))
+                })
+                .collect();
+            out.push(ScalingRow {
+                label: s.label.clone(),
+                signature: signature.clone(),
+                dir: dir.clone(),
+                metric: metric.clone(),
+                ns: by_n.keys().copied().collect(),
+                scaling: fit_exponent(&points),
+            });
+        }
+    }
+    out
+}
+
+/// What `--fail-on regression[:PCT]` decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    NoRegression,
+    Regression,
+    Undecidable,
+}
+
+impl Verdict {
+    /// The exit code for scripts and `git bisect run`.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Verdict::NoRegression => 0,
+            Verdict::Regression => 1,
+            Verdict::Undecidable => 125,
+        }
+    }
+}
+
+/// A significant increase of more than `pct` percent in any of `metrics` is a regression;
+/// a case where the sample sizes cannot show significance is undecidable.
+pub fn verdict(cmp: &Comparison, metrics: &[String], pct: f64) -> Verdict {
+    let rows: Vec<&Row> = cmp
+        .pairs
+        .iter()
+        .flat_map(|p| p.rows.iter())
+        .filter(|r| metrics.contains(&r.metric))
+        .collect();
+    if rows.is_empty() {
+        return Verdict::Undecidable;
+    }
+    if rows
+        .iter()
+        .any(|r| r.significant && r.change_percent() > pct)
+    {
+        return Verdict::Regression;
+    }
+    if rows.iter().any(|r| r.insufficient) {
+        return Verdict::Undecidable;
+    }
+    Verdict::NoRegression
+}

@@ -1,0 +1,350 @@
+//! The results store: every run appended to an SQLite database, one transaction per
+//! finished case, so a killed run leaves the database as it was plus whole finished cases.
+//!
+//! Schema (versioned with `PRAGMA user_version`, migrated forward on open):
+//! - `runs`: one row per run — its id (UUID), label, signature, filesystem, kernel,
+//!   status, and the run document's metadata as JSON (everything but the cases);
+//! - `cases`: one row per finished case — directory, N, repetition, warm-up flag, and the
+//!   case as JSON.
+
+use crate::results::{CaseResult, RunDocument};
+use anyhow::{Context, Result, bail};
+use rusqlite::{Connection, OptionalExtension, params};
+use std::path::{Path, PathBuf};
+
+/// Forward migrations; entry k takes the database from version k to k + 1.
+const MIGRATIONS: &[&str] = &[
+    // 1: runs and cases.
+    "CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        uuid TEXT NOT NULL UNIQUE,
+        label TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        signature TEXT NOT NULL,
+        fs TEXT NOT NULL,
+        kernel_release TEXT NOT NULL,
+        status TEXT NOT NULL,
+        meta TEXT NOT NULL
+     );
+     CREATE INDEX runs_label ON runs(label);
+     CREATE TABLE cases (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        dir TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        rep INTEGER NOT NULL,
+        warmup INTEGER NOT NULL,
+        data TEXT NOT NULL
+     );
+     CREATE INDEX cases_run ON cases(run_id);",
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: usize = MIGRATIONS.len();
+
+pub struct Store {
+    conn: Connection,
+    pub path: PathBuf,
+}
+
+/// One line of `sigbench runs`.
+#[derive(Clone, Debug)]
+pub struct RunRow {
+    pub id: i64,
+    pub uuid: String,
+    pub label: String,
+    pub started_at: String,
+    pub signature: String,
+    pub fs: String,
+    pub kernel_release: String,
+    pub status: String,
+    pub ns: Vec<u64>,
+    pub dirs: usize,
+    pub cases: usize,
+}
+
+/// Which runs to read.
+#[derive(Clone, Debug)]
+pub enum Selector {
+    All,
+    Label(String),
+    Run(i64),
+}
+
+fn open_err(path: &Path) -> String {
+    format!(
+        "cannot open the results database {} (--db to choose another)",
+        path.display()
+    )
+}
+
+impl Store {
+    /// Open (creating if needed) and migrate to the current schema.
+    pub fn open(path: &Path) -> Result<Store> {
+        let conn = Connection::open(path).with_context(|| open_err(path))?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        // WAL: readers (`runs`, `compare`) do not block a run that is writing.
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .with_context(|| open_err(path))?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    fn migrate(&mut self) -> Result<()> {
+        let version: usize = self
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))?
+            as usize;
+        if version > SCHEMA_VERSION {
+            bail!(
+                "{} has schema version {version}, newer than this sigbench ({SCHEMA_VERSION}): upgrade sigbench",
+                self.path.display()
+            );
+        }
+        for (k, sql) in MIGRATIONS.iter().enumerate().skip(version) {
+            let tx = self.conn.transaction()?;
+            tx.execute_batch(sql).with_context(|| {
+                format!(
+                    "migrating {} to schema version {}",
+                    self.path.display(),
+                    k + 1
+                )
+            })?;
+            tx.pragma_update(None, "user_version", (k + 1) as i64)?;
+            tx.commit()?;
+        }
+        Ok(())
+    }
+
+    /// Record the start of a run (its metadata, no cases yet). Returns its row id.
+    pub fn begin_run(&mut self, doc: &RunDocument) -> Result<i64> {
+        let meta = serde_json::to_string(&RunDocument {
+            cases: Vec::new(),
+            ..doc.clone()
+        })?;
+        self.conn.execute(
+            "INSERT INTO runs (uuid, label, started_at, signature, fs, kernel_release, status, meta)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                doc.id,
+                doc.label,
+                doc.started_at,
+                doc.signature.name,
+                doc.testbed.fs,
+                doc.host.kernel_release,
+                doc.status,
+                meta
+            ],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Append one finished case, atomically.
+    pub fn add_case(&mut self, run: i64, seq: usize, case: &CaseResult) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT INTO cases (run_id, seq, dir, n, rep, warmup, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                run,
+                seq as i64,
+                case.dir,
+                case.n as i64,
+                case.rep as i64,
+                case.warmup,
+                serde_json::to_string(case)?
+            ],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Update a run's metadata and status when it ends.
+    pub fn finish_run(&mut self, run: i64, doc: &RunDocument) -> Result<()> {
+        let meta = serde_json::to_string(&RunDocument {
+            cases: Vec::new(),
+            ..doc.clone()
+        })?;
+        self.conn.execute(
+            "UPDATE runs SET status = ?1, meta = ?2 WHERE id = ?3",
+            params![doc.status, meta, run],
+        )?;
+        Ok(())
+    }
+
+    /// Add a whole run document (import). Returns false when a run with its id is
+    /// already there.
+    pub fn import(&mut self, doc: &RunDocument) -> Result<bool> {
+        let exists: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT id FROM runs WHERE uuid = ?1",
+                params![doc.id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if exists.is_some() {
+            return Ok(false);
+        }
+        let tx = self.conn.transaction()?;
+        let meta = serde_json::to_string(&RunDocument {
+            cases: Vec::new(),
+            ..doc.clone()
+        })?;
+        tx.execute(
+            "INSERT INTO runs (uuid, label, started_at, signature, fs, kernel_release, status, meta)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                doc.id,
+                doc.label,
+                doc.started_at,
+                doc.signature.name,
+                doc.testbed.fs,
+                doc.host.kernel_release,
+                doc.status,
+                meta
+            ],
+        )?;
+        let run = tx.last_insert_rowid();
+        for (seq, case) in doc.cases.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO cases (run_id, seq, dir, n, rep, warmup, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    run,
+                    seq as i64,
+                    case.dir,
+                    case.n as i64,
+                    case.rep as i64,
+                    case.warmup,
+                    serde_json::to_string(case)?
+                ],
+            )?;
+        }
+        tx.commit()?;
+        Ok(true)
+    }
+
+    /// Every run, oldest first.
+    pub fn runs(&self) -> Result<Vec<RunRow>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT r.id, r.uuid, r.label, r.started_at, r.signature, r.fs, r.kernel_release, r.status,
+                    (SELECT group_concat(DISTINCT n) FROM cases c WHERE c.run_id = r.id),
+                    (SELECT count(DISTINCT dir) FROM cases c WHERE c.run_id = r.id),
+                    (SELECT count(*) FROM cases c WHERE c.run_id = r.id AND NOT warmup)
+             FROM runs r ORDER BY r.id",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            let ns: Option<String> = r.get(8)?;
+            let mut ns: Vec<u64> = ns
+                .unwrap_or_default()
+                .split(',')
+                .filter_map(|s| s.parse().ok())
+                .collect();
+            ns.sort_unstable();
+            Ok(RunRow {
+                id: r.get(0)?,
+                uuid: r.get(1)?,
+                label: r.get(2)?,
+                started_at: r.get(3)?,
+                signature: r.get(4)?,
+                fs: r.get(5)?,
+                kernel_release: r.get(6)?,
+                status: r.get(7)?,
+                ns,
+                dirs: r.get::<_, i64>(9)? as usize,
+                cases: r.get::<_, i64>(10)? as usize,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// Whole run documents (with their cases) for a selection, oldest first.
+    pub fn load(&self, sel: &Selector) -> Result<Vec<RunDocument>> {
+        let (sql, arg): (&str, Option<rusqlite::types::Value>) = match sel {
+            Selector::All => ("SELECT id, meta FROM runs ORDER BY id", None),
+            Selector::Label(l) => (
+                "SELECT id, meta FROM runs WHERE label = ?1 ORDER BY id",
+                Some(l.clone().into()),
+            ),
+            Selector::Run(id) => (
+                "SELECT id, meta FROM runs WHERE id = ?1",
+                Some((*id).into()),
+            ),
+        };
+        let mut stmt = self.conn.prepare(sql)?;
+        let map = |r: &rusqlite::Row| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?));
+        let runs: Vec<(i64, String)> = match arg {
+            Some(a) => stmt.query_map([a], map)?.collect::<rusqlite::Result<_>>()?,
+            None => stmt.query_map([], map)?.collect::<rusqlite::Result<_>>()?,
+        };
+        let mut cases = self
+            .conn
+            .prepare("SELECT data FROM cases WHERE run_id = ?1 ORDER BY seq")?;
+        let mut out = Vec::new();
+        for (id, meta) in runs {
+            let mut doc: RunDocument = serde_json::from_str(&meta).with_context(|| {
+                format!("{}: run {id} has unreadable metadata", self.path.display())
+            })?;
+            for data in cases.query_map([id], |r| r.get::<_, String>(0))? {
+                doc.cases
+                    .push(serde_json::from_str(&data?).with_context(|| {
+                        format!("{}: run {id} has an unreadable case", self.path.display())
+                    })?);
+            }
+            out.push(doc);
+        }
+        Ok(out)
+    }
+
+    /// Labels in the store, in order of first use.
+    pub fn labels(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT label FROM runs GROUP BY label ORDER BY min(id)")?;
+        let v = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<Vec<String>>>()?;
+        Ok(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(name: &str) -> PathBuf {
+        let p =
+            std::env::temp_dir().join(format!("sigbench-store-{name}-{}.db", std::process::id()));
+        let _ = std::fs::remove_file(&p);
+        p
+    }
+
+    #[test]
+    fn creates_migrates_and_refuses_a_newer_schema() {
+        let p = tmp("migrate");
+        let s = Store::open(&p).unwrap();
+        let v: i64 = s
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v as usize, SCHEMA_VERSION);
+        assert!(s.runs().unwrap().is_empty());
+        drop(s);
+        // Opening again is a no-op.
+        assert!(Store::open(&p).is_ok());
+        let c = Connection::open(&p).unwrap();
+        c.pragma_update(None, "user_version", 99).unwrap();
+        drop(c);
+        let e = Store::open(&p).err().unwrap().to_string();
+        assert!(
+            e.contains("schema version 99, newer than this sigbench"),
+            "{e}"
+        );
+        let _ = std::fs::remove_file(&p);
+    }
+}

@@ -1,0 +1,356 @@
+//! The results store and `sigbench compare` end to end: A/A and A/B comparisons of real
+//! runs, scaling over a sweep, a run killed mid-way, export/import.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+fn db(name: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("sigbench-{name}-{}.db", std::process::id()));
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", p.display()));
+    }
+    p
+}
+
+fn with_db(db: &Path, args: &[&str]) -> Output {
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--db", db.to_str().unwrap()]);
+    run(&all)
+}
+
+fn json_compare(db: &Path, a: &str, b: &str) -> serde_json::Value {
+    let out = with_db(db, &["compare", a, b, "--format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("compare --format json prints one JSON document")
+}
+
+fn rows<'a>(cmp: &'a serde_json::Value, metric: &str) -> Vec<&'a serde_json::Value> {
+    cmp["pairs"][0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["metric"] == metric)
+        .collect()
+}
+
+#[test]
+fn a_a_comparison_flags_at_most_one_time_metric_and_no_counter() {
+    let db = db("aa");
+    // Interleave the two labels so drift over time cannot separate them.
+    for _ in 0..10 {
+        for label in ["same-1", "same-2"] {
+            let out = with_db(&db, &["run", "--dir", "a", "--label", label]);
+            assert!(out.status.success(), "{}", stderr(&out));
+        }
+    }
+    let cmp = json_compare(&db, "same-1", "same-2");
+    let flagged: Vec<&str> = ["wall_ms", "user_ms", "sys_ms"]
+        .iter()
+        .filter(|m| rows(&cmp, m)[0]["significant"] == true)
+        .copied()
+        .collect();
+    assert!(flagged.len() <= 1, "A/A flagged {flagged:?}");
+    for counter in ["inode_evictions", "calls"] {
+        let r = rows(&cmp, counter)[0];
+        assert_eq!(r["exact"], true, "{counter}");
+        assert_eq!(r["significant"], false, "{counter}");
+        assert_eq!(
+            r["base"]["median"], r["other"]["median"],
+            "{counter}: 0% change"
+        );
+        assert_eq!(r["base"]["n"], 10);
+    }
+    let out = with_db(
+        &db,
+        &["compare", "same-1", "same-2", "--fail-on", "regression:10"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn ext4_versus_btrfs_is_a_significant_difference_with_exit_codes() {
+    let db = db("ab");
+    for fs in ["ext4", "btrfs"] {
+        let out = with_db(
+            &db,
+            &[
+                "run", "--fs", fs, "--dir", "a", "-n", "2000", "-r", "10", "--label", fs,
+            ],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let cmp = json_compare(&db, "ext4", "btrfs");
+    let wall = rows(&cmp, "wall_ms")[0];
+    assert_eq!(wall["significant"], true);
+    assert!(wall["p_value"].as_f64().unwrap() < 0.05);
+    let ratio = wall["ratio"]["ratio"].as_f64().unwrap();
+    assert!(
+        ratio > 1.1,
+        "btrfs should be slower than ext4 here: ratio {ratio}"
+    );
+
+    let text = stdout(&with_db(&db, &["compare", "ext4", "btrfs"]));
+    assert!(text.contains("btrfs compared to ext4"), "{text}");
+    assert!(text.contains("× time"), "{text}");
+    assert!(text.contains("a/N=2000/wall_ms"), "{text}");
+
+    let out = with_db(
+        &db,
+        &["compare", "ext4", "btrfs", "--fail-on", "regression"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let out = with_db(
+        &db,
+        &["compare", "btrfs", "ext4", "--fail-on", "regression"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Too few samples to decide: 125, for `git bisect run` to skip.
+    let db2 = self::db("ab-few");
+    for fs in ["ext4", "btrfs"] {
+        assert!(
+            with_db(
+                &db2,
+                &[
+                    "run", "--fs", fs, "--dir", "a", "-n", "200", "-r", "3", "--label", fs
+                ]
+            )
+            .status
+            .success()
+        );
+    }
+    let out = with_db(
+        &db2,
+        &["compare", "btrfs", "ext4", "--fail-on", "regression"],
+    );
+    assert_eq!(out.status.code(), Some(125), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("at least 5 per side"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn a_sweep_scales_evictions_linearly() {
+    let db = db("sweep");
+    let out = with_db(
+        &db,
+        &["run", "-n", "50,100,250,500,1000", "--label", "sweep"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for dir in ["zstd", "lzo", "uncompressed"] {
+        let line = text
+            .lines()
+            .find(|l| {
+                l.trim_start().starts_with(dir) && l.contains("inode_evictions") && l.contains('…')
+            })
+            .unwrap_or_else(|| panic!("no eviction exponent for {dir}:\n{text}"));
+        assert!(line.contains("1.00 [1.00 … 1.00]  ~linear"), "{line}");
+    }
+    // The same through compare's scaling table.
+    assert!(
+        with_db(
+            &db,
+            &[
+                "run",
+                "-n",
+                "50,100,250,500,1000",
+                "--label",
+                "sweep-2",
+                "--dir",
+                "zstd:compression=zstd:1"
+            ]
+        )
+        .status
+        .success()
+    );
+    let cmp = json_compare(&db, "sweep", "sweep-2");
+    let s = cmp["scaling"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["label"] == "sweep-2" && s["metric"] == "inode_evictions")
+        .unwrap();
+    let e = s["scaling"]["exponent"].as_f64().unwrap();
+    let (lo, hi) = (
+        s["scaling"]["ci"][0].as_f64().unwrap(),
+        s["scaling"]["ci"][1].as_f64().unwrap(),
+    );
+    assert!(
+        (e - 1.0).abs() < 0.01 && lo <= 1.0 + 1e-6 && hi >= 1.0 - 1e-6,
+        "{s}"
+    );
+}
+
+#[test]
+fn a_killed_run_leaves_its_finished_cases_in_a_readable_database() {
+    let db = db("killed");
+    let mut child = sigbench()
+        .args([
+            "run",
+            "--dir",
+            "a",
+            "-n",
+            "3000",
+            "-r",
+            "100",
+            "--label",
+            "killed",
+            "--db",
+            db.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Wait for a few finished cases, then kill it mid-way.
+    let start = Instant::now();
+    loop {
+        let out = with_db(&db, &["runs"]);
+        let cases = stdout(&out)
+            .lines()
+            .find(|l| l.contains(" killed "))
+            .and_then(|l| l.split_whitespace().rev().nth(1)?.parse::<usize>().ok())
+            .unwrap_or(0);
+        if cases >= 3 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no cases stored within a minute"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    signal(&child, libc::SIGKILL);
+    child.wait().unwrap();
+
+    let out = with_db(&db, &["runs"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let line = stdout(&out)
+        .lines()
+        .find(|l| l.contains(" killed "))
+        .unwrap()
+        .to_string();
+    let cases: usize = line
+        .split_whitespace()
+        .rev()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((3..100).contains(&cases), "{line}");
+    assert!(line.ends_with("running"), "never finished: {line}");
+    // Every stored case is whole: they all export and parse.
+    let out = with_db(&db, &["export", "--label", "killed"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["runs"][0]["cases"].as_array().unwrap().len(), cases);
+
+    // The mounts of the killed run are left for doctor to clean.
+    assert!(!leftovers_of(pid).is_empty());
+    assert!(run(&["doctor", "--cleanup"]).status.success());
+    assert!(leftovers_of(pid).is_empty());
+}
+
+#[test]
+fn export_import_and_json_files_as_labels() {
+    let a = db("exp-a");
+    let b = db("exp-b");
+    for label in ["x", "y"] {
+        assert!(
+            with_db(
+                &a,
+                &[
+                    "run", "--dir", "a", "-n", "100", "-r", "5", "--label", label
+                ]
+            )
+            .status
+            .success()
+        );
+    }
+    let file = std::env::temp_dir().join(format!("sigbench-export-{}.json", std::process::id()));
+    assert!(
+        with_db(&a, &["export", "-o", file.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let out = with_db(&b, &["import", file.to_str().unwrap()]);
+    assert!(
+        stdout(&out).contains("imported 2 run(s)"),
+        "{}",
+        stdout(&out)
+    );
+    let out = with_db(&b, &["import", file.to_str().unwrap()]);
+    assert!(
+        stdout(&out).contains("imported 0 run(s)") && stdout(&out).contains("2 already there"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(
+        stdout(&with_db(&a, &["runs"])),
+        stdout(&with_db(&b, &["runs"])).replace(&b.display().to_string(), &a.display().to_string())
+    );
+
+    // A `run --json` document compares directly against a label in the store.
+    let doc = std::env::temp_dir().join(format!("sigbench-doc-{}.json", std::process::id()));
+    assert!(
+        run(&[
+            "run",
+            "--dir",
+            "a",
+            "-n",
+            "100",
+            "-r",
+            "5",
+            "--label",
+            "z",
+            "--no-store",
+            "--json",
+            doc.to_str().unwrap()
+        ])
+        .status
+        .success()
+    );
+    let out = with_db(
+        &b,
+        &["compare", "x", doc.to_str().unwrap(), "--format", "csv"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = stdout(&out);
+    assert!(
+        csv.starts_with("base,other,signature,dir,n,metric,"),
+        "{csv}"
+    );
+    assert!(
+        csv.lines()
+            .any(|l| l.starts_with("x,z,s3e-test3,a,100,wall_ms,time,5,")),
+        "{csv}"
+    );
+
+    let out = with_db(&a, &["export", "--label", "x", "--format", "gobench"]);
+    let text = stdout(&out);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("Benchmark"))
+        .collect();
+    assert_eq!(lines.len(), 5);
+    assert!(
+        lines[0].starts_with("BenchmarkS3e-test3/dir=a/n=100-"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[0].contains(" ns/op ") && lines[0].ends_with(" 100 inode_evictions/op"),
+        "{}",
+        lines[0]
+    );
+    for f in [file, doc] {
+        std::fs::remove_file(f).unwrap();
+    }
+}
