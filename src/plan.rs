@@ -49,6 +49,8 @@ pub struct Case {
 
 /// What the driver tells whoever is watching (the CLI prints and draws progress).
 pub trait Observer {
+    /// Everything validated and the testbed is up: the run really starts.
+    fn run_started(&mut self, _doc: &RunDocument) {}
     /// A case is about to start; `work` is the number of file-iterations it will tick.
     fn case_started(&mut self, case: &Case, plan: &Plan, work: u64);
     /// Progress inside the current case.
@@ -185,6 +187,7 @@ impl Plan {
         let bed = Testbed::create(self.testbed.clone(), self.signature.space_needed(max_n))?;
         doc.testbed.device = bed.device.path.display().to_string();
         doc.testbed.device_bytes = bed.device.size;
+        obs.run_started(doc);
         let scope = Scope {
             block: bed.device.block.clone(),
             major: bed.device.major,

@@ -193,12 +193,12 @@ pub fn run(args: Args) -> Result<i32> {
         .label
         .clone()
         .unwrap_or_else(|| doc.host.kernel_release.clone());
+    // Opened now, so a bad --db fails before anything is formatted; the run is recorded
+    // only once it has really started.
     let store = if args.no_store {
         None
     } else {
-        let mut s = Store::open(&args.db)?;
-        let id = s.begin_run(&doc)?;
-        Some((s, id))
+        Some(Store::open(&args.db)?)
     };
     let mut console = Console::new(&plan, mount_point.len(), json_to_stdout, store);
     let outcome = plan.execute(&mut doc, &mut console);
@@ -210,8 +210,8 @@ pub fn run(args: Args) -> Result<i32> {
     }
     .into();
     doc.error = outcome.as_ref().err().map(|e| format!("{e:#}"));
-    if let Some((store, id)) = &mut console.store {
-        store.finish_run(*id, &doc)?;
+    if let (Some(store), Some(id)) = (&mut console.store, console.run_id) {
+        store.finish_run(id, &doc)?;
         eprintln!(
             "sigbench: stored as `{}` in {} (run {id})",
             doc.label,
@@ -246,8 +246,9 @@ fn stdout(text: &str) {
 /// Prints s3e lines as cases finish and draws a progress bar on a terminal's stderr once a
 /// run has taken more than a second.
 struct Console {
-    /// Where finished cases are stored, one transaction each.
-    store: Option<(Store, i64)>,
+    /// Where finished cases are stored, one transaction each, and the run's row there.
+    store: Option<Store>,
+    run_id: Option<i64>,
     stored: usize,
     layout: text::LineLayout,
     to_stderr: bool,
@@ -259,12 +260,7 @@ struct Console {
 }
 
 impl Console {
-    fn new(
-        plan: &Plan,
-        mount_point_len: usize,
-        to_stderr: bool,
-        store: Option<(Store, i64)>,
-    ) -> Console {
+    fn new(plan: &Plan, mount_point_len: usize, to_stderr: bool, store: Option<Store>) -> Console {
         let bar = std::io::stderr().is_terminal().then(|| {
             let b = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
             if let Ok(style) = ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} {msg}") {
@@ -274,6 +270,7 @@ impl Console {
         });
         Console {
             store,
+            run_id: None,
             stored: 0,
             layout: text::LineLayout::new(plan, mount_point_len),
             to_stderr,
@@ -307,6 +304,15 @@ impl Console {
 }
 
 impl Observer for Console {
+    fn run_started(&mut self, doc: &sigbench::results::RunDocument) {
+        if let Some(store) = &mut self.store {
+            match store.begin_run(doc) {
+                Ok(id) => self.run_id = Some(id),
+                Err(e) => self.warning(&format!("could not store the run: {e:#}")),
+            }
+        }
+    }
+
     fn case_started(&mut self, case: &Case, plan: &Plan, work: u64) {
         if let Some(b) = &self.bar {
             b.set_length(work);
@@ -331,8 +337,8 @@ impl Observer for Console {
 
     fn case_done(&mut self, result: &CaseResult, plan: &Plan) {
         self.cases_done += 1;
-        if let Some((store, id)) = &mut self.store {
-            if let Err(e) = store.add_case(*id, self.stored, result) {
+        if let (Some(store), Some(id)) = (&mut self.store, self.run_id) {
+            if let Err(e) = store.add_case(id, self.stored, result) {
                 self.warning(&format!("could not store the case: {e:#}"));
             }
             self.stored += 1;
