@@ -34,7 +34,10 @@ pub struct OpLatency {
 /// What the timed window produced.
 #[derive(Clone, Debug)]
 pub struct Timed {
+    /// The sum of the phases' times (checkpoints between phases excluded).
     pub wall_ns: u64,
+    /// Time of each phase, summed over rounds, in signature order.
+    pub phase_ns: Vec<u64>,
     /// System calls issued in the window.
     pub calls: u64,
     pub latency: Vec<OpLatency>,
@@ -215,44 +218,62 @@ impl<'s> Executor<'s> {
         Ok(())
     }
 
-    /// The timed window: every phase, every selected file, every step. `tick` is called
-    /// every few thousand files with the number of file-iterations done so far.
-    pub fn run_timed(&mut self, tick: &mut dyn FnMut(u64)) -> Result<Timed> {
+    /// The timed window: every round, every phase, every selected file, every step.
+    /// `tick` is called every few thousand files with the file-iterations done so far;
+    /// `checkpoint`, when given, after every phase but the last (untimed), with the index of
+    /// the phase that just ended. Round r (0-based) works on files r·N+1 … (r+1)·N.
+    pub fn run_timed(
+        &mut self,
+        tick: &mut dyn FnMut(u64),
+        mut checkpoint: Option<&mut dyn FnMut(usize)>,
+    ) -> Result<Timed> {
         let sig = self.sig;
         let mut done = 0u64;
         let mut calls = 0u64;
-        let start = Instant::now();
-        for (k, phase) in sig.phases.iter().enumerate() {
-            for i in 1..=self.n {
-                if !phase.select.includes(i) {
-                    continue;
-                }
-                done += 1;
-                if done.is_multiple_of(TICK) {
-                    interrupt::check()?;
-                    tick(done);
-                }
-                let vars = self.vars(i);
-                for _ in 0..phase.repeat {
-                    for (j, step) in phase.steps.iter().enumerate() {
-                        let (ns, r) = self.issue(step, &vars);
-                        calls += 1;
-                        self.hists[self.hist_of[k][j]]
-                            .1
-                            .saturating_record(ns.max(1));
-                        if self.log.is_some() {
-                            self.log_call(k, i, step, r);
-                        }
-                        if !step.expect.matches(r) {
-                            return Err(self.mismatch(step, r, &phase.name, i));
+        let mut phase_ns = vec![0u64; sig.phases.len()];
+        let segments = sig.rounds as usize * sig.phases.len();
+        let mut segment = 0;
+        for round in 0..sig.rounds as u64 {
+            for (k, phase) in sig.phases.iter().enumerate() {
+                let start = Instant::now();
+                for i in round * self.n + 1..=(round + 1) * self.n {
+                    if !phase.select.includes(i) {
+                        continue;
+                    }
+                    done += 1;
+                    if done.is_multiple_of(TICK) {
+                        interrupt::check()?;
+                        tick(done);
+                    }
+                    let vars = self.vars(i);
+                    for _ in 0..phase.repeat {
+                        for (j, step) in phase.steps.iter().enumerate() {
+                            let (ns, r) = self.issue(step, &vars);
+                            calls += 1;
+                            self.hists[self.hist_of[k][j]]
+                                .1
+                                .saturating_record(ns.max(1));
+                            if self.log.is_some() {
+                                self.log_call(k, i, step, r);
+                            }
+                            if !step.expect.matches(r) {
+                                return Err(self.mismatch(step, r, &phase.name, i));
+                            }
                         }
                     }
                 }
+                phase_ns[k] += start.elapsed().as_nanos() as u64;
+                segment += 1;
+                if segment < segments
+                    && let Some(cp) = checkpoint.as_mut()
+                {
+                    cp(k);
+                }
             }
         }
-        let wall_ns = start.elapsed().as_nanos() as u64;
         Ok(Timed {
-            wall_ns,
+            wall_ns: phase_ns.iter().sum(),
+            phase_ns,
             calls,
             latency: self.latency(),
         })

@@ -10,9 +10,11 @@
 use crate::exec::Executor;
 use crate::host::{Host, now_rfc3339};
 use crate::interrupt;
+use crate::probe::procfs::{SlabDelta, add_slab};
 use crate::probe::{self, ProbeSpec, Probes, Scope};
 use crate::results::{
-    CaseResult, PlanMeta, RunDocument, SCHEMA, SCHEMA_VERSION, SignatureMeta, TestbedMeta, Tool,
+    CaseResult, PhaseResult, PlanMeta, RunDocument, SCHEMA, SCHEMA_VERSION, SignatureMeta,
+    TestbedMeta, Tool,
 };
 use crate::signature::Signature;
 use crate::signature::template::mix64;
@@ -185,18 +187,23 @@ impl Plan {
 
         let max_n = self.ns.iter().copied().max().unwrap_or(1);
         let bed = Testbed::create(self.testbed.clone(), self.signature.space_needed(max_n))?;
-        doc.testbed.device = bed.device.path.display().to_string();
-        doc.testbed.device_bytes = bed.device.size;
+        match &bed.device {
+            Some(d) => {
+                doc.testbed.device = d.path.display().to_string();
+                doc.testbed.device_bytes = d.size;
+            }
+            None => doc.testbed.device_kind = "none".into(),
+        }
         obs.run_started(doc);
-        let scope = Scope {
-            block: bed.device.block.clone(),
-            major: bed.device.major,
-            minor: bed.device.minor,
-        };
+        let scope = bed.device.as_ref().map(|d| Scope {
+            block: d.block.clone(),
+            major: d.major,
+            minor: d.minor,
+        });
 
         for case in self.cases() {
             interrupt::check()?;
-            let result = self.run_case(&bed, &probes, &scope, &case, &mut warnings, obs);
+            let result = self.run_case(&bed, &probes, scope.as_ref(), &case, &mut warnings, obs);
             flush(&mut warnings, doc, obs);
             let result = result?;
             obs.case_done(&result, self);
@@ -210,7 +217,7 @@ impl Plan {
         &self,
         bed: &Testbed,
         probes: &Probes,
-        scope: &Scope,
+        scope: Option<&Scope>,
         case: &Case,
         warnings: &mut Vec<String>,
         obs: &mut dyn Observer,
@@ -230,21 +237,48 @@ impl Plan {
             writeln!(f, "# case dir={} n={} rep={}", dir.name, case.n, case.rep)?;
             exec.log_to(Box::new(std::io::BufWriter::new(f)));
         }
-        let work = sig
-            .phases
-            .iter()
-            .map(|p| p.select.count(case.n))
-            .sum::<u64>()
-            + sig.setup.populate.as_ref().map_or(0, |_| case.n);
-        obs.case_started(case, self, work);
         let populated = sig.setup.populate.as_ref().map_or(0, |_| case.n);
+        let work = sig.rounds as u64
+            * sig
+                .phases
+                .iter()
+                .map(|p| p.select.count(case.n))
+                .sum::<u64>()
+            + populated;
+        obs.case_started(case, self, work);
         exec.prepare(&mut |done| obs.tick(done))?;
-        let mut window = probes.window(Some(scope), warnings);
+        let mut window = probes.window(scope, warnings);
+        // Slab evidence per phase: checkpoints between phases, outside the phases' times.
+        let per_phase = sig.slab_evidence && sig.phases.len() * sig.rounds as usize > 1;
+        let mut phase_slab: Vec<Vec<SlabDelta>> = vec![Vec::new(); sig.phases.len()];
         window.open();
-        let timed = exec.run_timed(&mut |done| obs.tick(populated + done));
+        let timed = {
+            let mut cp = |k: usize| {
+                if let Some(d) = window.checkpoint() {
+                    add_slab(&mut phase_slab[k], &d);
+                }
+            };
+            let checkpoint: Option<&mut dyn FnMut(usize)> =
+                if per_phase { Some(&mut cp) } else { None };
+            exec.run_timed(&mut |done| obs.tick(populated + done), checkpoint)
+        };
         let measured = window.close();
         exec.finish();
         let timed = timed?;
+        if let (Some(last), Some(d)) = (phase_slab.last_mut(), &measured.last_segment_slab) {
+            add_slab(last, d);
+        }
+        let phases = sig
+            .phases
+            .iter()
+            .zip(&timed.phase_ns)
+            .zip(phase_slab)
+            .map(|((p, &ns), slab)| PhaseResult {
+                name: p.name.clone(),
+                wall_ns: ns,
+                slabinfo: per_phase.then_some(slab),
+            })
+            .collect();
         Ok(CaseResult {
             dir: dir.name.clone(),
             n: case.n,
@@ -259,6 +293,7 @@ impl Plan {
             vmstat: measured.deltas.vmstat,
             slabinfo: measured.deltas.slabinfo,
             blockstat: measured.deltas.blockstat,
+            phases,
         })
     }
 }

@@ -98,6 +98,18 @@ pub struct CaseResult {
     pub slabinfo: Option<Vec<SlabDelta>>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub blockstat: Option<BTreeMap<String, i64>>,
+    /// Each phase's time (summed over rounds) and, for signatures whose evidence is the
+    /// slab caches, its slab changes.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub phases: Vec<PhaseResult>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct PhaseResult {
+    pub name: String,
+    pub wall_ns: u64,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub slabinfo: Option<Vec<SlabDelta>>,
 }
 
 /// Several runs in one file: what `sigbench export` writes and `import` reads.

@@ -68,17 +68,22 @@ pub fn run(args: Args) -> Result<i32> {
         .is_ok();
     line("loop devices", loop_ok, "/dev/loop-control");
     let filesystems = std::fs::read_to_string("/proc/filesystems").unwrap_or_default();
-    for fs in [Fs::Btrfs, Fs::Ext4, Fs::Xfs] {
+    for fs in Fs::ALL {
         let in_kernel = filesystems
             .lines()
             .any(|l| l.split_whitespace().last() == Some(fs.name()));
-        let tool = find_tool(fs.mkfs_tool());
-        let detail = match (&tool, in_kernel) {
-            (Some(_), true) => tool_version(fs).unwrap_or_else(|| fs.mkfs_tool().into()),
-            (None, _) => format!("{} not found (sudo make deps)", fs.mkfs_tool()),
-            (Some(_), false) => "not in /proc/filesystems (module not loaded?)".into(),
+        let (ok, detail) = match fs.mkfs_tool() {
+            _ if !in_kernel => (
+                false,
+                "not in /proc/filesystems (module not loaded?)".to_string(),
+            ),
+            None => (true, "in the kernel (no mkfs needed)".to_string()),
+            Some(tool) => match find_tool(tool) {
+                Some(_) => (true, tool_version(fs).unwrap_or_else(|| tool.to_string())),
+                None => (false, format!("{tool} not found (sudo make deps)")),
+            },
         };
-        line(fs.name(), tool.is_some() && in_kernel, detail);
+        line(fs.name(), ok, detail);
     }
     let zram = Path::new("/sys/class/zram-control").exists();
     line(
@@ -104,10 +109,7 @@ pub fn run(args: Args) -> Result<i32> {
     match &tracefs {
         Ok(t) => {
             line("tracefs", true, t.root.display().to_string());
-            for probe in [Fs::Btrfs, Fs::Ext4, Fs::Xfs]
-                .iter()
-                .flat_map(|f| f.default_probes())
-            {
+            for probe in Fs::ALL.iter().flat_map(|f| f.default_probes()) {
                 let src = probe.split_once('=').map_or(*probe, |(_, s)| s);
                 let parts: Vec<&str> = src.split(':').collect();
                 let ev = t.event(parts[1], parts[2]);

@@ -55,6 +55,9 @@ pub struct Args {
         value_name = "R"
     )]
     repetitions: u32,
+    /// Run the phases R times, each round on the next N files (overrides the signature)
+    #[arg(long, value_name = "R")]
+    rounds: Option<u32>,
     /// Warm-up runs of every case before the measured ones (recorded, flagged, excluded)
     #[arg(long, default_value_t = 0)]
     warmup: u32,
@@ -149,7 +152,13 @@ fn probes(args: &Args, fs: Fs) -> Result<Vec<ProbeSpec>> {
 
 pub fn run(args: Args) -> Result<i32> {
     interrupt::install()?;
-    let sig = Signature::load(&args.signature)?;
+    let mut sig = Signature::load(&args.signature)?;
+    if let Some(r) = args.rounds {
+        if r == 0 {
+            bail!("--rounds: at least one round");
+        }
+        sig.rounds = r;
+    }
     let fs = Fs::parse(&args.fs)?;
     let dirs = directories(&args, &sig, fs)?;
     let ns = if args.ns.is_empty() {
@@ -219,7 +228,7 @@ pub fn run(args: Args) -> Result<i32> {
         );
     }
 
-    let summary = text::summary(&doc, args.verbose);
+    let summary = text::summary(&doc, args.verbose, plan.signature.slab_evidence);
     if json_to_stdout {
         eprint!("{summary}");
     } else {

@@ -260,6 +260,7 @@ impl Probes {
             counters,
             block: scope.map(|s| s.block.clone()),
             before: None,
+            segment: None,
             cpu0: None,
         }
     }
@@ -281,6 +282,8 @@ pub struct Measurement {
     pub counters: Vec<Counter>,
     pub cpu: Cpu,
     pub deltas: Deltas,
+    /// Slab changes since the last checkpoint (the whole window when there was none).
+    pub last_segment_slab: Option<Vec<procfs::SlabDelta>>,
 }
 
 /// A counter opened for one window with the scope it counts in, or why it could not be.
@@ -291,6 +294,8 @@ pub struct Window {
     counters: Vec<(ProbeSpec, OpenCounter)>,
     block: Option<String>,
     before: Option<Snapshot>,
+    /// Where the current segment (between checkpoints) started.
+    segment: Option<Snapshot>,
     cpu0: Option<Cpu>,
 }
 
@@ -315,12 +320,26 @@ impl Window {
     /// Arm: the slow snapshots first, the counters last, so the counters see only the window.
     pub fn open(&mut self) {
         self.before = Some(Snapshot::take(self.block.as_deref()));
+        self.segment = self.before.clone();
         self.cpu0 = Some(rusage());
         for (_, c) in &self.counters {
             if let Ok((c, _)) = c {
                 c.enable();
             }
         }
+    }
+
+    /// Slab changes since the previous checkpoint (or the opening), taken between phases
+    /// while the counters keep counting. Costs the RCU settling and a slabinfo read; the
+    /// executor keeps it out of the phases' times.
+    pub fn checkpoint(&mut self) -> Option<Vec<procfs::SlabDelta>> {
+        let now = Snapshot::take_slab();
+        let d = self
+            .segment
+            .as_ref()
+            .and_then(|s| s.delta_to(&now).slabinfo);
+        self.segment = Some(now);
+        d
     }
 
     /// Disarm in the reverse order and read everything.
@@ -333,6 +352,10 @@ impl Window {
         let cpu1 = rusage();
         let after = Snapshot::take(self.block.as_deref());
         let cpu0 = self.cpu0.unwrap_or(cpu1);
+        let last_segment_slab = self
+            .segment
+            .as_ref()
+            .and_then(|s| s.delta_to(&after).slabinfo);
         let deltas = self.before.map(|b| b.delta_to(&after)).unwrap_or_default();
         let counters = self
             .counters
@@ -361,6 +384,7 @@ impl Window {
                 sys_ns: cpu1.sys_ns.saturating_sub(cpu0.sys_ns),
             },
             deltas,
+            last_segment_slab,
         }
     }
 }

@@ -3,8 +3,11 @@
 
 use crate::plan::Plan;
 use crate::probe::Reading;
+use crate::probe::procfs::SlabDelta;
+use crate::report::table::{Align, Table};
 use crate::results::{CaseResult, RunDocument};
-use crate::stats::Summary;
+use crate::stats::{Summary, fit_exponent};
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// Column widths for the s3e lines, fixed up front so the lines of one run align.
@@ -87,7 +90,8 @@ fn summary_of(cases: &[&CaseResult], f: impl Fn(&CaseResult) -> Option<f64>) -> 
 }
 
 /// The summary printed after the s3e lines.
-pub fn summary(doc: &RunDocument, verbose: bool) -> String {
+/// `slab`: the signature's evidence is the slab caches — show them without `-v`.
+pub fn summary(doc: &RunDocument, verbose: bool, slab: bool) -> String {
     let mut out = String::new();
     let groups = groups(doc);
     if groups.is_empty() {
@@ -95,14 +99,21 @@ pub fn summary(doc: &RunDocument, verbose: bool) -> String {
     }
     let reps = doc.plan.repetitions;
     let t = &doc.testbed;
+    let device = if t.device.is_empty() {
+        "no device".to_string()
+    } else {
+        format!(
+            "{} {}, {} MiB",
+            t.device_kind,
+            t.device,
+            t.device_bytes >> 20
+        )
+    };
     writeln!(
         out,
-        "\n{} on {} ({} {}, {} MiB), kernel {}, {} repetition{}",
+        "\n{} on {} ({device}), kernel {}, {} repetition{}",
         doc.signature.name,
         t.fs,
-        t.device_kind,
-        t.device,
-        t.device_bytes >> 20,
         doc.host.kernel_release,
         reps,
         if reps == 1 { "" } else { "s" }
@@ -243,6 +254,11 @@ pub fn summary(doc: &RunDocument, verbose: bool) -> String {
         }
     }
 
+    out.push_str(&phase_times(&groups));
+    if slab {
+        out.push_str(&slab_evidence(&groups));
+    }
+
     if verbose {
         for c in doc.cases.iter().filter(|c| !c.warmup) {
             out.push_str(&kernel_deltas(c, 8));
@@ -298,4 +314,218 @@ fn ranked(m: &std::collections::BTreeMap<String, i64>, top: usize) -> Vec<(&Stri
     v.sort_by_key(|(k, d)| (std::cmp::Reverse(d.unsigned_abs()), *k));
     v.truncate(top);
     v
+}
+
+fn median_of(v: Vec<f64>) -> f64 {
+    Summary::of(&v).map_or(f64::NAN, |s| s.median)
+}
+
+/// Per-phase times, when a signature has several phases.
+fn phase_times(groups: &[(String, u64, Vec<&CaseResult>)]) -> String {
+    let names: Vec<String> = groups[0].2[0]
+        .phases
+        .iter()
+        .map(|p| p.name.clone())
+        .collect();
+    if names.len() < 2 {
+        return String::new();
+    }
+    let mut headers: Vec<(&str, Align)> = vec![("dir", Align::Left), ("N", Align::Right)];
+    let cols: Vec<String> = names.iter().map(|n| format!("{n} ms")).collect();
+    headers.extend(cols.iter().map(|c| (c.as_str(), Align::Right)));
+    let mut t = Table::new("\nphases (wall ms, summed over rounds)", &headers);
+    for (dir, n, cases) in groups {
+        let mut row = vec![dir.clone(), n.to_string()];
+        for k in 0..names.len() {
+            let v = median_of(
+                cases
+                    .iter()
+                    .filter_map(|c| c.phases.get(k))
+                    .map(|p| p.wall_ns as f64 / 1e6)
+                    .collect(),
+            );
+            row.push(format!("{v:.2}"));
+        }
+        t.push(row);
+    }
+    t.text()
+}
+
+/// The slab caches that changed most over the timed window — LKP's evidence — per case
+/// (medians over repetitions, per phase when the signature has several), and for a sweep,
+/// how the top caches grow with N. Caches rank by their largest change in active objects
+/// over the window or any phase (a cache that grows by 1 500 while files are created and
+/// shrinks as they are deleted matters though its net change is small), then by pages.
+fn slab_evidence(groups: &[(String, u64, Vec<&CaseResult>)]) -> String {
+    let mut out = String::new();
+    let phases: Vec<String> = groups[0].2[0]
+        .phases
+        .iter()
+        .filter(|p| p.slabinfo.is_some())
+        .map(|p| p.name.clone())
+        .collect();
+    // Segments: the whole window, then each phase.
+    let segments: Vec<String> = std::iter::once("window".to_string())
+        .chain(phases.iter().cloned())
+        .collect();
+    // (cache, segment) → (dir, N) → median active_objs, for the sweep table.
+    let mut growth: BTreeMap<(String, usize), BTreeMap<(String, u64), f64>> = BTreeMap::new();
+    for (dir, n, cases) in groups {
+        let slab_of = |c: &CaseResult, seg: usize| -> Option<Vec<SlabDelta>> {
+            if seg == 0 {
+                c.slabinfo.clone()
+            } else {
+                c.phases
+                    .iter()
+                    .filter(|p| p.slabinfo.is_some())
+                    .nth(seg - 1)?
+                    .slabinfo
+                    .clone()
+            }
+        };
+        let mut caches: Vec<String> = (0..segments.len())
+            .flat_map(|seg| {
+                cases
+                    .iter()
+                    .flat_map(move |c| slab_of(c, seg).into_iter().flatten().map(|d| d.cache))
+            })
+            .collect();
+        caches.sort();
+        caches.dedup();
+        let med = |cache: &str, seg: usize, f: fn(&SlabDelta) -> i64| -> f64 {
+            median_of(
+                cases
+                    .iter()
+                    .map(|c| {
+                        slab_of(c, seg)
+                            .and_then(|v| v.iter().find(|d| d.cache == cache).map(f))
+                            .unwrap_or(0) as f64
+                    })
+                    .collect(),
+            )
+        };
+        // cache, per-segment active, num, pages, and its ranking key.
+        let mut rows: Vec<(String, Vec<f64>, f64, f64, f64)> = caches
+            .iter()
+            .map(|c| {
+                let active: Vec<f64> = (0..segments.len())
+                    .map(|seg| med(c, seg, |d| d.active_objs))
+                    .collect();
+                let peak = active.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                (
+                    c.clone(),
+                    active,
+                    med(c, 0, |d| d.num_objs),
+                    med(c, 0, |d| d.pages),
+                    peak,
+                )
+            })
+            .collect();
+        for r in &rows {
+            for (seg, v) in r.1.iter().enumerate() {
+                growth
+                    .entry((r.0.clone(), seg))
+                    .or_default()
+                    .insert((dir.clone(), *n), *v);
+            }
+        }
+        rows.sort_by(|a, b| {
+            b.4.total_cmp(&a.4)
+                .then_with(|| b.3.abs().total_cmp(&a.3.abs()))
+        });
+        let mut top: Vec<usize> = (0..rows.len().min(8)).collect();
+        let mut by_pages: Vec<usize> = (0..rows.len()).collect();
+        by_pages.sort_by(|&a, &b| rows[b].3.abs().total_cmp(&rows[a].3.abs()));
+        for k in by_pages.into_iter().take(3) {
+            if !top.contains(&k) && rows[k].3 != 0.0 {
+                top.push(k);
+            }
+        }
+        let mut headers: Vec<(&str, Align)> = vec![
+            ("slab cache", Align::Left),
+            ("active_objs", Align::Right),
+            ("num_objs", Align::Right),
+            ("pages", Align::Right),
+        ];
+        let cols: Vec<String> = phases.iter().map(|p| format!("{p}: active")).collect();
+        headers.extend(cols.iter().map(|c| (c.as_str(), Align::Right)));
+        let reps = cases.len();
+        let mut t = Table::new(
+            format!(
+                "\nslab caches over the timed window, {dir} N={n}{}",
+                if reps > 1 {
+                    format!(" (medians of {reps})")
+                } else {
+                    String::new()
+                }
+            ),
+            &headers,
+        );
+        for k in top {
+            let (cache, active, num, pages, _) = &rows[k];
+            let mut row = vec![
+                cache.clone(),
+                format!("{:+.0}", active[0]),
+                format!("{num:+.0}"),
+                format!("{pages:+.0}"),
+            ];
+            row.extend(active[1..].iter().map(|v| format!("{v:+.0}")));
+            t.push(row);
+        }
+        out.push_str(&t.text());
+    }
+
+    // A sweep: how the caches that moved most grow with N, in the segment where each
+    // moved most.
+    let mut ns: Vec<u64> = groups.iter().map(|g| g.1).collect();
+    ns.sort_unstable();
+    ns.dedup();
+    if ns.len() > 1 {
+        let mut dirs: Vec<String> = groups.iter().map(|g| g.0.clone()).collect();
+        dirs.sort();
+        dirs.dedup();
+        let largest = *ns.last().expect("two or more N");
+        for dir in dirs {
+            let mut best: BTreeMap<&String, (usize, f64)> = BTreeMap::new();
+            for ((cache, seg), m) in &growth {
+                let v = m.get(&(dir.clone(), largest)).copied().unwrap_or(0.0).abs();
+                let e = best.entry(cache).or_insert((*seg, v));
+                if v > e.1 {
+                    *e = (*seg, v);
+                }
+            }
+            let mut ranked: Vec<(&String, (usize, f64))> = best.into_iter().collect();
+            ranked.sort_by(|a, b| b.1.1.total_cmp(&a.1.1));
+            let mut headers: Vec<(&str, Align)> =
+                vec![("slab cache", Align::Left), ("in", Align::Left)];
+            let cols: Vec<String> = ns.iter().map(|n| format!("N={n}")).collect();
+            headers.extend(cols.iter().map(|c| (c.as_str(), Align::Right)));
+            headers.push(("exponent", Align::Right));
+            let mut t = Table::new(
+                format!("\nslab growth with N, {dir} (active objects)"),
+                &headers,
+            );
+            for (cache, (seg, _)) in ranked.into_iter().take(6) {
+                let m = &growth[&(cache.clone(), seg)];
+                let values: Vec<f64> = ns
+                    .iter()
+                    .map(|n| m.get(&(dir.clone(), *n)).copied().unwrap_or(0.0))
+                    .collect();
+                let mut row = vec![cache.clone(), segments[seg].clone()];
+                row.extend(values.iter().map(|v| format!("{v:+.0}")));
+                // Fit the magnitude: a cache that shrinks with N scales too.
+                let points: Vec<(f64, f64)> = ns
+                    .iter()
+                    .zip(&values)
+                    .map(|(n, v)| (*n as f64, v.abs()))
+                    .collect();
+                row.push(
+                    fit_exponent(&points).map_or("-".into(), |s| format!("{:.2}", s.exponent)),
+                );
+                t.push(row);
+            }
+            out.push_str(&t.text());
+        }
+    }
+    out
 }

@@ -116,6 +116,11 @@ pub struct Signature {
     pub setup: Setup,
     pub prelude: Vec<Step>,
     pub phases: Vec<Phase>,
+    /// How many times the phases run, each round on the next N file indices.
+    pub rounds: u32,
+    /// The slab caches are the evidence for this workload: show their changes by default,
+    /// and snapshot them between phases.
+    pub slab_evidence: bool,
     /// Names of the descriptor slots steps open, indexed by `Op` slot numbers.
     pub slots: Vec<String>,
     /// Where the signature came from: `builtin:NAME` or a file path.
@@ -141,6 +146,9 @@ struct RawSignature {
     dirs: Vec<String>,
     verb: Option<String>,
     unit: Option<String>,
+    rounds: Option<u32>,
+    #[serde(default)]
+    slab_evidence: bool,
     #[serde(default)]
     setup: RawSetup,
     #[serde(default)]
@@ -292,6 +300,10 @@ impl Signature {
         if n == 0 {
             bail!("{origin}: `n` must be at least 1");
         }
+        let rounds = raw.rounds.unwrap_or(1);
+        if rounds == 0 {
+            bail!("{origin}: `rounds` must be at least 1");
+        }
 
         Ok(Signature {
             name: raw.name,
@@ -314,6 +326,8 @@ impl Signature {
             },
             prelude,
             phases,
+            rounds,
+            slab_evidence: raw.slab_evidence,
             slots: slots.names,
             origin: origin.to_string(),
             source: text.to_string(),
@@ -349,10 +363,12 @@ impl Signature {
 
     /// Syscalls issued in the timed window for N files (for ops/s and memory checks).
     pub fn timed_calls(&self, n: u64) -> u64 {
-        self.phases
-            .iter()
-            .map(|p| p.select.count(n) * p.repeat as u64 * p.steps.len() as u64)
-            .sum()
+        self.rounds as u64
+            * self
+                .phases
+                .iter()
+                .map(|p| p.select.count(n) * p.repeat as u64 * p.steps.len() as u64)
+                .sum::<u64>()
     }
 
     /// A rough upper bound of the space a case of N files needs on the test filesystem.
@@ -384,7 +400,7 @@ impl Signature {
                 per_file * p.select.count(n) * p.repeat as u64
             })
             .sum();
-        populate + prelude + phases
+        populate + prelude + phases * self.rounds as u64
     }
 
     /// The steps of every phase, in order (for summaries).
@@ -409,6 +425,14 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../signatures/btrfs-rename-log.toml"),
     ),
     ("lkp-churn", include_str!("../../signatures/lkp-churn.toml")),
+    (
+        "lkp-churn-every",
+        include_str!("../../signatures/lkp-churn-every.toml"),
+    ),
+    (
+        "lkp-churn-recreate",
+        include_str!("../../signatures/lkp-churn-recreate.toml"),
+    ),
     ("seqwr", include_str!("../../signatures/seqwr.toml")),
 ];
 

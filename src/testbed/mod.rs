@@ -26,14 +26,26 @@ pub enum Fs {
     Btrfs,
     Ext4,
     Xfs,
+    /// A fresh tmpfs per case: no device, no mkfs.
+    Tmpfs,
 }
 
 /// chattr letters, their FS_*_FL bits (linux/fs.h), and which filesystems accept them.
 const CHATTR: &[(char, u32, &str, &[Fs])] = &[
-    ('A', 0x0000_0080, "noatime", &[Fs::Btrfs, Fs::Ext4, Fs::Xfs]),
+    (
+        'A',
+        0x0000_0080,
+        "noatime",
+        &[Fs::Btrfs, Fs::Ext4, Fs::Xfs, Fs::Tmpfs],
+    ),
     ('S', 0x0000_0008, "sync", &[Fs::Btrfs, Fs::Ext4, Fs::Xfs]),
     ('D', 0x0001_0000, "dirsync", &[Fs::Btrfs, Fs::Ext4, Fs::Xfs]),
-    ('d', 0x0000_0040, "nodump", &[Fs::Btrfs, Fs::Ext4, Fs::Xfs]),
+    (
+        'd',
+        0x0000_0040,
+        "nodump",
+        &[Fs::Btrfs, Fs::Ext4, Fs::Xfs, Fs::Tmpfs],
+    ),
     ('c', 0x0000_0004, "compress", &[Fs::Btrfs]),
     ('C', 0x0080_0000, "nocow", &[Fs::Btrfs]),
     ('m', 0x0000_0400, "nocompress", &[Fs::Btrfs]),
@@ -48,7 +60,8 @@ impl Fs {
             "btrfs" => Ok(Fs::Btrfs),
             "ext4" => Ok(Fs::Ext4),
             "xfs" => Ok(Fs::Xfs),
-            other => bail!("unknown filesystem `{other}` (btrfs, ext4 or xfs)"),
+            "tmpfs" => Ok(Fs::Tmpfs),
+            other => bail!("unknown filesystem `{other}` (btrfs, ext4, xfs or tmpfs)"),
         }
     }
 
@@ -57,14 +70,30 @@ impl Fs {
             Fs::Btrfs => "btrfs",
             Fs::Ext4 => "ext4",
             Fs::Xfs => "xfs",
+            Fs::Tmpfs => "tmpfs",
         }
     }
 
-    pub fn mkfs_tool(self) -> &'static str {
+    /// Every filesystem, for `doctor`.
+    pub const ALL: [Fs; 4] = [Fs::Btrfs, Fs::Ext4, Fs::Xfs, Fs::Tmpfs];
+
+    /// The mkfs program; `None` for filesystems made by mounting (tmpfs).
+    pub fn mkfs_tool(self) -> Option<&'static str> {
         match self {
-            Fs::Btrfs => "mkfs.btrfs",
-            Fs::Ext4 => "mkfs.ext4",
-            Fs::Xfs => "mkfs.xfs",
+            Fs::Btrfs => Some("mkfs.btrfs"),
+            Fs::Ext4 => Some("mkfs.ext4"),
+            Fs::Xfs => Some("mkfs.xfs"),
+            Fs::Tmpfs => None,
+        }
+    }
+
+    /// The Debian package with the mkfs program.
+    pub fn mkfs_package(self) -> &'static str {
+        match self {
+            Fs::Btrfs => "btrfs-progs",
+            Fs::Ext4 => "e2fsprogs",
+            Fs::Xfs => "xfsprogs",
+            Fs::Tmpfs => "",
         }
     }
 
@@ -74,6 +103,7 @@ impl Fs {
             Fs::Btrfs => &["-f", "-q", "-L", device::LABEL],
             Fs::Ext4 => &["-F", "-q", "-L", device::LABEL],
             Fs::Xfs => &["-f", "-q", "-L", device::LABEL],
+            Fs::Tmpfs => &[],
         }
     }
 
@@ -83,6 +113,7 @@ impl Fs {
             Fs::Btrfs => 256 << 20,
             Fs::Ext4 => 64 << 20,
             Fs::Xfs => 512 << 20,
+            Fs::Tmpfs => 0,
         }
     }
 
@@ -97,6 +128,9 @@ impl Fs {
             Fs::Btrfs => &["inode_evictions=tracepoint:btrfs:btrfs_inode_evict"],
             Fs::Ext4 => &["inode_evictions=tracepoint:ext4:ext4_evict_inode"],
             Fs::Xfs => &["inode_evictions=tracepoint:xfs:xfs_destroy_inode"],
+            // No tmpfs eviction tracepoint: nothing rather than a counter that means
+            // something else.
+            Fs::Tmpfs => &[],
         }
     }
 }
@@ -318,7 +352,7 @@ pub fn find_tool(name: &str) -> Option<PathBuf> {
 
 /// The version line of a mkfs tool, for metadata.
 pub fn tool_version(fs: Fs) -> Option<String> {
-    let tool = find_tool(fs.mkfs_tool())?;
+    let tool = find_tool(fs.mkfs_tool()?)?;
     let flag = if fs == Fs::Btrfs { "--version" } else { "-V" };
     let out = Command::new(tool).arg(flag).output().ok()?;
     let text = format!(
@@ -333,16 +367,25 @@ impl TestbedSpec {
     /// Checks that need no device: the mkfs tool exists; a scratch device is a scratch
     /// device. Runs before anything is created or formatted.
     pub fn validate(&self) -> Result<()> {
-        if find_tool(self.fs.mkfs_tool()).is_none() {
-            bail!(
-                "{} not found: install {} (sudo make deps does)",
-                self.fs.mkfs_tool(),
-                match self.fs {
-                    Fs::Btrfs => "btrfs-progs",
-                    Fs::Ext4 => "e2fsprogs",
-                    Fs::Xfs => "xfsprogs",
+        match self.fs.mkfs_tool() {
+            Some(tool) if find_tool(tool).is_none() => {
+                bail!(
+                    "{tool} not found: install {} (sudo make deps does)",
+                    self.fs.mkfs_package()
+                )
+            }
+            Some(_) => {}
+            None => {
+                if self.device != DeviceSpec::LoopRam {
+                    bail!("{} has no device: drop --device", self.fs.name());
                 }
-            );
+                if !self.mkfs_opts.is_empty() {
+                    bail!(
+                        "{} is not made with mkfs: drop --mkfs-opts (use --mount-opts)",
+                        self.fs.name()
+                    );
+                }
+            }
         }
         if let DeviceSpec::Path(p) = &self.device {
             device::check_scratch(p, self.force)?;
@@ -355,9 +398,37 @@ impl TestbedSpec {
 pub struct Testbed {
     pub spec: TestbedSpec,
     // Field order is drop order: the device goes before the workspace directory.
-    pub device: Device,
+    /// None for filesystems without a device (tmpfs).
+    pub device: Option<Device>,
     mnt: PathBuf,
     ws: Workspace,
+}
+
+/// The device a filesystem of `spec` is made on, sized for `space` bytes of workload.
+fn acquire_device(spec: &TestbedSpec, space: u64, ws: &Workspace) -> Result<Device> {
+    let size = (space.saturating_mul(2) + (64 << 20))
+        .max(spec.fs.min_size())
+        .div_ceil(1 << 20)
+        << 20;
+    let device = Device::acquire(&spec.device, size, ws)?;
+    if device.size < spec.fs.min_size() {
+        bail!(
+            "{} is {} MiB; {} needs at least {} MiB",
+            device.path.display(),
+            device.size >> 20,
+            spec.fs.name(),
+            spec.fs.min_size() >> 20
+        );
+    }
+    if device.size < space {
+        eprintln!(
+            "sigbench: warning: {} ({} MiB) may be too small for this workload (~{} MiB)",
+            device.path.display(),
+            device.size >> 20,
+            space >> 20
+        );
+    }
+    Ok(device)
 }
 
 /// A freshly made and mounted filesystem with the case's test directory; unmounted when
@@ -377,28 +448,10 @@ impl Testbed {
     /// Set up the workspace and the device, sized for `space` bytes of workload.
     pub fn create(spec: TestbedSpec, space: u64) -> Result<Testbed> {
         let ws = Workspace::create()?;
-        let size = (space.saturating_mul(2) + (64 << 20))
-            .max(spec.fs.min_size())
-            .div_ceil(1 << 20)
-            << 20;
-        let device = Device::acquire(&spec.device, size, &ws)?;
-        if device.size < spec.fs.min_size() {
-            bail!(
-                "{} is {} MiB; {} needs at least {} MiB",
-                device.path.display(),
-                device.size >> 20,
-                spec.fs.name(),
-                spec.fs.min_size() >> 20
-            );
-        }
-        if device.size < space {
-            eprintln!(
-                "sigbench: warning: {} ({} MiB) may be too small for this workload (~{} MiB)",
-                device.path.display(),
-                device.size >> 20,
-                space >> 20
-            );
-        }
+        let device = match spec.fs.mkfs_tool() {
+            Some(_) => Some(acquire_device(&spec, space, &ws)?),
+            None => None,
+        };
         let mnt = ws.subdir("mnt")?;
         Ok(Testbed {
             spec,
@@ -414,9 +467,16 @@ impl Testbed {
 
     /// mkfs, mount, and create `dir` with its properties.
     pub fn fresh(&self, dir: &DirSpec) -> Result<CaseFs> {
-        self.mkfs()?;
+        let source = match &self.device {
+            Some(d) => {
+                self.mkfs(d)?;
+                d.path.to_string_lossy().into_owned()
+            }
+            // A new tmpfs instance is a fresh filesystem; the source name marks it ours.
+            None => "sigbench".to_string(),
+        };
         let mount = Mount::new(
-            &self.device.path.to_string_lossy(),
+            &source,
             &self.mnt,
             self.spec.fs.name(),
             &self.spec.mount_opts,
@@ -425,15 +485,17 @@ impl Testbed {
         Ok(CaseFs { dir, mount })
     }
 
-    fn mkfs(&self) -> Result<()> {
+    fn mkfs(&self, device: &Device) -> Result<()> {
         let fs = self.spec.fs;
-        let tool =
-            find_tool(fs.mkfs_tool()).with_context(|| format!("{} not found", fs.mkfs_tool()))?;
+        let name = fs
+            .mkfs_tool()
+            .context("this filesystem is not made with mkfs")?;
+        let tool = find_tool(name).with_context(|| format!("{name} not found"))?;
         use std::os::unix::process::CommandExt;
         let out = Command::new(&tool)
             .args(fs.mkfs_args())
             .args(&self.spec.mkfs_opts)
-            .arg(&self.device.path)
+            .arg(&device.path)
             .stdin(Stdio::null())
             // Its own process group: a Ctrl-C at the terminal must not kill mkfs half-way;
             // the run stops after it instead.
@@ -448,10 +510,9 @@ impl Testbed {
                 .find(|l| !l.trim().is_empty())
                 .unwrap_or("no message");
             bail!(
-                "{} {} {} failed: {}",
-                fs.mkfs_tool(),
+                "{name} {} {} failed: {}",
                 self.spec.mkfs_opts.join(" "),
-                self.device.path.display(),
+                device.path.display(),
                 last.trim()
             );
         }
