@@ -4,6 +4,8 @@
 #   sudo make bench  executor overhead vs C, and peak RSS at N = 1 000 000
 
 CARGO := $(shell scripts/cargo.sh)
+# Static (see .cargo/config.toml), so the target triple is part of the path.
+BIN := target/x86_64-unknown-linux-gnu/release/sigbench
 export PATH := $(dir $(CARGO)):$(PATH)
 
 .PHONY: deps build run test bench
@@ -15,7 +17,7 @@ build: deps
 	$(CARGO) build --release
 
 run: build
-	./target/release/sigbench run
+	$(BIN) run
 
 test: deps
 	$(CARGO) fmt --check

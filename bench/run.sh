@@ -15,7 +15,7 @@ BIG_N=${BIG_N:-1000000}
 SIZE_MB=256
 
 cargo build --release --quiet
-sigbench=$PWD/target/release/sigbench
+sigbench=$PWD/target/x86_64-unknown-linux-gnu/release/sigbench
 work=$(mktemp -d /tmp/sigbench-bench.XXXXXX)
 gcc -O2 -Wall -o "$work/test3" bench/test3.c
 

@@ -19,6 +19,9 @@ pub struct Host {
     /// counts are exact.
     #[serde(default)]
     pub emulated: bool,
+    /// `qemu-tcg` or `qemu-kvm` when the run happened in a guest booted by `run --kernel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accelerator: Option<String>,
 }
 
 fn field(c: &[libc::c_char]) -> String {
@@ -60,6 +63,7 @@ impl Host {
                 .unwrap_or(1),
             mem_total_kib,
             emulated: false,
+            accelerator: None,
         }
     }
 }

@@ -18,3 +18,4 @@ pub mod stats;
 pub mod store;
 pub mod sys;
 pub mod testbed;
+pub mod vm;

@@ -44,6 +44,19 @@ enum Command {
 }
 
 fn main() {
+    // As PID 1 this binary is the init of a guest booted by `run --kernel`.
+    if std::process::id() == 1 {
+        sigbench::vm::guest::init(&mut |argv| match Cli::try_parse_from(argv) {
+            Ok(Cli {
+                command: Command::Run(a),
+            }) => exit_code(cmd::run::run(*a)),
+            Ok(_) => 2,
+            Err(e) => {
+                eprintln!("sigbench-guest: {e}");
+                2
+            }
+        });
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(a) => cmd::run::run(*a),
@@ -57,7 +70,12 @@ fn main() {
         Command::Validate(a) => cmd::validate::run(a),
         Command::Doctor(a) => cmd::doctor::run(a),
     };
-    let code = match result {
+    std::process::exit(exit_code(result));
+}
+
+/// Print an error as one line and turn the outcome into an exit code.
+fn exit_code(result: anyhow::Result<i32>) -> i32 {
+    match result {
         Ok(code) => code,
         Err(e) => match e.downcast_ref::<Interrupted>() {
             Some(i) => {
@@ -69,6 +87,5 @@ fn main() {
                 1
             }
         },
-    };
-    std::process::exit(code);
+    }
 }

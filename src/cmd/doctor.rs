@@ -4,6 +4,7 @@ use anyhow::Result;
 use sigbench::probe::perf::TracepointCounter;
 use sigbench::probe::tracefs::Tracefs;
 use sigbench::testbed::{Fs, find_tool, tool_version, workspace};
+use sigbench::vm::qemu::cached_probe;
 use std::path::Path;
 
 #[derive(clap::Args)]
@@ -15,6 +16,14 @@ pub struct Args {
     /// List the tracepoints of a subsystem (e.g. btrfs)
     #[arg(long, value_name = "SUBSYS")]
     events: Option<String>,
+    /// Where `run --kernel` keeps kernels and the KVM verdict
+    #[arg(
+        long,
+        env = "SIGBENCH_CACHE",
+        default_value = "/var/cache/sigbench",
+        value_name = "DIR"
+    )]
+    cache_dir: std::path::PathBuf,
 }
 
 fn line(what: &str, ok: bool, detail: impl AsRef<str>) {
@@ -143,13 +152,35 @@ pub fn run(args: Args) -> Result<i32> {
         std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
     line("perf_event_paranoid", true, paranoid.trim());
     let kvm = kvm_api();
+    let (ok, detail) = match (kvm, cached_probe(&args.cache_dir)) {
+        (None, _) => (
+            false,
+            "/dev/kvm absent or unusable: `run --kernel` uses TCG (emulation)".to_string(),
+        ),
+        (Some(_), Some(p)) if p.works => (
+            true,
+            format!("{} ({}): `run --kernel` uses KVM", p.detail, p.probed_at),
+        ),
+        (Some(_), Some(p)) => (
+            false,
+            format!(
+                "{} ({}): `run --kernel` uses TCG (emulation)",
+                p.detail, p.probed_at
+            ),
+        ),
+        (Some(v), None) => (
+            false,
+            format!(
+                "/dev/kvm answers (API {v}) but no guest has been boot-tested yet; the first `run --kernel` does (10 s at most) and remembers"
+            ),
+        ),
+    };
+    line("kvm", ok, detail);
+    let qemu = sigbench::vm::qemu::qemu();
     line(
-        "kvm",
-        kvm.is_some(),
-        match kvm {
-            Some(v) => format!("/dev/kvm answers (API {v}); guests have not been boot-tested"),
-            None => "/dev/kvm absent or unusable".into(),
-        },
+        "qemu",
+        qemu.is_ok(),
+        qemu.map_or_else(|e| format!("{e:#}"), |p| p.display().to_string()),
     );
 
     let left = workspace::leftovers();

@@ -1,16 +1,20 @@
 //! `sigbench run`: parse the options into a plan, execute it, print and save the results.
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sigbench::interrupt;
 use sigbench::plan::{Case, DEFAULT_SEED, Observer, Plan};
 use sigbench::probe::ProbeSpec;
 use sigbench::report::{json, text};
 use sigbench::results::CaseResult;
+use sigbench::results::{EXPORT_SCHEMA, Export, RunDocument, SCHEMA_VERSION};
 use sigbench::signature::{self, Signature};
 use sigbench::store::Store;
 use sigbench::testbed::device::DeviceSpec;
 use sigbench::testbed::{DirSpec, Fs, TestbedSpec, workspace};
+use sigbench::vm::kernel::{self, KernelSpec};
+use sigbench::vm::qemu::Accel;
+use sigbench::vm::{self, VmOptions};
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
@@ -93,6 +97,30 @@ pub struct Args {
     /// Do not store the results
     #[arg(long)]
     no_store: bool,
+    /// Run on this kernel (repeatable): a linux-image-*.deb, IMAGE[:MODULES_DIR], a kernel
+    /// build tree, or `host`. Each result set is labelled with its kernel's release
+    #[arg(long = "kernel", value_name = "KERNEL")]
+    kernels: Vec<String>,
+    /// QEMU accelerator for --kernel: auto (KVM if a test boot works here, else TCG), kvm, tcg
+    #[arg(long, default_value = "auto")]
+    accel: String,
+    /// Guest memory in MiB
+    #[arg(long, default_value_t = 2048, value_name = "MiB")]
+    guest_mem: u32,
+    /// Guest CPUs
+    #[arg(long, default_value_t = 2)]
+    guest_cpus: u32,
+    /// Seconds the plan may run in a guest once it is up (default 120, ×10 under TCG)
+    #[arg(long, value_name = "SECS")]
+    guest_timeout: Option<u64>,
+    /// Where unpacked kernels, initramfs images and the KVM verdict are kept
+    #[arg(
+        long,
+        env = "SIGBENCH_CACHE",
+        default_value = "/var/cache/sigbench",
+        value_name = "DIR"
+    )]
+    cache_dir: std::path::PathBuf,
     /// Log every timed call (phase, file, syscall, paths, result) to FILE, to check a
     /// replay against its recording; the logging costs time inside the window
     #[arg(long, value_name = "FILE")]
@@ -150,8 +178,8 @@ fn probes(args: &Args, fs: Fs) -> Result<Vec<ProbeSpec>> {
     Ok(specs)
 }
 
-pub fn run(args: Args) -> Result<i32> {
-    interrupt::install()?;
+/// The plan the options describe (validated as far as it can be without a device).
+fn plan_of(args: &Args) -> Result<Plan> {
     let mut sig = Signature::load(&args.signature)?;
     if let Some(r) = args.rounds {
         if r == 0 {
@@ -160,7 +188,7 @@ pub fn run(args: Args) -> Result<i32> {
         sig.rounds = r;
     }
     let fs = Fs::parse(&args.fs)?;
-    let dirs = directories(&args, &sig, fs)?;
+    let dirs = directories(args, &sig, fs)?;
     let ns = if args.ns.is_empty() {
         vec![sig.default_n]
     } else {
@@ -172,7 +200,7 @@ pub fn run(args: Args) -> Result<i32> {
     if args.repetitions == 0 {
         bail!("-r: at least one repetition");
     }
-    let plan = Plan {
+    Ok(Plan {
         signature: sig,
         testbed: TestbedSpec {
             fs,
@@ -191,25 +219,49 @@ pub fn run(args: Args) -> Result<i32> {
         warmup: args.warmup,
         shuffle: args.shuffle,
         seed: args.seed,
-        probes: probes(&args, fs)?,
+        probes: probes(args, fs)?,
         op_log: args.op_log.clone(),
-    };
+    })
+}
 
-    let json_to_stdout = args.json.as_deref() == Some("-");
-    let mount_point = format!("{}/{}/mnt", workspace::ROOT, std::process::id());
-    let mut doc = plan.document();
-    doc.label = args
-        .label
-        .clone()
-        .unwrap_or_else(|| doc.host.kernel_release.clone());
-    // Opened now, so a bad --db fails before anything is formatted; the run is recorded
-    // only once it has really started.
+pub fn run(args: Args) -> Result<i32> {
+    interrupt::install()?;
+    let plan = plan_of(&args)?;
+    if !args.kernels.is_empty() {
+        return run_kernels(&args, &plan);
+    }
     let store = if args.no_store {
         None
     } else {
         Some(Store::open(&args.db)?)
     };
-    let mut console = Console::new(&plan, mount_point.len(), json_to_stdout, store);
+    let (doc, outcome) = run_here(&args, &plan, args.label.clone(), store)?;
+    if let Some(dest) = &args.json
+        && (outcome.is_ok() || !doc.cases.is_empty())
+    {
+        json::write(&doc, dest)?;
+        if dest != "-" {
+            eprintln!("sigbench: wrote {dest}");
+        }
+    }
+    outcome.map(|()| 0)
+}
+
+/// Run the plan on this kernel; print and store as it goes. Returns the document and how
+/// the run ended (the document holds every finished case either way).
+fn run_here(
+    args: &Args,
+    plan: &Plan,
+    label: Option<String>,
+    store: Option<Store>,
+) -> Result<(RunDocument, Result<()>)> {
+    let json_to_stdout = args.json.as_deref() == Some("-");
+    let mount_point = format!("{}/{}/mnt", workspace::ROOT, std::process::id());
+    let mut doc = plan.document();
+    doc.label = label.unwrap_or_else(|| doc.host.kernel_release.clone());
+    // The store is opened by the caller, so a bad --db fails before anything is
+    // formatted; the run is recorded only once it has really started.
+    let mut console = Console::new(plan, mount_point.len(), json_to_stdout, store);
     let outcome = plan.execute(&mut doc, &mut console);
     console.finish();
     doc.status = match &outcome {
@@ -227,22 +279,225 @@ pub fn run(args: Args) -> Result<i32> {
             store.path.display()
         );
     }
-
     let summary = text::summary(&doc, args.verbose, plan.signature.slab_evidence);
     if json_to_stdout {
         eprint!("{summary}");
     } else {
         stdout(&summary);
     }
-    if let Some(dest) = &args.json
-        && (outcome.is_ok() || !doc.cases.is_empty())
-    {
-        json::write(&doc, dest)?;
-        if dest != "-" {
-            eprintln!("sigbench: wrote {dest}");
+    Ok((doc, outcome))
+}
+
+/// The guest's `run` arguments: the same plan, as options (host-only ones left out).
+fn guest_args(args: &Args, plan: &Plan) -> Result<(Vec<String>, Option<String>)> {
+    let builtin = sigbench::signature::builtins()
+        .iter()
+        .any(|s| s.origin == plan.signature.origin);
+    let (sig_arg, sig_text) = if builtin {
+        (plan.signature.name.clone(), None)
+    } else {
+        (
+            sigbench::vm::initramfs::SIGNATURE.to_string(),
+            Some(plan.signature.source.clone()),
+        )
+    };
+    if let DeviceSpec::Path(p) = &plan.testbed.device {
+        bail!(
+            "--device {} cannot be used with --kernel: a guest has its own ramdisk",
+            p.display()
+        );
+    }
+    let mut v = vec![
+        sig_arg,
+        "--fs".into(),
+        args.fs.clone(),
+        "--device".into(),
+        args.device.clone(),
+    ];
+    for (flag, value) in [
+        ("--mkfs-opts", &args.mkfs_opts),
+        ("--mount-opts", &args.mount_opts),
+    ] {
+        if !value.is_empty() {
+            v.push(format!("{flag}={value}"));
         }
     }
-    outcome.map(|()| 0)
+    for d in &plan.dirs {
+        v.extend(["--dir".into(), d.text.clone()]);
+    }
+    let ns: Vec<String> = plan.ns.iter().map(u64::to_string).collect();
+    v.extend([
+        "-n".into(),
+        ns.join(","),
+        "-r".into(),
+        plan.repetitions.to_string(),
+    ]);
+    v.extend([
+        "--warmup".into(),
+        plan.warmup.to_string(),
+        "--seed".into(),
+        plan.seed.to_string(),
+    ]);
+    v.extend(["--rounds".into(), plan.signature.rounds.to_string()]);
+    if plan.shuffle {
+        v.push("--shuffle".into());
+    }
+    // The plan's probes already include the defaults.
+    v.push("--no-default-probes".into());
+    for p in &plan.probes {
+        let spec = if p.name == p.source() {
+            p.source()
+        } else {
+            format!("{}={}", p.name, p.source())
+        };
+        v.extend(["--probe".into(), spec]);
+    }
+    if args.verbose {
+        v.push("-v".into());
+    }
+    Ok((v, sig_text))
+}
+
+/// `--kernel K…`: the plan on each kernel in turn, each result set labelled with its
+/// kernel's release. A kernel that fails does not stop the others.
+fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
+    let specs: Vec<(String, KernelSpec)> = args
+        .kernels
+        .iter()
+        .map(|k| Ok((k.clone(), KernelSpec::parse(k)?)))
+        .collect::<Result<_>>()?;
+    if args.label.is_some() && specs.len() > 1 {
+        bail!(
+            "--label names one result set; with several --kernel each is labelled with its kernel's release"
+        );
+    }
+    if args.op_log.is_some() && specs.iter().any(|(_, s)| *s != KernelSpec::Host) {
+        bail!("--op-log is not available in a guest");
+    }
+    let (guest, signature) = guest_args(args, plan)?;
+    let accel = match args.accel.as_str() {
+        "auto" => None,
+        "kvm" => Some(Accel::Kvm),
+        "tcg" => Some(Accel::Tcg),
+        other => bail!("unknown --accel `{other}` (auto, kvm, tcg)"),
+    };
+    let opts = VmOptions {
+        cache: args.cache_dir.clone(),
+        accel,
+        mem_mib: args.guest_mem,
+        cpus: args.guest_cpus,
+        timeout: args.guest_timeout.map(Duration::from_secs),
+    };
+    let mut store = if args.no_store {
+        None
+    } else {
+        Some(Store::open(&args.db)?)
+    };
+    let mut docs = Vec::new();
+    let mut failures = Vec::new();
+    for (name, spec) in &specs {
+        interrupt::check()?;
+        if *spec == KernelSpec::Host {
+            eprintln!(
+                "sigbench: kernel host ({})",
+                sigbench::host::Host::current().kernel_release
+            );
+            let (doc, outcome) = run_here(args, plan, args.label.clone(), store.take())?;
+            store = if args.no_store {
+                None
+            } else {
+                Some(Store::open(&args.db)?)
+            };
+            if let Err(e) = outcome {
+                if e.downcast_ref::<interrupt::Interrupted>().is_some() {
+                    return Err(e);
+                }
+                failures.push(format!("kernel host: {e:#}"));
+            }
+            docs.push(doc);
+            continue;
+        }
+        let outcome = kernel::prepare(spec, name, &opts.cache).and_then(|k| {
+            eprintln!("sigbench: kernel {} ({name})", k.release);
+            vm::run(&k, plan.testbed.fs, &guest, signature.as_deref(), &opts)
+        });
+        let run = match outcome {
+            Ok(r) => r,
+            Err(e) => {
+                if e.downcast_ref::<interrupt::Interrupted>().is_some() {
+                    return Err(e);
+                }
+                failures.push(format!("{e:#}"));
+                eprintln!("sigbench: {}", failures.last().unwrap());
+                continue;
+            }
+        };
+        if let Some(mut doc) = run.doc {
+            if let Some(l) = &args.label {
+                doc.label = l.clone();
+            }
+            let layout = text::LineLayout::new(
+                plan,
+                doc.cases
+                    .first()
+                    .map_or(0, |c| c.path.len() - c.dir.len() - 1),
+            );
+            let mut out = String::new();
+            for c in &doc.cases {
+                out.push_str(&text::s3e_line(plan, c, &layout));
+                out.push('\n');
+            }
+            out.push_str(&text::summary(
+                &doc,
+                args.verbose,
+                plan.signature.slab_evidence,
+            ));
+            if args.json.as_deref() == Some("-") {
+                eprint!("{out}");
+            } else {
+                stdout(&out);
+            }
+            if let Some(s) = &mut store {
+                s.import(&doc)?;
+                eprintln!(
+                    "sigbench: stored as `{}` in {}",
+                    doc.label,
+                    s.path.display()
+                );
+            }
+            docs.push(doc);
+        }
+        if let Some(e) = run.error {
+            failures.push(format!("{e:#}"));
+            eprintln!("sigbench: {}", failures.last().unwrap());
+        }
+    }
+    if let Some(dest) = &args.json {
+        let export = Export {
+            schema: EXPORT_SCHEMA.into(),
+            version: SCHEMA_VERSION,
+            runs: docs,
+        };
+        let mut text = serde_json::to_string_pretty(&export)?;
+        text.push('\n');
+        if dest == "-" {
+            stdout(&text);
+        } else {
+            std::fs::write(dest, text).with_context(|| format!("cannot write {dest}"))?;
+        }
+    }
+    if failures.is_empty() {
+        Ok(0)
+    } else {
+        if failures.len() > 1 {
+            eprintln!(
+                "sigbench: {} of {} kernels failed",
+                failures.len(),
+                specs.len()
+            );
+        }
+        Ok(1)
+    }
 }
 
 /// Write to stdout, ignoring a reader that went away (`sigbench run | head`): the run must

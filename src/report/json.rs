@@ -14,6 +14,15 @@ pub fn write(doc: &RunDocument, dest: &str) -> Result<()> {
         out.write_all(text.as_bytes())
             .context("writing JSON to stdout")?;
         out.flush()?;
+    } else if std::fs::metadata(dest).is_ok_and(|m| !m.is_file()) {
+        // A device (the results port of a guest): write it straight through.
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dest)
+            .with_context(|| format!("cannot open {dest}"))?;
+        f.write_all(text.as_bytes())
+            .with_context(|| format!("cannot write {dest}"))?;
+        f.flush()?;
     } else {
         // Write beside the target and rename, so a reader never sees half a document.
         let tmp = format!("{dest}.tmp");

@@ -111,14 +111,25 @@ pub fn summary(doc: &RunDocument, verbose: bool, slab: bool) -> String {
     };
     writeln!(
         out,
-        "\n{} on {} ({device}), kernel {}, {} repetition{}",
+        "\n{} on {} ({device}), kernel {}{}, {} repetition{}",
         doc.signature.name,
         t.fs,
         doc.host.kernel_release,
+        doc.host
+            .accelerator
+            .as_ref()
+            .map_or(String::new(), |a| format!(" in {a}")),
         reps,
         if reps == 1 { "" } else { "s" }
     )
     .unwrap();
+    if doc.host.emulated {
+        writeln!(
+            out,
+            "timings are emulated (QEMU TCG): compare counts, not times"
+        )
+        .unwrap();
+    }
 
     // Say how each counter was counted, once.
     let first = groups[0].2[0];

@@ -226,7 +226,8 @@ fn compare_metric(
 ) -> Option<Row> {
     let base = Summary::of(a)?;
     let other = Summary::of(b)?;
-    let exact = base.is_constant() && other.is_constant() && kind != Kind::Time;
+    // Only counts are exact; a time that happens to repeat is still a measurement.
+    let exact = base.is_constant() && other.is_constant() && kind == Kind::Counter;
     let insufficient = !exact && min_p_value(a.len(), b.len()) > alpha;
     let p_value = if exact || a.len() < 2 || b.len() < 2 {
         None

@@ -55,7 +55,10 @@ impl Drop for Workspace {
     }
 }
 
-fn lock() -> Result<File> {
+/// Take the machine-wide lock every measuring sigbench holds (waiting if another has it).
+pub fn lock() -> Result<File> {
+    std::fs::create_dir_all(ROOT)
+        .with_context(|| format!("cannot create {ROOT} (are you root?)"))?;
     let path = Path::new(ROOT).join("lock");
     let mut f = OpenOptions::new()
         .read(true)

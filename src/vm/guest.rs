@@ -1,0 +1,116 @@
+//! Inside the guest: sigbench as PID 1. Mount the pseudo filesystems, load the modules
+//! the host resolved, find the results port, run the plan with its JSON going to the
+//! port, say how it ended on the console, power off.
+
+use super::initramfs::{MODULE_ORDER, PLAN};
+use super::qemu::{EXIT, READY};
+use anyhow::{Context, Result};
+use std::ffi::CString;
+use std::time::{Duration, Instant};
+
+fn mount(source: &str, target: &str, fstype: &str) {
+    let _ = std::fs::create_dir_all(target);
+    let (s, t, f) = (
+        CString::new(source).unwrap_or_default(),
+        CString::new(target).unwrap_or_default(),
+        CString::new(fstype).unwrap_or_default(),
+    );
+    if unsafe { libc::mount(s.as_ptr(), t.as_ptr(), f.as_ptr(), 0, std::ptr::null()) } != 0 {
+        eprintln!(
+            "sigbench-guest: mount {fstype} on {target}: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
+/// Load the modules in order (dependencies first) with finit_module.
+fn load_modules() {
+    let list = std::fs::read_to_string(MODULE_ORDER).unwrap_or_default();
+    for path in list.lines().filter(|l| !l.is_empty()) {
+        let f = match std::fs::File::open(path) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("sigbench-guest: {path}: {e}");
+                continue;
+            }
+        };
+        use std::os::fd::AsRawFd;
+        let r = unsafe { libc::syscall(libc::SYS_finit_module, f.as_raw_fd(), c"".as_ptr(), 0) };
+        if r != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EEXIST) {
+                eprintln!("sigbench-guest: loading {path}: {e}");
+            }
+        }
+    }
+}
+
+/// The device of the virtio-serial port named `sigbench`.
+fn results_port() -> Result<String> {
+    let start = Instant::now();
+    loop {
+        if let Ok(rd) = std::fs::read_dir("/sys/class/virtio-ports") {
+            for e in rd.flatten() {
+                if std::fs::read_to_string(e.path().join("name"))
+                    .is_ok_and(|n| n.trim() == "sigbench")
+                {
+                    let dev = format!("/dev/{}", e.file_name().to_string_lossy());
+                    if std::path::Path::new(&dev).exists() {
+                        return Ok(dev);
+                    }
+                }
+            }
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            anyhow::bail!(
+                "no virtio-serial port named sigbench (is virtio_console available in this kernel?)"
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Prepare the guest; `None` when there is no plan (a boot test), else the `run` arguments.
+fn setup() -> Result<Option<Vec<String>>> {
+    mount("proc", "/proc", "proc");
+    mount("sysfs", "/sys", "sysfs");
+    mount("devtmpfs", "/dev", "devtmpfs");
+    mount("tmpfs", "/run", "tmpfs");
+    mount("tmpfs", "/tmp", "tmpfs");
+    load_modules();
+    let Ok(plan) = std::fs::read_to_string(PLAN) else {
+        eprintln!("{READY} (no plan: boot test)");
+        return Ok(None);
+    };
+    let mut args: Vec<String> = serde_json::from_str(&plan).context("unreadable plan")?;
+    let port = results_port()?;
+    args.extend(["--json".to_string(), port, "--no-store".to_string()]);
+    eprintln!("{READY}");
+    Ok(Some(args))
+}
+
+/// Run as PID 1: `run` gets the full argument vector (`sigbench run …`) and returns the
+/// exit code. Never returns: the machine powers off.
+pub fn init(run: &mut dyn FnMut(Vec<String>) -> i32) -> ! {
+    let code = match setup() {
+        Ok(Some(args)) => {
+            let mut argv = vec!["sigbench".to_string(), "run".to_string()];
+            argv.extend(args);
+            run(argv)
+        }
+        Ok(None) => 0,
+        Err(e) => {
+            eprintln!("sigbench-guest: {e:#}");
+            1
+        }
+    };
+    eprintln!("{EXIT}{code}");
+    unsafe {
+        libc::sync();
+        libc::reboot(libc::RB_POWER_OFF);
+    }
+    // reboot(2) does not return for PID 1; if it did, never exit (that would panic).
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}

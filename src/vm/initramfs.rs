@@ -1,0 +1,477 @@
+//! The guest's initramfs, built once per kernel and filesystem and cached:
+//!
+//! - `/init`: this very sigbench binary (statically linked), which runs as PID 1;
+//! - the mkfs tool of the filesystem under test with the shared libraries `ldd` names —
+//!   each case gets a fresh mkfs inside the guest, on the guest's own ramdisk, exactly as
+//!   on the host (images formatted on the host and attached as virtio disks would put
+//!   emulated disk I/O in the measured path and need one image per case);
+//! - busybox, as `/sbin/modprobe` for the modules the kernel requests by itself (crypto
+//!   algorithms) and as a shell for debugging;
+//! - the modules the plan needs with their dependencies, resolved from that kernel's
+//!   modules.dep/softdep/alias, decompressed, re-indexed with depmod, and their load order.
+//!
+//! The plan itself goes in a second, tiny archive appended per run (the kernel unpacks
+//! concatenated archives), so the cached one never changes with the options.
+
+use super::cpio::Cpio;
+use super::kernel::{Kernel, file_identity, short_hash};
+use crate::testbed::{Fs, find_tool};
+use anyhow::{Context, Result, bail};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Where the guest reads its plan and the module load order.
+pub const PLAN: &str = "/etc/sigbench/plan.json";
+pub const MODULE_ORDER: &str = "/etc/sigbench/modules";
+pub const SIGNATURE: &str = "/etc/sigbench/signature.toml";
+
+/// Modules every guest needs: the virtio transport and console (the results port), the
+/// loop driver (the ramdisk), the checksum algorithms filesystems ask for by name.
+const BASE_MODULES: &[&str] = &[
+    "virtio_pci",
+    "virtio_console",
+    "loop",
+    "crc32c_generic",
+    "crc32c_intel",
+    "libcrc32c",
+    "crc32_generic",
+    "brd",
+    "zram",
+];
+
+fn fs_modules(fs: Fs) -> &'static [&'static str] {
+    match fs {
+        Fs::Btrfs => &[
+            "btrfs",
+            "xxhash_generic",
+            "sha256_generic",
+            "blake2b_generic",
+            "zstd",
+            "lzo",
+        ],
+        Fs::Ext4 => &["ext4"],
+        Fs::Xfs => &["xfs"],
+        Fs::Tmpfs => &[],
+    }
+}
+
+fn norm(name: &str) -> String {
+    name.replace('-', "_")
+}
+
+fn module_name(path: &str) -> String {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    norm(file.split(".ko").next().unwrap_or(file))
+}
+
+/// A kernel's module index: name → (path relative to lib/modules/<release>, dependencies).
+struct Index {
+    modules: BTreeMap<String, (String, Vec<String>)>,
+    builtin: BTreeSet<String>,
+    aliases: HashMap<String, Vec<String>>,
+    softdeps: HashMap<String, Vec<String>>,
+}
+
+impl Index {
+    fn load(dir: &Path) -> Result<Index> {
+        let dep = std::fs::read_to_string(dir.join("modules.dep"))
+            .with_context(|| format!("no modules.dep in {}", dir.display()))?;
+        let mut modules = BTreeMap::new();
+        for line in dep.lines() {
+            let Some((m, deps)) = line.split_once(':') else {
+                continue;
+            };
+            modules.insert(
+                module_name(m),
+                (
+                    m.to_string(),
+                    deps.split_whitespace().map(module_name).collect(),
+                ),
+            );
+        }
+        let builtin = std::fs::read_to_string(dir.join("modules.builtin"))
+            .unwrap_or_default()
+            .lines()
+            .map(module_name)
+            .collect();
+        let mut aliases: HashMap<String, Vec<String>> = HashMap::new();
+        for l in std::fs::read_to_string(dir.join("modules.alias"))
+            .unwrap_or_default()
+            .lines()
+        {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.len() == 3 && f[0] == "alias" && !f[1].contains(['*', '?', '[']) {
+                aliases.entry(norm(f[1])).or_default().push(norm(f[2]));
+            }
+        }
+        let mut softdeps: HashMap<String, Vec<String>> = HashMap::new();
+        for l in std::fs::read_to_string(dir.join("modules.softdep"))
+            .unwrap_or_default()
+            .lines()
+        {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.len() > 2 && f[0] == "softdep" {
+                softdeps
+                    .entry(norm(f[1]))
+                    .or_default()
+                    .extend(f[2..].iter().filter(|w| !w.ends_with(':')).map(|w| norm(w)));
+            }
+        }
+        Ok(Index {
+            modules,
+            builtin,
+            aliases,
+            softdeps,
+        })
+    }
+
+    /// Names a wanted name stands for: a module, or the modules of an alias.
+    fn resolve(&self, name: &str) -> Vec<String> {
+        let n = norm(name);
+        if self.modules.contains_key(&n) {
+            return vec![n];
+        }
+        self.aliases.get(&n).cloned().unwrap_or_default()
+    }
+
+    /// `wanted` and everything it needs, dependencies first; built-ins and names this
+    /// kernel does not have are skipped (the kernel has them built in, or never needs them).
+    fn closure(&self, wanted: &[&str]) -> Vec<String> {
+        fn visit(ix: &Index, m: &str, seen: &mut BTreeSet<String>, out: &mut Vec<String>) {
+            if !seen.insert(m.to_string()) {
+                return;
+            }
+            let Some((_, deps)) = ix.modules.get(m) else {
+                return;
+            };
+            let soft: Vec<String> = ix
+                .softdeps
+                .get(m)
+                .into_iter()
+                .flatten()
+                .flat_map(|s| ix.resolve(s))
+                .collect();
+            for d in deps.iter().chain(&soft) {
+                visit(ix, d, seen, out);
+            }
+            out.push(m.to_string());
+        }
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        for w in wanted {
+            for m in self.resolve(w) {
+                if !self.builtin.contains(&m) {
+                    visit(self, &m, &mut seen, &mut out);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The shared libraries and loader a dynamic executable needs, from `ldd`.
+fn shared_libraries(exe: &Path) -> Result<Vec<PathBuf>> {
+    let out = Command::new("ldd")
+        .arg(exe)
+        .output()
+        .context("cannot run ldd")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if text.contains("not a dynamic executable") || text.contains("statically linked") {
+        return Ok(Vec::new());
+    }
+    let mut libs = Vec::new();
+    for l in text.lines() {
+        let path = match l.split_once("=>") {
+            Some((_, rest)) => rest.split_whitespace().next(),
+            None => l.split_whitespace().next(),
+        };
+        if let Some(p) = path.filter(|p| p.starts_with('/')) {
+            libs.push(PathBuf::from(p));
+        }
+    }
+    Ok(libs)
+}
+
+fn decompress(path: &Path) -> Result<Vec<u8>> {
+    let name = path.to_string_lossy();
+    let tool = if name.ends_with(".xz") {
+        "xz"
+    } else if name.ends_with(".zst") {
+        "zstd"
+    } else if name.ends_with(".gz") {
+        "gzip"
+    } else {
+        return std::fs::read(path).with_context(|| format!("cannot read {}", path.display()));
+    };
+    let out = Command::new(tool)
+        .args(["-dc"])
+        .arg(path)
+        .output()
+        .with_context(|| format!("cannot run {tool} (sudo make deps installs it)"))?;
+    if !out.status.success() {
+        bail!("{tool} -dc {} failed", path.display());
+    }
+    Ok(out.stdout)
+}
+
+/// Every directory above `path`, outermost first.
+fn parents(path: &str) -> Vec<String> {
+    let mut v = Vec::new();
+    let mut p = Path::new(path).parent();
+    while let Some(d) = p {
+        let s = d.to_string_lossy().into_owned();
+        if s == "/" || s.is_empty() {
+            break;
+        }
+        v.push(s);
+        p = d.parent();
+    }
+    v.reverse();
+    v
+}
+
+struct Builder {
+    cpio: Cpio<std::io::BufWriter<std::fs::File>>,
+    dirs: BTreeSet<String>,
+}
+
+impl Builder {
+    fn ensure_dirs(&mut self, path: &str) -> Result<()> {
+        for d in parents(path) {
+            if self.dirs.insert(d.clone()) {
+                self.cpio.dir(&d)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn file(&mut self, path: &str, perm: u32, data: &[u8]) -> Result<()> {
+        self.ensure_dirs(path)?;
+        Ok(self.cpio.file(path, perm, data)?)
+    }
+
+    fn copy(&mut self, host: &Path, guest: &str, perm: u32) -> Result<()> {
+        let data =
+            std::fs::read(host).with_context(|| format!("cannot read {}", host.display()))?;
+        self.file(guest, perm, &data)
+    }
+
+    fn symlink(&mut self, path: &str, target: &str) -> Result<()> {
+        self.ensure_dirs(path)?;
+        Ok(self.cpio.symlink(path, target)?)
+    }
+}
+
+/// The cached initramfs for `kernel` running plans on `fs`; built when missing.
+pub fn base(kernel: &Kernel, fs: Fs, cache: &Path) -> Result<PathBuf> {
+    let exe = std::env::current_exe().context("cannot find the sigbench binary")?;
+    if !shared_libraries(&exe)?.is_empty() {
+        bail!(
+            "this sigbench binary is dynamically linked; `run --kernel` needs the static build (see .cargo/config.toml)"
+        );
+    }
+    let key = short_hash(&format!(
+        "{}|{}|{}|v1",
+        kernel.key,
+        fs.name(),
+        file_identity(&exe)?
+    ));
+    let dir = cache.join("initramfs");
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(format!("{}-{}-{key}.cpio", kernel.release, fs.name()));
+    if path.exists() {
+        return Ok(path);
+    }
+    let tmp = path.with_extension("tmp");
+    let mut b = Builder {
+        cpio: Cpio::new(std::io::BufWriter::new(std::fs::File::create(&tmp)?)),
+        dirs: BTreeSet::new(),
+    };
+    for d in [
+        "/bin",
+        "/sbin",
+        "/dev",
+        "/proc",
+        "/sys",
+        "/run",
+        "/tmp",
+        "/mnt",
+        "/etc/sigbench",
+    ] {
+        b.ensure_dirs(&format!("{d}/x"))?;
+    }
+    b.cpio.char_device("/dev/console", 0o600, 5, 1)?;
+    b.cpio.char_device("/dev/null", 0o666, 1, 3)?;
+    b.copy(&exe, "/init", 0o755)?;
+    b.symlink("/bin/sigbench", "/init")?;
+
+    if let Some(bb) = ["/bin/busybox", "/usr/bin/busybox"]
+        .iter()
+        .map(Path::new)
+        .find(|p| p.is_file())
+    {
+        b.copy(bb, "/bin/busybox", 0o755)?;
+        for applet in ["sh", "ls", "cat", "mount", "umount", "dmesg", "ps"] {
+            b.symlink(&format!("/bin/{applet}"), "busybox")?;
+        }
+        for applet in ["modprobe", "insmod", "lsmod"] {
+            b.symlink(&format!("/sbin/{applet}"), "/bin/busybox")?;
+        }
+    }
+
+    if let Some(tool) = fs.mkfs_tool() {
+        let host = find_tool(tool)
+            .with_context(|| format!("{tool} not found: install {}", fs.mkfs_package()))?;
+        b.copy(&host, &format!("/sbin/{tool}"), 0o755)?;
+        let mut libs: BTreeSet<PathBuf> = shared_libraries(&host)?.into_iter().collect();
+        libs.extend(shared_libraries(&exe)?);
+        for lib in libs {
+            b.copy(&lib, &lib.to_string_lossy(), 0o755)?;
+        }
+    }
+
+    let mut order = String::new();
+    match &kernel.modules {
+        Some(mdir) => {
+            let ix = Index::load(mdir)?;
+            let wanted: Vec<&str> = BASE_MODULES.iter().chain(fs_modules(fs)).copied().collect();
+            let load = ix.closure(&wanted);
+            let guest_dir = format!("/lib/modules/{}", kernel.release);
+            // Stage decompressed copies, then let depmod index them for busybox modprobe.
+            let stage = cache.join("stage").join(&key);
+            let _ = std::fs::remove_dir_all(&stage);
+            let sdir = stage.join("lib/modules").join(&kernel.release);
+            for m in &load {
+                let (rel, _) = &ix.modules[m];
+                let plain = rel
+                    .trim_end_matches(".xz")
+                    .trim_end_matches(".zst")
+                    .trim_end_matches(".gz")
+                    .to_string();
+                let data = decompress(&mdir.join(rel))?;
+                let dst = sdir.join(&plain);
+                std::fs::create_dir_all(dst.parent().unwrap_or(&sdir))?;
+                std::fs::write(&dst, &data)?;
+                order.push_str(&format!("{guest_dir}/{plain}\n"));
+            }
+            for f in [
+                "modules.builtin",
+                "modules.builtin.modinfo",
+                "modules.order",
+            ] {
+                if mdir.join(f).exists() {
+                    std::fs::create_dir_all(&sdir)?;
+                    std::fs::copy(mdir.join(f), sdir.join(f))?;
+                }
+            }
+            if sdir.exists() {
+                let depmod = find_tool("depmod").context("depmod not found: install kmod")?;
+                let out = Command::new(depmod)
+                    .arg("-b")
+                    .arg(&stage)
+                    .arg(&kernel.release)
+                    .output()?;
+                if !out.status.success() {
+                    bail!(
+                        "depmod for the guest's modules failed: {}",
+                        String::from_utf8_lossy(&out.stderr).trim()
+                    );
+                }
+                for e in walk(&sdir)? {
+                    let rel = e
+                        .strip_prefix(&sdir)
+                        .unwrap_or(&e)
+                        .to_string_lossy()
+                        .into_owned();
+                    b.copy(&e, &format!("{guest_dir}/{rel}"), 0o644)?;
+                }
+            }
+            let _ = std::fs::remove_dir_all(&stage);
+        }
+        None => {
+            // Everything must be built in; the guest will say what is missing.
+        }
+    }
+    b.file(MODULE_ORDER, 0o644, order.as_bytes())?;
+    let out = b.cpio.finish()?;
+    out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    std::fs::rename(&tmp, &path)?;
+    Ok(path)
+}
+
+fn walk(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir)? {
+        let p = e?.path();
+        if p.is_dir() {
+            out.extend(walk(&p)?);
+        } else {
+            out.push(p);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The per-run archive: the plan (guest `run` arguments) and the signature file.
+pub fn plan_archive(args: &[String], signature: Option<&str>) -> Result<Vec<u8>> {
+    let mut c = Cpio::new(Vec::new());
+    c.dir("/etc")?;
+    c.dir("/etc/sigbench")?;
+    c.file(PLAN, 0o644, serde_json::to_string(args)?.as_bytes())?;
+    if let Some(s) = signature {
+        c.file(SIGNATURE, 0o644, s.as_bytes())?;
+    }
+    Ok(c.finish()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_closure_puts_dependencies_first_and_skips_builtins() {
+        let dir = std::env::temp_dir().join(format!("sigbench-ix-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("modules.dep"),
+            "kernel/fs/btrfs/btrfs.ko.xz: kernel/lib/libcrc32c.ko.xz kernel/lib/raid6/raid6_pq.ko.xz\n\
+             kernel/lib/libcrc32c.ko.xz:\nkernel/lib/raid6/raid6_pq.ko.xz:\n\
+             kernel/crypto/crc32c_generic.ko.xz:\nkernel/drivers/block/loop.ko.xz:\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("modules.builtin"),
+            "kernel/drivers/virtio/virtio_pci.ko\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("modules.softdep"), "softdep btrfs pre: crc32c\n").unwrap();
+        std::fs::write(
+            dir.join("modules.alias"),
+            "alias crc32c crc32c_generic\nalias crypto-crc32c crc32c_generic\n",
+        )
+        .unwrap();
+        let ix = Index::load(&dir).unwrap();
+        let c = ix.closure(&["virtio_pci", "loop", "btrfs", "no_such_module"]);
+        assert_eq!(
+            c,
+            ["loop", "libcrc32c", "raid6_pq", "crc32c_generic", "btrfs"]
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn parents_are_listed_outermost_first() {
+        assert_eq!(
+            parents("/lib/modules/6.1/kernel/x.ko"),
+            [
+                "/lib",
+                "/lib/modules",
+                "/lib/modules/6.1",
+                "/lib/modules/6.1/kernel"
+            ]
+        );
+        assert!(parents("/init").is_empty());
+    }
+}

@@ -1,0 +1,167 @@
+//! Running a plan on another kernel: unpack the kernel (`kernel`), build its initramfs
+//! (`initramfs`, `cpio`), boot it in QEMU (`qemu`) where sigbench runs as PID 1
+//! (`guest`), and bring the run document back over a virtio-serial port.
+
+pub mod cpio;
+pub mod guest;
+pub mod initramfs;
+pub mod kernel;
+pub mod qemu;
+
+use crate::results::{RunDocument, parse_documents};
+use crate::testbed::Fs;
+use anyhow::{Context, Result, bail};
+use kernel::Kernel;
+use qemu::{Accel, Outcome};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How guests are run.
+#[derive(Clone, Debug)]
+pub struct VmOptions {
+    pub cache: PathBuf,
+    /// Force an accelerator; otherwise KVM if a test boot showed it works here, else TCG.
+    pub accel: Option<Accel>,
+    pub mem_mib: u32,
+    pub cpus: u32,
+    /// How long the plan may run once the guest is up (stretched under TCG when not given).
+    pub timeout: Option<Duration>,
+}
+
+/// The document a guest sent back, and how it ran. `error` is set when the guest did not
+/// finish cleanly; `doc` still holds whatever cases it completed.
+pub struct GuestRun {
+    pub doc: Option<RunDocument>,
+    pub accel: Accel,
+    pub error: Option<anyhow::Error>,
+}
+
+/// Run `args` (the guest's `sigbench run` arguments) on `kernel`.
+pub fn run(
+    kernel: &Kernel,
+    fs: Fs,
+    args: &[String],
+    signature: Option<&str>,
+    opts: &VmOptions,
+) -> Result<GuestRun> {
+    let base = initramfs::base(kernel, fs, &opts.cache)
+        .with_context(|| format!("kernel {}: building its initramfs", kernel.name))?;
+    // A guest measures too: it must not share the machine with another run.
+    let _lock = crate::testbed::workspace::lock()?;
+    let workdir = opts
+        .cache
+        .join("runs")
+        .join(format!("{}-{}", std::process::id(), kernel.key));
+    std::fs::create_dir_all(&workdir)?;
+    let result = run_in(kernel, &base, args, signature, opts, &workdir);
+    let _ = std::fs::remove_dir_all(&workdir);
+    result
+}
+
+fn run_in(
+    kernel: &Kernel,
+    base: &std::path::Path,
+    args: &[String],
+    signature: Option<&str>,
+    opts: &VmOptions,
+    workdir: &std::path::Path,
+) -> Result<GuestRun> {
+    let accel = match opts.accel {
+        Some(a) => a,
+        None => qemu::choose(&kernel.image, base, &opts.cache, workdir)?,
+    };
+    let initrd = workdir.join("initrd.cpio");
+    let mut bytes = std::fs::read(base)?;
+    bytes.extend(initramfs::plan_archive(args, signature)?);
+    std::fs::write(&initrd, bytes)?;
+
+    let mut boot = qemu::start(
+        &kernel.image,
+        &initrd,
+        accel,
+        opts.mem_mib,
+        opts.cpus,
+        workdir,
+    )?;
+    let boot_limit = Duration::from_secs(30 * accel.slowdown().min(2) as u64);
+    let run_limit = opts
+        .timeout
+        .unwrap_or(Duration::from_secs(120 * accel.slowdown() as u64));
+    let outcome = boot.wait(boot_limit, run_limit)?;
+    let console = boot.console_text();
+    let tail = qemu::last_lines(&console, 6);
+    let name = &kernel.name;
+    let doc = std::fs::read_to_string(&boot.results)
+        .ok()
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| parse_documents(&t, &format!("results of {name}")))
+        .transpose()
+        .ok()
+        .flatten()
+        .and_then(|mut v| v.pop());
+    let error = match outcome {
+        Outcome::Finished { exit: 0 } if doc.is_some() => None,
+        Outcome::Finished { exit: 0 } => Some(anyhow::anyhow!(
+            "kernel {name}: the guest sent no results; console: {tail}"
+        )),
+        Outcome::Finished { exit } => {
+            let why = doc.as_ref().and_then(|d| d.error.clone()).unwrap_or(tail);
+            Some(anyhow::anyhow!(
+                "kernel {name}: the run in the guest failed (exit {exit}): {why}"
+            ))
+        }
+        Outcome::Died {
+            qemu_status,
+            stderr,
+        } => {
+            let qemu_said = stderr
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            let console_said = if tail.is_empty() {
+                "nothing on the console: it reset before the kernel could print (a truncated or non-x86 image?)".to_string()
+            } else {
+                format!("console: {tail}")
+            };
+            Some(anyhow::anyhow!(
+                "kernel {name} did not boot or died (qemu {qemu_status}{}); {console_said}",
+                if qemu_said.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {qemu_said}")
+                }
+            ))
+        }
+        Outcome::TimedOut { phase, after } => Some(anyhow::anyhow!(
+            "kernel {name}: no {} after {} s ({}); console: {}",
+            if phase == "boot" {
+                "sign of life from the guest"
+            } else {
+                "result"
+            },
+            after.as_secs(),
+            if phase == "boot" {
+                "hung at boot?"
+            } else {
+                "hung or too slow: --guest-timeout"
+            },
+            if tail.is_empty() {
+                "empty".to_string()
+            } else {
+                tail
+            }
+        )),
+    };
+    let doc = doc.map(|mut d| {
+        d.host.emulated = accel == Accel::Tcg;
+        d.host.accelerator = Some(format!("qemu-{}", accel.name()));
+        d
+    });
+    if doc.is_none() && error.is_none() {
+        bail!("kernel {name}: no results");
+    }
+    Ok(GuestRun { doc, accel, error })
+}

@@ -1,0 +1,302 @@
+//! Booting a kernel in QEMU: choosing KVM or TCG (KVM only after a timed test boot has
+//! shown it works here, remembered per machine), the command line, the timeouts, and
+//! what came back — the console log and the results port.
+
+use crate::interrupt;
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Accel {
+    Kvm,
+    Tcg,
+}
+
+impl Accel {
+    pub fn name(self) -> &'static str {
+        match self {
+            Accel::Kvm => "kvm",
+            Accel::Tcg => "tcg",
+        }
+    }
+
+    /// Emulation is slow: every timeout stretches by this much.
+    pub fn slowdown(self) -> u32 {
+        match self {
+            Accel::Kvm => 1,
+            Accel::Tcg => 10,
+        }
+    }
+
+    fn args(self) -> &'static [&'static str] {
+        match self {
+            Accel::Kvm => &["-accel", "kvm", "-cpu", "host"],
+            Accel::Tcg => &["-accel", "tcg", "-cpu", "max"],
+        }
+    }
+}
+
+/// The console line the guest prints once it is up and about to run the plan.
+pub const READY: &str = "sigbench-guest: ready";
+/// The console line the guest prints last, with its exit code.
+pub const EXIT: &str = "sigbench-guest: exit ";
+
+/// What the last KVM probe found on this machine.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct KvmProbe {
+    pub machine: String,
+    pub works: bool,
+    pub detail: String,
+    pub probed_at: String,
+}
+
+/// Identity of this machine for the probe cache: a KVM verdict from another host (or
+/// another host kernel) does not apply.
+pub fn machine_identity() -> String {
+    let h = crate::host::Host::current();
+    format!("{} {} {}", h.hostname, h.kernel_release, h.cpu_model)
+}
+
+pub fn probe_file(cache: &Path) -> PathBuf {
+    cache.join("kvm-probe.json")
+}
+
+/// The remembered verdict, if it was made on this machine.
+pub fn cached_probe(cache: &Path) -> Option<KvmProbe> {
+    let p: KvmProbe =
+        serde_json::from_str(&std::fs::read_to_string(probe_file(cache)).ok()?).ok()?;
+    (p.machine == machine_identity()).then_some(p)
+}
+
+pub fn qemu() -> Result<PathBuf> {
+    crate::testbed::find_tool("qemu-system-x86_64")
+        .context("qemu-system-x86_64 not found: install qemu-system-x86 (sudo make deps does)")
+}
+
+/// A QEMU run in progress, with its files.
+pub struct Boot {
+    child: Child,
+    pub console: PathBuf,
+    pub results: PathBuf,
+    started: Instant,
+}
+
+/// How a boot ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The guest powered off after printing its exit code.
+    Finished { exit: i32 },
+    /// QEMU ended without the guest's exit line (panic, failed boot, QEMU error).
+    Died { qemu_status: String, stderr: String },
+    /// Not ready within the boot timeout, or not finished within the run timeout.
+    TimedOut {
+        phase: &'static str,
+        after: Duration,
+    },
+}
+
+/// Start QEMU: `image` with the concatenated `initrd`, the console on a file and the
+/// results on a virtio-serial port named `sigbench`.
+pub fn start(
+    image: &Path,
+    initrd: &Path,
+    accel: Accel,
+    mem_mib: u32,
+    cpus: u32,
+    workdir: &Path,
+) -> Result<Boot> {
+    let console = workdir.join("console.log");
+    let results = workdir.join("results.json");
+    let _ = std::fs::remove_file(&console);
+    let _ = std::fs::remove_file(&results);
+    let child = Command::new(qemu()?)
+        .args(accel.args())
+        .args(["-m", &mem_mib.to_string(), "-smp", &cpus.to_string()])
+        .args([
+            "-nodefaults",
+            "-no-reboot",
+            "-display",
+            "none",
+            "-monitor",
+            "none",
+        ])
+        .arg("-kernel")
+        .arg(image)
+        .arg("-initrd")
+        .arg(initrd)
+        .args(["-append", "console=ttyS0 panic=-1 loglevel=4 rdinit=/init"])
+        .arg("-serial")
+        .arg(format!("file:{}", console.display()))
+        .args(["-device", "virtio-serial-pci"])
+        .arg("-chardev")
+        .arg(format!("file,id=results,path={}", results.display()))
+        .args(["-device", "virtserialport,chardev=results,name=sigbench"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("cannot start qemu-system-x86_64")?;
+    Ok(Boot {
+        child,
+        console,
+        results,
+        started: Instant::now(),
+    })
+}
+
+impl Boot {
+    pub fn console_text(&self) -> String {
+        std::fs::read(&self.console)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    }
+
+    /// Wait for the guest: ready within `boot`, finished within `run` after that.
+    /// SIGINT/SIGTERM on the host stop the guest too.
+    pub fn wait(&mut self, boot: Duration, run: Duration) -> Result<Outcome> {
+        let mut ready_at: Option<Instant> = None;
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                let console = self.console_text();
+                if let Some(code) = console
+                    .lines()
+                    .rev()
+                    .find_map(|l| l.trim().strip_prefix(EXIT))
+                {
+                    return Ok(Outcome::Finished {
+                        exit: code.trim().parse().unwrap_or(1),
+                    });
+                }
+                let mut stderr = String::new();
+                if let Some(mut e) = self.child.stderr.take() {
+                    let _ = e.read_to_string(&mut stderr);
+                }
+                return Ok(Outcome::Died {
+                    qemu_status: status.to_string(),
+                    stderr,
+                });
+            }
+            if ready_at.is_none() && self.console_text().contains(READY) {
+                ready_at = Some(Instant::now());
+            }
+            let timed_out = match ready_at {
+                None if self.started.elapsed() > boot => Some(("boot", self.started.elapsed())),
+                Some(r) if r.elapsed() > run => Some(("run", self.started.elapsed())),
+                _ => None,
+            };
+            if let Some((phase, after)) = timed_out {
+                self.kill();
+                return Ok(Outcome::TimedOut { phase, after });
+            }
+            if let Err(e) = interrupt::check() {
+                self.kill();
+                return Err(e.into());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Boot {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.kill();
+        }
+    }
+}
+
+/// The last `n` non-empty console lines, for error messages.
+pub fn last_lines(console: &str, n: usize) -> String {
+    let lines: Vec<&str> = console
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let start = lines.len().saturating_sub(n);
+    lines[start..].join(" | ")
+}
+
+/// Decide the accelerator: KVM only if /dev/kvm is there and a timed test boot of
+/// `image` + `initrd` (which powers off at once) reached the guest's ready line.
+pub fn choose(image: &Path, initrd: &Path, cache: &Path, workdir: &Path) -> Result<Accel> {
+    if let Some(p) = cached_probe(cache) {
+        return Ok(if p.works { Accel::Kvm } else { Accel::Tcg });
+    }
+    let (works, detail) = if !Path::new("/dev/kvm").exists() {
+        (false, "no /dev/kvm".to_string())
+    } else {
+        let dir = workdir.join("kvm-probe");
+        std::fs::create_dir_all(&dir)?;
+        let mut b = start(image, initrd, Accel::Kvm, 512, 1, &dir)?;
+        let limit = Duration::from_secs(10);
+        let start = Instant::now();
+        let mut seen = false;
+        while start.elapsed() < limit {
+            if b.console_text().contains(READY) {
+                seen = true;
+                break;
+            }
+            if let Ok(Some(_)) = b.child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let took = start.elapsed();
+        b.kill();
+        if seen {
+            (
+                true,
+                format!("a test guest booted in {:.1} s", took.as_secs_f64()),
+            )
+        } else {
+            (
+                false,
+                format!(
+                    "a test guest did not boot within {} s (KVM guests hang here)",
+                    limit.as_secs()
+                ),
+            )
+        }
+    };
+    let p = KvmProbe {
+        machine: machine_identity(),
+        works,
+        detail,
+        probed_at: crate::host::now_rfc3339(),
+    };
+    std::fs::create_dir_all(cache)?;
+    std::fs::write(probe_file(cache), serde_json::to_string_pretty(&p)?)?;
+    eprintln!(
+        "sigbench: KVM {}: {}; using {}",
+        if works { "works" } else { "is not usable" },
+        p.detail,
+        if works {
+            "KVM"
+        } else {
+            "TCG (emulation: timings are not the hardware's, counts are exact)"
+        }
+    );
+    Ok(if works { Accel::Kvm } else { Accel::Tcg })
+}
+
+/// Check that a file the guest wrote is complete JSON, or say what the console shows.
+pub fn read_results(boot: &Boot) -> Result<String> {
+    let text = std::fs::read_to_string(&boot.results).unwrap_or_default();
+    if text.trim().is_empty() {
+        bail!(
+            "the guest sent no results; console: {}",
+            last_lines(&boot.console_text(), 6)
+        );
+    }
+    Ok(text)
+}

@@ -1,0 +1,220 @@
+//! `sigbench run --kernel`: Debian kernels booted in QEMU, their results brought back and
+//! stored beside the host's; a kernel that cannot boot is reported and the rest kept.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A Debian linux-image package of `series` (`6.1` or `6.12`), downloaded once into the
+/// cache (apt-get download: the package registry is reachable from CI).
+fn debian_kernel(pattern: &str) -> PathBuf {
+    let dir = Path::new("/var/cache/sigbench/debs");
+    std::fs::create_dir_all(dir).unwrap();
+    let search = |p: &str| -> Vec<String> {
+        let out = Command::new("apt-cache")
+            .args(["search", "--names-only", p])
+            .output()
+            .unwrap();
+        let mut names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.split_whitespace().next().map(String::from))
+            .collect();
+        names.sort_by_key(|n| {
+            n.split(|c: char| !c.is_ascii_digit())
+                .filter_map(|x| x.parse::<u64>().ok())
+                .collect::<Vec<_>>()
+        });
+        names
+    };
+    let mut names = search(pattern);
+    if names.is_empty() {
+        assert!(
+            Command::new("apt-get")
+                .args(["update", "-qq"])
+                .status()
+                .unwrap()
+                .success()
+        );
+        names = search(pattern);
+    }
+    let name = names
+        .last()
+        .unwrap_or_else(|| panic!("no Debian package matches {pattern}"))
+        .clone();
+    let existing = |d: &Path| {
+        std::fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with(&format!("{name}_"))
+            })
+    };
+    if let Some(p) = existing(dir) {
+        return p;
+    }
+    let status = Command::new("apt-get")
+        .args(["download", "-qq", &name])
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(status.success(), "apt-get download {name}");
+    existing(dir).unwrap()
+}
+
+fn export_runs(out: &std::process::Output) -> Vec<serde_json::Value> {
+    let doc: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("--json - prints the export");
+    assert_eq!(doc["schema"], "sigbench.export");
+    doc["runs"].as_array().unwrap().clone()
+}
+
+#[test]
+fn debian_kernels_run_the_default_signature_with_kprobes() {
+    let k61 = debian_kernel("^linux-image-6\\.1\\.0-[0-9]+-amd64$");
+    let k612 = debian_kernel("^linux-image-6\\.12\\.[0-9]+\\+deb12-amd64$");
+    let db = std::env::temp_dir().join(format!("sigbench-vm-{}.db", std::process::id()));
+    let _ = std::fs::remove_file(&db);
+    let out = run(&[
+        "run",
+        "--kernel",
+        k61.to_str().unwrap(),
+        "--kernel",
+        k612.to_str().unwrap(),
+        "--kernel",
+        "host",
+        "--probe",
+        "kprobe:btrfs_evict_inode",
+        "--db",
+        db.to_str().unwrap(),
+        "--json",
+        "-",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let runs = export_runs(&out);
+    assert_eq!(runs.len(), 3);
+    let host_release =
+        String::from_utf8_lossy(&Command::new("uname").arg("-r").output().unwrap().stdout)
+            .trim()
+            .to_string();
+    for (run, kernel) in runs.iter().zip(["6.1.", "6.12.", host_release.as_str()]) {
+        let release = run["host"]["kernel_release"].as_str().unwrap();
+        assert!(release.starts_with(kernel), "{release} is not {kernel}");
+        assert_eq!(run["label"], release);
+        let guest = kernel != host_release;
+        assert_eq!(run["host"]["accelerator"].is_string(), guest, "{release}");
+        let cases = run["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 3, "{release}");
+        for c in cases {
+            let counter = |name: &str| {
+                c["counters"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|x| x["name"] == name)
+                    .unwrap()
+                    .clone()
+            };
+            assert_eq!(
+                counter("inode_evictions")["value"],
+                250,
+                "{release} {}",
+                c["dir"]
+            );
+            let kp = counter("kprobe:btrfs_evict_inode");
+            if guest {
+                // Debian's kernels have kprobes: the kprobe counts what the tracepoint counts.
+                assert_eq!(kp["status"], "counted", "{release}");
+                assert_eq!(kp["value"], 250, "{release}");
+            } else {
+                assert_eq!(kp["status"], "unavailable");
+                assert!(kp.get("value").is_none());
+            }
+        }
+    }
+    // All three are in the store under their releases; TCG runs say their timings are emulated.
+    let listed = stdout(&run(&["runs", "--db", db.to_str().unwrap()]));
+    for r in &runs {
+        assert!(listed.contains(r["label"].as_str().unwrap()), "{listed}");
+    }
+    let labels: Vec<&str> = runs.iter().map(|r| r["label"].as_str().unwrap()).collect();
+    let cmp = stdout(&run(&[
+        "compare",
+        labels[2],
+        labels[0],
+        "--db",
+        db.to_str().unwrap(),
+    ]));
+    if runs[0]["host"]["emulated"] == true {
+        assert!(cmp.contains("timings emulated (TCG)"), "{cmp}");
+    }
+    // doctor now knows which accelerator guests use.
+    let doctor = stdout(&run(&["doctor"]));
+    assert!(
+        doctor
+            .lines()
+            .any(|l| l.starts_with("kvm") && l.contains("`run --kernel` uses")),
+        "{doctor}"
+    );
+    let _ = std::fs::remove_file(&db);
+}
+
+#[test]
+fn a_kernel_that_cannot_boot_is_reported_and_the_host_results_kept() {
+    let deb = debian_kernel("^linux-image-6\\.1\\.0-[0-9]+-amd64$");
+    let dir = std::env::temp_dir().join(format!("sigbench-trunc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let x = Command::new("dpkg-deb")
+        .arg("-x")
+        .arg(&deb)
+        .arg(&dir)
+        .status()
+        .unwrap();
+    assert!(x.success());
+    let vmlinuz = std::fs::read_dir(dir.join("boot"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("vmlinuz"))
+        .unwrap()
+        .path();
+    let broken = dir.join("vmlinuz-truncated");
+    let bytes = std::fs::read(&vmlinuz).unwrap();
+    std::fs::write(&broken, &bytes[..bytes.len() / 4]).unwrap();
+    let db = dir.join("t.db");
+    let out = run(&[
+        "run",
+        "--kernel",
+        broken.to_str().unwrap(),
+        "--kernel",
+        "host",
+        "-n",
+        "50",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    let line = err
+        .lines()
+        .find(|l| l.contains("did not boot"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(line.contains(broken.to_str().unwrap()), "{line}");
+    assert!(
+        line.contains("console"),
+        "the error says what the console showed: {line}"
+    );
+    // The host's results are there all the same.
+    assert_eq!(s3e_lines(&out).len(), 3);
+    let listed = stdout(&run(&["runs", "--db", db.to_str().unwrap()]));
+    assert_eq!(
+        listed.lines().filter(|l| l.contains("complete")).count(),
+        1,
+        "{listed}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
