@@ -85,6 +85,12 @@ fn churn_sweep_shows_maple_node_growing_with_n() {
     let growth = &text[text
         .find("slab growth with N")
         .expect("a sweep prints the growth table")..];
+    assert!(
+        growth
+            .lines()
+            .any(|l| l.starts_with("maple_node") && l.contains(" create ")),
+        "maple_node grows while files are created:\n{growth}"
+    );
     let values: Vec<i64> = ["N=1000", "N=5000", "N=20000"]
         .iter()
         .map(|c| cell(growth, "maple_node", c))

@@ -497,16 +497,19 @@ fn slab_evidence(groups: &[(String, u64, Vec<&CaseResult>)]) -> String {
         dirs.dedup();
         let largest = *ns.last().expect("two or more N");
         for dir in dirs {
+            // Per cache, the segment where it grew most at the largest N (where it only
+            // shrank, the largest shrinkage).
             let mut best: BTreeMap<&String, (usize, f64)> = BTreeMap::new();
             for ((cache, seg), m) in &growth {
-                let v = m.get(&(dir.clone(), largest)).copied().unwrap_or(0.0).abs();
+                let v = m.get(&(dir.clone(), largest)).copied().unwrap_or(0.0);
+                let rank = |v: f64| if v > 0.0 { (1, v) } else { (0, -v) };
                 let e = best.entry(cache).or_insert((*seg, v));
-                if v > e.1 {
+                if rank(v) > rank(e.1) {
                     *e = (*seg, v);
                 }
             }
             let mut ranked: Vec<(&String, (usize, f64))> = best.into_iter().collect();
-            ranked.sort_by(|a, b| b.1.1.total_cmp(&a.1.1));
+            ranked.sort_by(|a, b| b.1.1.abs().total_cmp(&a.1.1.abs()));
             let mut headers: Vec<(&str, Align)> =
                 vec![("slab cache", Align::Left), ("in", Align::Left)];
             let cols: Vec<String> = ns.iter().map(|n| format!("N={n}")).collect();
