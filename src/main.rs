@@ -25,6 +25,8 @@ enum Command {
     Run(Box<cmd::run::Args>),
     /// Compare labelled results: ratios, significance, scaling; exit codes for bisecting
     Compare(cmd::compare::Args),
+    /// Write a self-contained HTML (or Markdown) report with plots
+    Report(cmd::report::Args),
     /// List the runs in the results store
     Runs(cmd::runs::Args),
     /// Write runs from the store as JSON (for `import` elsewhere) or Go benchmark text
@@ -62,6 +64,7 @@ fn main() {
         Command::Run(a) => cmd::run::run(*a),
         Command::Record(a) => cmd::record::run(a),
         Command::Compare(a) => cmd::compare::run(a),
+        Command::Report(a) => cmd::report::run(a),
         Command::Runs(a) => cmd::runs::run(a),
         Command::Export(a) => cmd::export::export(a),
         Command::Import(a) => cmd::export::import(a),

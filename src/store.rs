@@ -7,7 +7,7 @@
 //! - `cases`: one row per finished case — directory, N, repetition, warm-up flag, and the
 //!   case as JSON.
 
-use crate::results::{CaseResult, RunDocument};
+use crate::results::{CaseResult, RunDocument, parse_documents};
 use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::{Path, PathBuf};
@@ -311,6 +311,49 @@ impl Store {
             .collect::<rusqlite::Result<Vec<String>>>()?;
         Ok(v)
     }
+}
+
+/// The runs an argument names: a JSON file (`run --json`, `export`), or a label in the
+/// store at `db` (opened into `store` on first use). Returns the label to show.
+pub fn runs_of(
+    arg: &str,
+    db: &Path,
+    store: &mut Option<Store>,
+) -> Result<(String, Vec<RunDocument>)> {
+    let path = Path::new(arg);
+    if path.is_file() {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {arg}"))?;
+        let docs = parse_documents(&text, arg)?;
+        let first = docs.first().map(|d| d.label.clone()).unwrap_or_default();
+        let label = if !first.is_empty() && docs.iter().all(|d| d.label == first) {
+            first
+        } else {
+            path.file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        };
+        return Ok((label, docs));
+    }
+    if store.is_none() {
+        if !db.exists() {
+            bail!(
+                "`{arg}` is not a file, and there is no results database at {} to find it as a label",
+                db.display()
+            );
+        }
+        *store = Some(Store::open(db)?);
+    }
+    let s = store.as_ref().expect("opened above");
+    let runs = s.load(&Selector::Label(arg.to_string()))?;
+    if runs.is_empty() {
+        bail!(
+            "no runs labelled `{arg}` in {} (labels there: {})",
+            db.display(),
+            s.labels()?.join(", ")
+        );
+    }
+    Ok((arg.to_string(), runs))
 }
 
 #[cfg(test)]

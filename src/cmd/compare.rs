@@ -1,13 +1,12 @@
 //! `sigbench compare A B [C…]`: is B (and C…) different from A, by how much, and is it real?
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use sigbench::report::compare as fmt;
-use sigbench::results::{RunDocument, parse_documents};
 use sigbench::stats::Test;
 use sigbench::stats::compare::{Samples, Verdict, compare, verdict};
-use sigbench::store::{Selector, Store};
+use sigbench::store::runs_of;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -43,43 +42,6 @@ pub struct Args {
     db: PathBuf,
 }
 
-fn load(arg: &str, db: &Path, store: &mut Option<Store>) -> Result<(String, Vec<RunDocument>)> {
-    let path = Path::new(arg);
-    if path.is_file() {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {arg}"))?;
-        let docs = parse_documents(&text, arg)?;
-        let first = docs.first().map(|d| d.label.clone()).unwrap_or_default();
-        let label = if !first.is_empty() && docs.iter().all(|d| d.label == first) {
-            first
-        } else {
-            path.file_stem()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned()
-        };
-        return Ok((label, docs));
-    }
-    if store.is_none() {
-        if !db.exists() {
-            bail!(
-                "`{arg}` is not a file, and there is no results database at {} to find it as a label",
-                db.display()
-            );
-        }
-        *store = Some(Store::open(db)?);
-    }
-    let s = store.as_ref().expect("opened above");
-    let runs = s.load(&Selector::Label(arg.to_string()))?;
-    if runs.is_empty() {
-        bail!(
-            "no runs labelled `{arg}` in {} (labels there: {})",
-            db.display(),
-            s.labels()?.join(", ")
-        );
-    }
-    Ok((arg.to_string(), runs))
-}
-
 pub fn run(args: Args) -> Result<i32> {
     let test = match args.test.as_str() {
         "mann-whitney" | "mwu" | "u" => Test::MannWhitney,
@@ -103,7 +65,7 @@ pub fn run(args: Args) -> Result<i32> {
     let mut store = None;
     let mut samples = Vec::new();
     for l in &args.labels {
-        let (label, runs) = load(l, &args.db, &mut store)?;
+        let (label, runs) = runs_of(l, &args.db, &mut store)?;
         samples.push(Samples::from_runs(&label, &runs));
     }
     let cmp = compare(&samples, test, args.alpha);

@@ -5,6 +5,7 @@ pub mod doctor;
 pub mod export;
 pub mod list;
 pub mod record;
+pub mod report;
 pub mod run;
 pub mod runs;
 pub mod show;

@@ -202,6 +202,11 @@ fn lkp_table(c: &Comparison, pair: usize, all: bool) -> Table {
             format!("{}/{}", r.case.short(), r.metric),
         ]);
     }
+    if t.rows.is_empty() {
+        let mut row = vec![String::new(); 6];
+        row.push("(no metric changed significantly)".into());
+        t.push(row);
+    }
     if !all {
         t.note = Some(format!(
             "(medians; rows without a significant change hidden, --all shows them; {} at α = {})",

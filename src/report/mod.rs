@@ -2,7 +2,11 @@
 //! of them measures or stores anything.
 
 pub mod compare;
+pub mod document;
 pub mod gobench;
+pub mod html;
 pub mod json;
+pub mod markdown;
+pub mod plot;
 pub mod table;
 pub mod text;

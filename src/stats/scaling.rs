@@ -23,13 +23,19 @@ impl Scaling {
         if lo <= 1.0 && 1.0 <= hi {
             "~linear".into()
         } else if lo > 1.0 {
-            format!("superlinear (N^{:.1})", self.exponent)
+            format!("superlinear (N^{})", exponent_text(self.exponent))
         } else if lo <= 0.0 && 0.0 <= hi {
             "~constant".into()
         } else {
-            format!("sublinear (N^{:.1})", self.exponent)
+            format!("sublinear (N^{})", exponent_text(self.exponent))
         }
     }
+}
+
+/// One decimal, or two where one would round to a misleading 1.0 (N^0.98 is not N^1.0).
+fn exponent_text(e: f64) -> String {
+    let one = format!("{e:.1}");
+    if one == "1.0" { format!("{e:.2}") } else { one }
 }
 
 /// Fit over (N, value) points. `None` when there are fewer than two distinct N or a value

@@ -1,0 +1,110 @@
+//! `sigbench report [LABELS…] -o report.html`: one self-contained page with plots.
+
+use anyhow::{Context, Result, bail};
+use sigbench::report::{document, html, markdown};
+use sigbench::results::RunDocument;
+use sigbench::stats::Test;
+use sigbench::store::{Store, runs_of};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Labels from the store or JSON files (default: every label with runs of the
+    /// signature run last)
+    labels: Vec<String>,
+    /// Output file
+    #[arg(short, long, default_value = "report.html")]
+    output: PathBuf,
+    /// html (one self-contained file) or markdown (plots as SVG files beside it)
+    #[arg(long, default_value = "html")]
+    format: String,
+    /// Significance level of the comparisons
+    #[arg(long, default_value_t = 0.05)]
+    alpha: f64,
+    /// Also list metrics without a significant change
+    #[arg(long)]
+    all: bool,
+    /// Results database
+    #[arg(
+        long,
+        env = "SIGBENCH_DB",
+        default_value = "sigbench.db",
+        value_name = "PATH"
+    )]
+    db: PathBuf,
+}
+
+pub fn run(args: Args) -> Result<i32> {
+    let mut store: Option<Store> = None;
+    let mut sets: Vec<(String, Vec<RunDocument>)> = Vec::new();
+    if args.labels.is_empty() {
+        if !args.db.exists() {
+            bail!(
+                "no results database at {} (run `sigbench run` first, or pass --db or labels)",
+                args.db.display()
+            );
+        }
+        store = Some(Store::open(&args.db)?);
+        let s = store.as_ref().expect("opened");
+        for label in s.labels()? {
+            let (l, runs) = runs_of(&label, &args.db, &mut store)?;
+            sets.push((l, runs));
+        }
+    } else {
+        for l in &args.labels {
+            sets.push(runs_of(l, &args.db, &mut store)?);
+        }
+    }
+    // One signature per report: the one run last.
+    let last = sets
+        .iter()
+        .flat_map(|(_, r)| r.iter())
+        .max_by(|a, b| a.started_at.cmp(&b.started_at))
+        .map(|r| r.signature.name.clone())
+        .context("no runs to report")?;
+    let mut skipped = Vec::new();
+    for (label, runs) in &mut sets {
+        runs.retain(|r| r.signature.name == last);
+        if runs.is_empty() {
+            skipped.push(label.clone());
+        }
+    }
+    sets.retain(|(_, r)| !r.is_empty());
+    if !skipped.is_empty() {
+        eprintln!(
+            "sigbench: reporting on {last}; no runs of it under {}",
+            skipped.join(", ")
+        );
+    }
+    let doc = document::build(&sets, Test::MannWhitney, args.alpha, args.all)?;
+    match args.format.as_str() {
+        "html" => {
+            std::fs::write(&args.output, html::render(&doc))
+                .with_context(|| format!("cannot write {}", args.output.display()))?;
+        }
+        "markdown" | "md" => {
+            let stem = args
+                .output
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            let dir = args.output.parent().map(PathBuf::from).unwrap_or_default();
+            let (text, files) = markdown::render(&doc, &stem);
+            for (name, svg) in files {
+                let p = dir.join(&name);
+                std::fs::write(&p, svg).with_context(|| format!("cannot write {}", p.display()))?;
+            }
+            std::fs::write(&args.output, text)
+                .with_context(|| format!("cannot write {}", args.output.display()))?;
+        }
+        other => bail!("unknown report format `{other}` (html or markdown)"),
+    }
+    eprintln!(
+        "sigbench: wrote {} ({} label(s), {} plot(s))",
+        args.output.display(),
+        sets.len(),
+        doc.figures.len()
+    );
+    Ok(0)
+}

@@ -1,0 +1,280 @@
+//! The full report of one signature's results across labels — what ran where, a plot per
+//! metric against N, the comparison tables, per-syscall latency and scaling — as a model
+//! that `html.rs` and `markdown.rs` render.
+
+use super::compare;
+use super::plot::{self, Series};
+use super::table::{Align, Table};
+use crate::results::RunDocument;
+use crate::stats::Test;
+use crate::stats::compare::{Kind, Samples, scaling};
+use crate::stats::{Summary, compare as compare_labels};
+use anyhow::Result;
+use std::collections::{BTreeMap, BTreeSet};
+
+pub struct Figure {
+    /// A file-name-safe identifier (`wall_ms`).
+    pub id: String,
+    pub title: String,
+    pub caption: String,
+    pub svg: String,
+}
+
+pub struct Document {
+    pub title: String,
+    /// Paragraphs about what ran.
+    pub about: Vec<String>,
+    /// Per label: where and how it ran.
+    pub runs: Table,
+    /// Emulation and similar notices that change how to read the numbers.
+    pub notices: Vec<String>,
+    pub figures: Vec<Figure>,
+    pub tables: Vec<Table>,
+    pub warnings: Vec<String>,
+}
+
+fn join<T: AsRef<str>>(v: impl IntoIterator<Item = T>) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    for s in v {
+        let s = s.as_ref().to_string();
+        if !seen.contains(&s) {
+            seen.push(s);
+        }
+    }
+    seen.join(", ")
+}
+
+fn runs_table(sets: &[(String, Vec<RunDocument>)]) -> Table {
+    let mut t = Table::new(
+        "",
+        &[
+            ("label", Align::Left),
+            ("kernel", Align::Left),
+            ("where", Align::Left),
+            ("fs", Align::Left),
+            ("mkfs options", Align::Left),
+            ("mount options", Align::Left),
+            ("device", Align::Left),
+            ("runs", Align::Right),
+            ("repetitions", Align::Right),
+            ("N", Align::Left),
+        ],
+    );
+    for (label, runs) in sets {
+        let hosts = join(runs.iter().map(|r| {
+            let h = &r.host;
+            let place = match &h.accelerator {
+                Some(a) => format!("{a} guest on {}", h.hostname),
+                None => h.hostname.clone(),
+            };
+            format!("{place} ({}, {} CPUs)", h.cpu_model, h.cpus)
+        }));
+        let ns: BTreeSet<u64> = runs.iter().flat_map(|r| r.plan.n.iter().copied()).collect();
+        t.push(vec![
+            label.clone(),
+            join(runs.iter().map(|r| r.host.kernel_release.clone())),
+            hosts,
+            join(runs.iter().map(|r| r.testbed.fs.clone())),
+            join(runs.iter().map(|r| {
+                if r.testbed.mkfs_opts.is_empty() {
+                    "-".into()
+                } else {
+                    r.testbed.mkfs_opts.join(" ")
+                }
+            })),
+            join(runs.iter().map(|r| {
+                if r.testbed.mount_opts.is_empty() {
+                    "-".to_string()
+                } else {
+                    r.testbed.mount_opts.clone()
+                }
+            })),
+            join(runs.iter().map(|r| r.testbed.device_kind.clone())),
+            runs.len().to_string(),
+            join(runs.iter().map(|r| r.plan.repetitions.to_string())),
+            ns.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+        ]);
+    }
+    t
+}
+
+/// What a plotted metric is called and measured in.
+fn describe(metric: &str, kind: Kind) -> (String, String) {
+    match (metric, kind) {
+        ("wall_ms", _) => ("time of the timed window".into(), "ms".into()),
+        ("sys_ms", _) => ("system CPU time".into(), "ms".into()),
+        (m, _) => (m.replace('_', " "), "events".into()),
+    }
+}
+
+fn figures(samples: &[Samples]) -> Result<Vec<Figure>> {
+    // Metrics to plot: time, system CPU, and every counter any label has.
+    let mut metrics: Vec<(String, Kind)> = vec![
+        ("wall_ms".into(), Kind::Time),
+        ("sys_ms".into(), Kind::Time),
+    ];
+    let mut counters: BTreeSet<String> = BTreeSet::new();
+    for s in samples {
+        for m in s.cases.values() {
+            counters.extend(
+                m.iter()
+                    .filter(|(n, (k, _))| *k == Kind::Counter && *n != "calls")
+                    .map(|(n, _)| n.clone()),
+            );
+        }
+    }
+    metrics.extend(counters.into_iter().map(|c| (c, Kind::Counter)));
+    let multi_dir = samples
+        .iter()
+        .flat_map(|s| s.cases.keys().map(|k| k.dir.clone()))
+        .collect::<BTreeSet<_>>()
+        .len()
+        > 1;
+    let mut out = Vec::new();
+    for (metric, kind) in metrics {
+        let mut series = Vec::new();
+        for s in samples {
+            let mut by_dir: BTreeMap<&str, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
+            for (key, m) in &s.cases {
+                if let Some((_, v)) = m.get(&metric)
+                    && let Some(sum) = Summary::of(v)
+                {
+                    by_dir.entry(&key.dir).or_default().push((
+                        key.n as f64,
+                        sum.median,
+                        sum.min,
+                        sum.max,
+                    ));
+                }
+            }
+            for (dir, mut points) in by_dir {
+                points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                let name = if multi_dir {
+                    format!("{} · {dir}", s.label)
+                } else {
+                    s.label.clone()
+                };
+                series.push(Series { name, points });
+            }
+        }
+        if series.is_empty() {
+            continue;
+        }
+        let (title, unit) = describe(&metric, kind);
+        let svg = plot::metric(&title, &unit, &series)?;
+        out.push(Figure {
+            id: metric.replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_"),
+            caption: format!(
+                "{title} against N: median of the repetitions, bars from the fastest to the slowest{}",
+                if kind == Kind::Time { "" } else { "; counts are exact" }
+            ),
+            title,
+            svg,
+        });
+    }
+    Ok(out)
+}
+
+fn latency_table(samples: &[Samples]) -> Table {
+    let mut t = Table::new(
+        "per-syscall latency (µs, medians of the repetitions)",
+        &[
+            ("label", Align::Left),
+            ("dir", Align::Left),
+            ("N", Align::Right),
+            ("syscall", Align::Left),
+            ("p50", Align::Right),
+            ("p99", Align::Right),
+        ],
+    );
+    for s in samples {
+        for (key, m) in &s.cases {
+            let syscalls: BTreeSet<&str> =
+                m.keys().filter_map(|k| k.strip_suffix(".p50_us")).collect();
+            for sc in syscalls {
+                let med = |suffix: &str| {
+                    m.get(&format!("{sc}.{suffix}"))
+                        .and_then(|(_, v)| Summary::of(v))
+                        .map_or("-".to_string(), |x| compare::num(x.median))
+                };
+                t.push(vec![
+                    s.label.clone(),
+                    key.dir.clone(),
+                    key.n.to_string(),
+                    sc.to_string(),
+                    med("p50_us"),
+                    med("p99_us"),
+                ]);
+            }
+        }
+    }
+    t
+}
+
+/// Build the report of `sets` (label → runs of one signature).
+pub fn build(
+    sets: &[(String, Vec<RunDocument>)],
+    test: Test,
+    alpha: f64,
+    all: bool,
+) -> Result<Document> {
+    let first = sets
+        .iter()
+        .flat_map(|(_, r)| r.first())
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("nothing to report: no runs"))?;
+    let samples: Vec<Samples> = sets.iter().map(|(l, r)| Samples::from_runs(l, r)).collect();
+    let sig = &first.signature;
+    let mut about = vec![format!(
+        "Signature {} ({}, sha256 {}), {} label(s): {}.",
+        sig.name,
+        sig.origin,
+        &sig.sha256[..12.min(sig.sha256.len())],
+        sets.len(),
+        join(sets.iter().map(|(l, _)| l.as_str()))
+    )];
+    if let Ok(parsed) = crate::signature::Signature::parse(&sig.source, &sig.origin) {
+        about.push(parsed.description);
+    }
+    let dirs = join(
+        sets.iter()
+            .flat_map(|(_, r)| r.iter().flat_map(|d| d.plan.dirs.clone())),
+    );
+    about.push(format!("Test directories: {dirs}."));
+    let notices: Vec<String> = samples
+        .iter()
+        .filter(|s| s.emulated)
+        .map(|s| format!("{} ran under QEMU TCG (emulation): its timings are not the hardware's — compare its counts, not its times.", s.label))
+        .collect();
+
+    let mut tables = Vec::new();
+    let mut warnings = Vec::new();
+    if samples.len() > 1 {
+        let cmp = compare_labels::compare(&samples, test, alpha);
+        tables.extend(compare::tables(&cmp, all).into_iter().skip(1));
+        warnings = cmp.warnings;
+    } else if let Some(s) = samples.first() {
+        let rows = scaling(s);
+        if !rows.is_empty() {
+            let cmp = crate::stats::compare::Comparison {
+                alpha,
+                test,
+                labels: Vec::new(),
+                pairs: Vec::new(),
+                scaling: rows,
+                warnings: Vec::new(),
+            };
+            tables.extend(compare::tables(&cmp, all).into_iter().skip(1));
+        }
+    }
+    tables.push(latency_table(&samples));
+    Ok(Document {
+        title: format!("sigbench report: {}", sig.name),
+        about,
+        runs: runs_table(sets),
+        notices,
+        figures: figures(&samples)?,
+        tables,
+        warnings,
+    })
+}

@@ -1,0 +1,103 @@
+//! The report as one self-contained HTML file: inline CSS and SVG, no JavaScript, nothing
+//! fetched from anywhere.
+
+use super::document::Document;
+use super::table::{Align, Table};
+
+pub fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+const STYLE: &str = "
+body { font-family: sans-serif; color: #222; margin: 2em auto; max-width: 1100px; padding: 0 1em; line-height: 1.4; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
+p.about { margin: 0.3em 0; }
+.notice { background: #fff4e0; border-left: 4px solid #e69f00; padding: 0.6em 1em; margin: 1em 0; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
+caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
+th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; vertical-align: top; }
+th { background: #f3f3f3; }
+td.r { text-align: right; font-variant-numeric: tabular-nums; }
+figure { margin: 1.5em 0; }
+figure svg { max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption { font-size: 0.9em; color: #555; }
+ul.warnings li { margin: 0.2em 0; }
+footer { margin-top: 3em; font-size: 0.8em; color: #777; }
+";
+
+impl Table {
+    pub fn html(&self) -> String {
+        let mut out = String::from("<table>\n");
+        if !self.title.is_empty() {
+            out.push_str(&format!("<caption>{}</caption>\n", escape(&self.title)));
+        }
+        out.push_str("<thead><tr>");
+        for (h, _) in &self.headers {
+            out.push_str(&format!("<th>{}</th>", escape(h)));
+        }
+        out.push_str("</tr></thead>\n<tbody>\n");
+        for r in &self.rows {
+            out.push_str("<tr>");
+            for (i, c) in r.iter().enumerate() {
+                let class = if self.headers.get(i).is_some_and(|h| h.1 == Align::Right) {
+                    " class=\"r\""
+                } else {
+                    ""
+                };
+                out.push_str(&format!("<td{class}>{}</td>", escape(c)));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody>\n</table>\n");
+        if let Some(n) = &self.note {
+            out.push_str(&format!("<p class=\"about\">{}</p>\n", escape(n)));
+        }
+        out
+    }
+}
+
+pub fn render(d: &Document) -> String {
+    let mut out = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{}</h1>\n",
+        escape(&d.title),
+        escape(&d.title)
+    );
+    for a in &d.about {
+        out.push_str(&format!("<p class=\"about\">{}</p>\n", escape(a)));
+    }
+    for n in &d.notices {
+        out.push_str(&format!("<div class=\"notice\">{}</div>\n", escape(n)));
+    }
+    out.push_str("<h2>What ran where</h2>\n");
+    out.push_str(&d.runs.html());
+    out.push_str("<h2>Metrics against N</h2>\n");
+    for f in &d.figures {
+        out.push_str(&format!(
+            "<figure id=\"{}\">\n{}\n<figcaption>{}</figcaption>\n</figure>\n",
+            escape(&f.id),
+            f.svg,
+            escape(&f.caption)
+        ));
+    }
+    out.push_str("<h2>Comparisons, latency and scaling</h2>\n");
+    for t in &d.tables {
+        out.push_str(&t.html());
+    }
+    if !d.warnings.is_empty() {
+        out.push_str("<h2>Warnings</h2>\n<ul class=\"warnings\">\n");
+        for w in &d.warnings {
+            out.push_str(&format!("<li>{}</li>\n", escape(w)));
+        }
+        out.push_str("</ul>\n");
+    }
+    out.push_str(&format!(
+        "<footer>sigbench {} · {}</footer>\n</body>\n</html>\n",
+        env!("CARGO_PKG_VERSION"),
+        crate::host::now_rfc3339()
+    ));
+    out
+}
