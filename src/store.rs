@@ -124,61 +124,28 @@ impl Store {
 
     /// Record the start of a run (its metadata, no cases yet). Returns its row id.
     pub fn begin_run(&mut self, doc: &RunDocument) -> Result<i64> {
-        let meta = serde_json::to_string(&RunDocument {
-            cases: Vec::new(),
-            ..doc.clone()
-        })?;
-        self.conn.execute(
-            "INSERT INTO runs (uuid, label, started_at, signature, fs, kernel_release, status, meta)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                doc.id,
-                doc.label,
-                doc.started_at,
-                doc.signature.name,
-                doc.testbed.fs,
-                doc.host.kernel_release,
-                doc.status,
-                meta
-            ],
-        )?;
-        Ok(self.conn.last_insert_rowid())
+        insert_run(&self.conn, doc)
     }
 
     /// Append one finished case, atomically.
     pub fn add_case(&mut self, run: i64, seq: usize, case: &CaseResult) -> Result<()> {
         let tx = self.conn.transaction()?;
-        tx.execute(
-            "INSERT INTO cases (run_id, seq, dir, n, rep, warmup, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                run,
-                seq as i64,
-                case.dir,
-                case.n as i64,
-                case.rep as i64,
-                case.warmup,
-                serde_json::to_string(case)?
-            ],
-        )?;
+        insert_case(&tx, run, seq, case)?;
         tx.commit()?;
         Ok(())
     }
 
     /// Update a run's metadata and status when it ends.
     pub fn finish_run(&mut self, run: i64, doc: &RunDocument) -> Result<()> {
-        let meta = serde_json::to_string(&RunDocument {
-            cases: Vec::new(),
-            ..doc.clone()
-        })?;
         self.conn.execute(
             "UPDATE runs SET status = ?1, meta = ?2 WHERE id = ?3",
-            params![doc.status, meta, run],
+            params![doc.status, metadata(doc)?, run],
         )?;
         Ok(())
     }
 
-    /// Add a whole run document (import). Returns false when a run with its id is
-    /// already there.
+    /// Add a whole run document (import), in one transaction. Returns false when a run
+    /// with its id is already there.
     pub fn import(&mut self, doc: &RunDocument) -> Result<bool> {
         let exists: Option<i64> = self
             .conn
@@ -192,38 +159,9 @@ impl Store {
             return Ok(false);
         }
         let tx = self.conn.transaction()?;
-        let meta = serde_json::to_string(&RunDocument {
-            cases: Vec::new(),
-            ..doc.clone()
-        })?;
-        tx.execute(
-            "INSERT INTO runs (uuid, label, started_at, signature, fs, kernel_release, status, meta)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                doc.id,
-                doc.label,
-                doc.started_at,
-                doc.signature.name,
-                doc.testbed.fs,
-                doc.host.kernel_release,
-                doc.status,
-                meta
-            ],
-        )?;
-        let run = tx.last_insert_rowid();
+        let run = insert_run(&tx, doc)?;
         for (seq, case) in doc.cases.iter().enumerate() {
-            tx.execute(
-                "INSERT INTO cases (run_id, seq, dir, n, rep, warmup, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
-                    run,
-                    seq as i64,
-                    case.dir,
-                    case.n as i64,
-                    case.rep as i64,
-                    case.warmup,
-                    serde_json::to_string(case)?
-                ],
-            )?;
+            insert_case(&tx, run, seq, case)?;
         }
         tx.commit()?;
         Ok(true)
@@ -311,6 +249,48 @@ impl Store {
             .collect::<rusqlite::Result<Vec<String>>>()?;
         Ok(v)
     }
+}
+
+/// A run document without its cases, as the `runs.meta` column holds it.
+fn metadata(doc: &RunDocument) -> Result<String> {
+    Ok(serde_json::to_string(&RunDocument {
+        cases: Vec::new(),
+        ..doc.clone()
+    })?)
+}
+
+fn insert_run(conn: &Connection, doc: &RunDocument) -> Result<i64> {
+    conn.execute(
+        "INSERT INTO runs (uuid, label, started_at, signature, fs, kernel_release, status, meta)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            doc.id,
+            doc.label,
+            doc.started_at,
+            doc.signature.name,
+            doc.testbed.fs,
+            doc.host.kernel_release,
+            doc.status,
+            metadata(doc)?
+        ],
+    )?;
+    Ok(conn.last_insert_rowid())
+}
+
+fn insert_case(conn: &Connection, run: i64, seq: usize, case: &CaseResult) -> Result<()> {
+    conn.execute(
+        "INSERT INTO cases (run_id, seq, dir, n, rep, warmup, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            run,
+            seq as i64,
+            case.dir,
+            case.n as i64,
+            case.rep as i64,
+            case.warmup,
+            serde_json::to_string(case)?
+        ],
+    )?;
+    Ok(())
 }
 
 /// The runs an argument names: a JSON file (`run --json`, `export`), or a label in the

@@ -6,7 +6,6 @@ use sigbench::stats::Test;
 use sigbench::stats::compare::{Samples, Verdict, compare, verdict};
 use sigbench::store::runs_of;
 use std::io::Write;
-use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -32,14 +31,8 @@ pub struct Args {
     /// Metrics --fail-on judges (default: wall_ms, the timed window)
     #[arg(long = "metric", value_name = "NAME")]
     metrics: Vec<String>,
-    /// Results database
-    #[arg(
-        long,
-        env = "SIGBENCH_DB",
-        default_value = "sigbench.db",
-        value_name = "PATH"
-    )]
-    db: PathBuf,
+    #[command(flatten)]
+    store: super::options::StoreOptions,
 }
 
 pub fn run(args: Args) -> Result<i32> {
@@ -65,7 +58,7 @@ pub fn run(args: Args) -> Result<i32> {
     let mut store = None;
     let mut samples = Vec::new();
     for l in &args.labels {
-        let (label, runs) = runs_of(l, &args.db, &mut store)?;
+        let (label, runs) = runs_of(l, &args.store.db, &mut store)?;
         samples.push(Samples::from_runs(&label, &runs));
     }
     let cmp = compare(&samples, test, args.alpha);

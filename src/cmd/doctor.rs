@@ -16,14 +16,8 @@ pub struct Args {
     /// List the tracepoints of a subsystem (e.g. btrfs)
     #[arg(long, value_name = "SUBSYS")]
     events: Option<String>,
-    /// Where `run --kernel` keeps kernels and the KVM verdict
-    #[arg(
-        long,
-        env = "SIGBENCH_CACHE",
-        default_value = "/var/cache/sigbench",
-        value_name = "DIR"
-    )]
-    cache_dir: std::path::PathBuf,
+    #[command(flatten)]
+    cache: super::options::CacheOptions,
 }
 
 fn line(what: &str, ok: bool, detail: impl AsRef<str>) {
@@ -152,7 +146,7 @@ pub fn run(args: Args) -> Result<i32> {
         std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
     line("perf_event_paranoid", true, paranoid.trim());
     let kvm = kvm_api();
-    let (ok, detail) = match (kvm, cached_probe(&args.cache_dir)) {
+    let (ok, detail) = match (kvm, cached_probe(&args.cache.cache_dir)) {
         (None, _) => (
             false,
             "/dev/kvm absent or unusable: `run --kernel` uses TCG (emulation)".to_string(),

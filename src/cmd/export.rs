@@ -21,14 +21,8 @@ pub struct ExportArgs {
     /// Output file (default: stdout)
     #[arg(short, long)]
     output: Option<PathBuf>,
-    /// Results database
-    #[arg(
-        long,
-        env = "SIGBENCH_DB",
-        default_value = "sigbench.db",
-        value_name = "PATH"
-    )]
-    db: PathBuf,
+    #[command(flatten)]
+    store: super::options::StoreOptions,
 }
 
 #[derive(clap::Args)]
@@ -36,21 +30,18 @@ pub struct ImportArgs {
     /// Files written by `sigbench export` or `sigbench run --json`
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// Results database
-    #[arg(
-        long,
-        env = "SIGBENCH_DB",
-        default_value = "sigbench.db",
-        value_name = "PATH"
-    )]
-    db: PathBuf,
+    #[command(flatten)]
+    store: super::options::StoreOptions,
 }
 
 pub fn export(args: ExportArgs) -> Result<i32> {
-    if !args.db.exists() {
-        bail!("no results database at {} (pass --db)", args.db.display());
+    if !args.store.db.exists() {
+        bail!(
+            "no results database at {} (pass --db)",
+            args.store.db.display()
+        );
     }
-    let store = Store::open(&args.db)?;
+    let store = Store::open(&args.store.db)?;
     let mut sels: Vec<Selector> = args.label.iter().cloned().map(Selector::Label).collect();
     sels.extend(args.run.iter().map(|&r| Selector::Run(r)));
     if sels.is_empty() {
@@ -60,7 +51,7 @@ pub fn export(args: ExportArgs) -> Result<i32> {
     for s in &sels {
         let found = store.load(s)?;
         if found.is_empty() {
-            bail!("no runs match {s:?} in {}", args.db.display());
+            bail!("no runs match {s:?} in {}", args.store.db.display());
         }
         runs.extend(found);
     }
@@ -87,7 +78,7 @@ pub fn export(args: ExportArgs) -> Result<i32> {
 }
 
 pub fn import(args: ImportArgs) -> Result<i32> {
-    let mut store = Store::open(&args.db)?;
+    let mut store = Store::open(&args.store.db)?;
     let (mut added, mut present) = (0, 0);
     for f in &args.files {
         let text =
@@ -105,7 +96,7 @@ pub fn import(args: ImportArgs) -> Result<i32> {
     }
     println!(
         "imported {added} run(s) into {}{}",
-        args.db.display(),
+        args.store.db.display(),
         if present > 0 {
             format!(" ({present} already there)")
         } else {

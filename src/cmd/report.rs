@@ -24,35 +24,29 @@ pub struct Args {
     /// Also list metrics without a significant change
     #[arg(long)]
     all: bool,
-    /// Results database
-    #[arg(
-        long,
-        env = "SIGBENCH_DB",
-        default_value = "sigbench.db",
-        value_name = "PATH"
-    )]
-    db: PathBuf,
+    #[command(flatten)]
+    store: super::options::StoreOptions,
 }
 
 pub fn run(args: Args) -> Result<i32> {
     let mut store: Option<Store> = None;
     let mut sets: Vec<(String, Vec<RunDocument>)> = Vec::new();
     if args.labels.is_empty() {
-        if !args.db.exists() {
+        if !args.store.db.exists() {
             bail!(
                 "no results database at {} (run `sigbench run` first, or pass --db or labels)",
-                args.db.display()
+                args.store.db.display()
             );
         }
-        store = Some(Store::open(&args.db)?);
+        store = Some(Store::open(&args.store.db)?);
         let s = store.as_ref().expect("opened");
         for label in s.labels()? {
-            let (l, runs) = runs_of(&label, &args.db, &mut store)?;
+            let (l, runs) = runs_of(&label, &args.store.db, &mut store)?;
             sets.push((l, runs));
         }
     } else {
         for l in &args.labels {
-            sets.push(runs_of(l, &args.db, &mut store)?);
+            sets.push(runs_of(l, &args.store.db, &mut store)?);
         }
     }
     // One signature per report: the one run last.

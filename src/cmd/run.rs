@@ -86,14 +86,8 @@ pub struct Args {
     /// Label of this run's results in the store (default: the kernel release)
     #[arg(long)]
     label: Option<String>,
-    /// Results database
-    #[arg(
-        long,
-        env = "SIGBENCH_DB",
-        default_value = "sigbench.db",
-        value_name = "PATH"
-    )]
-    db: std::path::PathBuf,
+    #[command(flatten)]
+    store: super::options::StoreOptions,
     /// Do not store the results
     #[arg(long)]
     no_store: bool,
@@ -113,14 +107,8 @@ pub struct Args {
     /// Seconds the plan may run in a guest once it is up (default 120, ×10 under TCG)
     #[arg(long, value_name = "SECS")]
     guest_timeout: Option<u64>,
-    /// Where unpacked kernels, initramfs images and the KVM verdict are kept
-    #[arg(
-        long,
-        env = "SIGBENCH_CACHE",
-        default_value = "/var/cache/sigbench",
-        value_name = "DIR"
-    )]
-    cache_dir: std::path::PathBuf,
+    #[command(flatten)]
+    cache: super::options::CacheOptions,
     /// Log every timed call (phase, file, syscall, paths, result) to FILE, to check a
     /// replay against its recording; the logging costs time inside the window
     #[arg(long, value_name = "FILE")]
@@ -233,7 +221,7 @@ pub fn run(args: Args) -> Result<i32> {
     let store = if args.no_store {
         None
     } else {
-        Some(Store::open(&args.db)?)
+        Some(Store::open(&args.store.db)?)
     };
     let (doc, outcome) = run_here(&args, &plan, args.label.clone(), store)?;
     if let Some(dest) = &args.json
@@ -382,7 +370,7 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
         other => bail!("unknown --accel `{other}` (auto, kvm, tcg)"),
     };
     let opts = VmOptions {
-        cache: args.cache_dir.clone(),
+        cache: args.cache.cache_dir.clone(),
         accel,
         mem_mib: args.guest_mem,
         cpus: args.guest_cpus,
@@ -391,7 +379,7 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
     let mut store = if args.no_store {
         None
     } else {
-        Some(Store::open(&args.db)?)
+        Some(Store::open(&args.store.db)?)
     };
     let mut docs = Vec::new();
     let mut failures = Vec::new();
@@ -406,7 +394,7 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
             store = if args.no_store {
                 None
             } else {
-                Some(Store::open(&args.db)?)
+                Some(Store::open(&args.store.db)?)
             };
             if let Err(e) = outcome {
                 if e.downcast_ref::<interrupt::Interrupted>().is_some() {

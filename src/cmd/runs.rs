@@ -5,27 +5,21 @@ use sigbench::store::Store;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Results database
-    #[arg(
-        long,
-        env = "SIGBENCH_DB",
-        default_value = "sigbench.db",
-        value_name = "PATH"
-    )]
-    db: std::path::PathBuf,
+    #[command(flatten)]
+    store: super::options::StoreOptions,
 }
 
 pub fn run(args: Args) -> Result<i32> {
-    if !args.db.exists() {
+    if !args.store.db.exists() {
         anyhow::bail!(
             "no results database at {} (run `sigbench run` first, or pass --db)",
-            args.db.display()
+            args.store.db.display()
         );
     }
-    let store = Store::open(&args.db)?;
+    let store = Store::open(&args.store.db)?;
     let runs = store.runs()?;
     if runs.is_empty() {
-        println!("no runs in {}", args.db.display());
+        println!("no runs in {}", args.store.db.display());
         return Ok(0);
     }
     let lw = runs.iter().map(|r| r.label.len()).max().unwrap_or(5).max(5);

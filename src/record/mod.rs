@@ -419,6 +419,24 @@ fn opens_for_writing(call: &Call) -> bool {
     matches!(flags, Some(Arg::Other(f)) if f.contains("O_WRONLY") || f.contains("O_RDWR") || f.contains("O_CREAT"))
 }
 
+/// Whether the call creates a directory entry at its `k`-th path (as `Touch::paths`
+/// lists them: the link path for symlinks, the target for renames and links).
+fn creates_at(call: &Call, k: usize) -> bool {
+    match call.name.as_str() {
+        "creat" => k == 0,
+        "open" | "openat" => {
+            k == 0
+                && call
+                    .args
+                    .iter()
+                    .any(|a| matches!(a, Arg::Other(f) if f.contains("O_CREAT")))
+        }
+        "rename" | "renameat" | "renameat2" | "link" | "linkat" => k == 1,
+        "symlink" | "symlinkat" | "mkdir" | "mkdirat" => k == 0,
+        _ => false,
+    }
+}
+
 /// The directory with the most distinct files changed in it.
 fn busiest_dir(touches: &[Touch]) -> Option<PathBuf> {
     fn count<'a>(files: &mut HashMap<PathBuf, HashSet<&'a Path>>, p: &'a Path) {
@@ -703,19 +721,10 @@ pub fn record(calls: &[Call], opts: &Options) -> Result<Recording> {
             continue;
         }
         if let Some(k) = m.rels.iter().position(|r| *r == file) {
-            let creating = (k == 0
-                && opens_for_writing(c)
-                && c.args
-                    .iter()
-                    .any(|a| matches!(a, Arg::Other(f) if f.contains("O_CREAT"))))
-                || (k == 1
-                    && matches!(
-                        name,
-                        "rename" | "renameat" | "renameat2" | "link" | "linkat"
-                    ))
-                || matches!(name, "symlink" | "symlinkat" | "mkdir" | "mkdirat");
             let ok = matches!(c.ret, Ret::Value { .. });
-            existed.entry(file.clone()).or_insert(ok && !creating);
+            existed
+                .entry(file.clone())
+                .or_insert(ok && !creates_at(c, k));
         }
         // Remember sizes of files that existed before the program touched them.
         if !created.contains(&file)
@@ -732,18 +741,12 @@ pub fn record(calls: &[Call], opts: &Options) -> Result<Recording> {
         {
             initial_size.entry(file.clone()).or_default().push(size);
         }
+        // From here on the file's content is the program's, not what it found.
         if matches!(c.ret, Ret::Value { .. })
-            && (opens_for_writing(c) && m.rels.first() == Some(&file)
-                || matches!(
-                    name,
-                    "rename"
-                        | "renameat"
-                        | "renameat2"
-                        | "link"
-                        | "linkat"
-                        | "symlink"
-                        | "symlinkat"
-                ) && m.rels.get(1).or(m.rels.first()) == Some(&file))
+            && m.rels
+                .iter()
+                .enumerate()
+                .any(|(k, r)| *r == file && (creates_at(c, k) || (k == 0 && opens_for_writing(c))))
         {
             created.insert(file.clone());
         }
@@ -1221,6 +1224,11 @@ pub fn record(calls: &[Call], opts: &Options) -> Result<Recording> {
 mod tests {
     use super::*;
 
+    /// The recorded signature has this step line.
+    fn has(r: &Recording, step: &str) {
+        assert!(r.toml.contains(step), "no `{step}` in:\n{}", r.toml);
+    }
+
     fn rec(trace: &str, keep_probes: bool) -> Recording {
         let (calls, skipped) = strace::parse(trace, false).unwrap();
         assert_eq!(skipped, 0);
@@ -1272,29 +1280,19 @@ mod tests {
             (r.files, r.steps_per_file, r.phases.clone()),
             (3, 9, vec![8, 1])
         );
-        assert!(r.toml.contains(r#"{ op = "openat", path = "{name};6b0347b8", flags = "O_WRONLY|O_CREAT|O_EXCL", mode = 0o200, slot = "f1" }"#), "{}", r.toml);
-        assert!(
-            r.toml
-                .contains(r#"{ op = "dup", slot = "f1", new_slot = "f2" }"#),
-            "{}",
-            r.toml
+        has(
+            &r,
+            r#"{ op = "openat", path = "{name};6b0347b8", flags = "O_WRONLY|O_CREAT|O_EXCL", mode = 0o200, slot = "f1" }"#,
         );
-        assert!(
-            r.toml
-                .contains(r#"{ op = "write", slot = "f2", size = 507, pattern = "random" }"#),
-            "{}",
-            r.toml
+        has(&r, r#"{ op = "dup", slot = "f1", new_slot = "f2" }"#);
+        has(
+            &r,
+            r#"{ op = "write", slot = "f2", size = 507, pattern = "random" }"#,
         );
-        assert!(
-            r.toml.contains(r#"{ op = "utimensat", slot = "f1" }"#),
-            "{}",
-            r.toml
-        );
-        assert!(
-            r.toml
-                .contains(r#"{ op = "renameat", from = "{name};6b0347b8", to = "{name}" }"#),
-            "{}",
-            r.toml
+        has(&r, r#"{ op = "utimensat", slot = "f1" }"#);
+        has(
+            &r,
+            r#"{ op = "renameat", from = "{name};6b0347b8", to = "{name}" }"#,
         );
         assert!(r.toml.contains("populate = { size = 700"), "{}", r.toml);
         assert_eq!(
@@ -1306,11 +1304,9 @@ mod tests {
 
         let r = rec(&t, true);
         assert_eq!((r.steps_per_file, r.phases.clone()), (11, vec![9, 2]));
-        assert!(
-            r.toml
-                .contains(r#"op = "newfstatat", path = "{name}", flags = "AT_SYMLINK_NOFOLLOW""#),
-            "{}",
-            r.toml
+        has(
+            &r,
+            r#"op = "newfstatat", path = "{name}", flags = "AT_SYMLINK_NOFOLLOW""#,
         );
     }
 
@@ -1338,23 +1334,17 @@ mod tests {
         }
         let r = rec(&t, false);
         assert_eq!((r.files, r.phases.clone()), (3, vec![6, 1, 1]));
-        assert!(
-            r.toml
-                .contains(r#"{ op = "rmdir", path = "{name}.dpkg-new", expect = "ENOENT" }"#),
-            "{}",
-            r.toml
+        has(
+            &r,
+            r#"{ op = "rmdir", path = "{name}.dpkg-new", expect = "ENOENT" }"#,
         );
-        assert!(
-            r.toml
-                .contains(r#"{ op = "write", slot = "f1", size = 501, pattern = "random" }"#),
-            "{}",
-            r.toml
+        has(
+            &r,
+            r#"{ op = "write", slot = "f1", size = 501, pattern = "random" }"#,
         );
-        assert!(
-            r.toml
-                .contains(r#"{ op = "link", from = "{name}", to = "{name}.dpkg-tmp" }"#),
-            "{}",
-            r.toml
+        has(
+            &r,
+            r#"{ op = "link", from = "{name}", to = "{name}.dpkg-tmp" }"#,
         );
         assert!(
             r.toml.contains("populate = {"),
@@ -1391,7 +1381,7 @@ mod tests {
         };
         let r = record(&calls, &opts).unwrap();
         assert_eq!((r.tree.clone(), r.files), (PathBuf::from("/t"), 2));
-        assert!(r.toml.contains(r#"path = "{name}""#), "{}", r.toml);
+        has(&r, r#"path = "{name}""#);
         let opts = Options {
             under: Some("/elsewhere".into()),
             ..Default::default()

@@ -115,7 +115,8 @@ pub fn signal(child: &Child, sig: i32) {
     assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
 }
 
-fn sh(cmd: &str, args: &[&str]) -> String {
+/// Run a command that must succeed; its stdout, trimmed.
+pub fn sh(cmd: &str, args: &[&str]) -> String {
     let out = Command::new(cmd)
         .args(args)
         .output()
