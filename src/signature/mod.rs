@@ -361,16 +361,6 @@ impl Signature {
         }
     }
 
-    /// Syscalls issued in the timed window for N files (for ops/s and memory checks).
-    pub fn timed_calls(&self, n: u64) -> u64 {
-        self.rounds as u64
-            * self
-                .phases
-                .iter()
-                .map(|p| p.select.count(n) * p.repeat as u64 * p.steps.len() as u64)
-                .sum::<u64>()
-    }
-
     /// A rough upper bound of the space a case of N files needs on the test filesystem.
     pub fn space_needed(&self, n: u64) -> u64 {
         let per_entry = 8 * 1024; // inode + dirent + metadata copies, generous
@@ -494,7 +484,6 @@ mod tests {
         assert_eq!(s.default_n, 250);
         let calls: Vec<&str> = s.timed_steps().map(|s| s.syscall).collect();
         assert_eq!(calls, ["renameat2", "unlink", "openat", "close"]);
-        assert_eq!(s.timed_calls(250), 1000);
         assert!(s.setup.sync && s.setup.fsync_dir);
         assert_eq!(s.setup.populate.as_ref().unwrap().data.len(), 0);
     }

@@ -7,7 +7,6 @@
 use super::template::Template;
 use crate::sys::Errno;
 use serde::Deserialize;
-use std::collections::BTreeMap;
 
 /// A step as written in a signature file, before validation.
 #[derive(Deserialize, Debug, Default, Clone)]
@@ -555,21 +554,6 @@ impl Step {
         )
     }
 
-    /// Whether the step only looks (stat, access, read, getxattr, getdents64): what
-    /// `record` drops unless asked to keep probes.
-    pub fn is_probe(&self) -> bool {
-        matches!(
-            self.op,
-            Op::Stat { .. }
-                | Op::Fstat { .. }
-                | Op::Access { .. }
-                | Op::Read { .. }
-                | Op::Pread { .. }
-                | Op::Getxattr { .. }
-                | Op::Getdents64 { .. }
-        )
-    }
-
     /// A one-line description such as `renameat2(file_i, file_i-RPMDELETE)`.
     pub fn describe(&self) -> String {
         let args: Vec<String> = self.paths().iter().map(|t| t.to_string()).collect();
@@ -938,15 +922,6 @@ fn parse_int(s: &str) -> Result<i64, std::num::ParseIntError> {
     } else {
         s.parse()
     }
-}
-
-/// How many times each syscall is issued per file by a list of steps (for summaries).
-pub fn syscall_counts(steps: &[Step]) -> BTreeMap<&'static str, u64> {
-    let mut m = BTreeMap::new();
-    for s in steps {
-        *m.entry(s.syscall).or_insert(0) += 1;
-    }
-    m
 }
 
 #[cfg(test)]

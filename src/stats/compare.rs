@@ -168,10 +168,6 @@ impl Row {
             (self.other.median / self.base.median - 1.0) * 100.0
         }
     }
-
-    pub fn changed(&self) -> bool {
-        self.base.median != self.other.median || self.base.mean != self.other.mean
-    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

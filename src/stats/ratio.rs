@@ -13,13 +13,6 @@ pub struct Ratio {
     pub ci: (f64, f64),
 }
 
-impl Ratio {
-    /// (ratio − 1) in percent.
-    pub fn percent_change(&self) -> f64 {
-        (self.ratio - 1.0) * 100.0
-    }
-}
-
 const RESAMPLES: usize = 2000;
 
 /// median(b)/median(a) with a percentile-bootstrap 95% CI (2000 resamples, fixed seed,
@@ -74,7 +67,6 @@ mod tests {
         let r = ratio_of_medians(&[250.0; 10], &[31375.0; 10]).unwrap();
         assert_eq!(r.ratio, 125.5);
         assert_eq!(r.ci, (125.5, 125.5));
-        assert_eq!(r.percent_change(), 12450.0);
     }
 
     #[test]

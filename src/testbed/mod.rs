@@ -401,7 +401,8 @@ pub struct Testbed {
     /// None for filesystems without a device (tmpfs).
     pub device: Option<Device>,
     mnt: PathBuf,
-    ws: Workspace,
+    /// Held for its Drop: the run's directory goes last.
+    _ws: Workspace,
 }
 
 /// The device a filesystem of `spec` is made on, sized for `space` bytes of workload.
@@ -435,13 +436,8 @@ fn acquire_device(spec: &TestbedSpec, space: u64, ws: &Workspace) -> Result<Devi
 /// dropped.
 pub struct CaseFs {
     pub dir: PathBuf,
-    mount: Mount,
-}
-
-impl CaseFs {
-    pub fn mount_point(&self) -> &Path {
-        self.mount.target()
-    }
+    /// Held for its Drop: unmounts the case's filesystem.
+    _mount: Mount,
 }
 
 impl Testbed {
@@ -457,12 +453,8 @@ impl Testbed {
             spec,
             device,
             mnt,
-            ws,
+            _ws: ws,
         })
-    }
-
-    pub fn workspace(&self) -> &Path {
-        &self.ws.dir
     }
 
     /// mkfs, mount, and create `dir` with its properties.
@@ -482,7 +474,7 @@ impl Testbed {
             &self.spec.mount_opts,
         )?;
         let dir = dir.create(&self.mnt)?;
-        Ok(CaseFs { dir, mount })
+        Ok(CaseFs { dir, _mount: mount })
     }
 
     fn mkfs(&self, device: &Device) -> Result<()> {
