@@ -1,6 +1,6 @@
 //! `sigbench run`: parse the options into a plan, execute it, print and save the results.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sigbench::interrupt;
 use sigbench::plan::{Case, DEFAULT_SEED, Observer, Plan};
@@ -466,13 +466,7 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
             version: SCHEMA_VERSION,
             runs: docs,
         };
-        let mut text = serde_json::to_string_pretty(&export)?;
-        text.push('\n');
-        if dest == "-" {
-            stdout(&text);
-        } else {
-            std::fs::write(dest, text).with_context(|| format!("cannot write {dest}"))?;
-        }
+        json::write(&export, dest)?;
     }
     if failures.is_empty() {
         Ok(0)

@@ -16,7 +16,7 @@
 
 pub mod strace;
 
-use crate::signature::step::{Flags, parse_flags};
+use crate::signature::step::{Flags, flag_table_of, parse_flags};
 use crate::signature::{Signature, template::Template};
 use crate::sys::Errno;
 use anyhow::{Result, bail};
@@ -533,7 +533,7 @@ fn known_flags(text: &str, table_probe: &str, notes: &mut HashSet<String>) -> St
     let mut kept = Vec::new();
     for w in words {
         // Validate the word against the op's flag table by building a one-flag step.
-        let ok = parse_flags(&Flags::Text(w.to_string()), flag_table(table_probe)).is_ok();
+        let ok = parse_flags(&Flags::Text(w.to_string()), flag_table_of(table_probe)).is_ok();
         if ok {
             kept.push(w);
         } else {
@@ -543,10 +543,6 @@ fn known_flags(text: &str, table_probe: &str, notes: &mut HashSet<String>) -> St
         }
     }
     kept.join("|")
-}
-
-fn flag_table(op: &str) -> &'static [(&'static str, i64)] {
-    crate::signature::step::flag_table_of(op)
 }
 
 fn octal(v: i64) -> String {

@@ -1,12 +1,12 @@
-//! The run document as JSON (schema in docs/json.md). Written whole, to a file or stdout;
-//! nothing else may go to stdout when it does.
+//! Run documents and exports as JSON (schemas in docs/json.md). Written whole, to a file
+//! or stdout; nothing else may go to stdout when it does.
 
-use crate::results::RunDocument;
 use anyhow::{Context, Result};
+use serde::Serialize;
 use std::io::Write;
 
 /// Write `doc` to `dest`: a path, or `-` for stdout.
-pub fn write(doc: &RunDocument, dest: &str) -> Result<()> {
+pub fn write<T: Serialize>(doc: &T, dest: &str) -> Result<()> {
     let mut text = serde_json::to_string_pretty(doc)?;
     text.push('\n');
     if dest == "-" {

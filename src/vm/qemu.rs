@@ -3,7 +3,7 @@
 //! what came back — the console log and the results port.
 
 use crate::interrupt;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -287,16 +287,4 @@ pub fn choose(image: &Path, initrd: &Path, cache: &Path, workdir: &Path) -> Resu
         }
     );
     Ok(if works { Accel::Kvm } else { Accel::Tcg })
-}
-
-/// Check that a file the guest wrote is complete JSON, or say what the console shows.
-pub fn read_results(boot: &Boot) -> Result<String> {
-    let text = std::fs::read_to_string(&boot.results).unwrap_or_default();
-    if text.trim().is_empty() {
-        bail!(
-            "the guest sent no results; console: {}",
-            last_lines(&boot.console_text(), 6)
-        );
-    }
-    Ok(text)
 }
