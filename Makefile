@@ -21,7 +21,7 @@ run: build
 
 test: deps
 	$(CARGO) fmt --check
-	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) clippy --all-targets -- -D warnings -D clippy::undocumented_unsafe_blocks
 	$(CARGO) test
 
 bench: build

@@ -9,9 +9,8 @@
 //! fixed-size HDR histograms, one per syscall name.
 
 use crate::interrupt;
-use crate::signature::step::{ChownCall, OpenCall, RenameCall, StatCall, SyncCall};
 use crate::signature::{Expect, Op, Signature, Step, Template, Vars};
-use crate::sys::{CPath, SysResult, check};
+use crate::sys::{CPath, SysResult, call};
 use anyhow::{Result, anyhow, bail};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -59,7 +58,7 @@ pub struct Executor<'s> {
     hist_of: Vec<Vec<usize>>,
     hists: Vec<(&'static str, Histogram<u64>)>,
     /// Where every timed call is logged, when asked (`run --op-log`).
-    log: Option<Box<dyn std::io::Write>>,
+    log: Option<Box<dyn std::io::Write + Send>>,
 }
 
 impl<'s> Executor<'s> {
@@ -83,16 +82,15 @@ impl<'s> Executor<'s> {
             }
             hist_of.push(idx);
         }
+        // Every buffer handed to the kernel is sized by the steps that use it: the largest
+        // any step (timed or prelude) may have written into.
         let scratch_len = sig
             .timed_steps()
             .chain(sig.prelude.iter())
-            .map(|s| match s.op {
-                Op::Read { size, .. } | Op::Getdents64 { size, .. } => size,
-                _ => 0,
-            })
+            .map(|s| s.op.out_len())
             .max()
             .unwrap_or(0)
-            .max(4096);
+            .max(1);
         Ok(Executor {
             sig,
             n,
@@ -109,7 +107,7 @@ impl<'s> Executor<'s> {
 
     /// Log every call of the timed window to `w` as `phase, file, syscall, paths, result`
     /// (tab-separated). It costs time inside the window; runs with a log say so.
-    pub fn log_to(&mut self, w: Box<dyn std::io::Write>) {
+    pub fn log_to(&mut self, w: Box<dyn std::io::Write + Send>) {
         self.log = Some(w);
     }
 
@@ -156,8 +154,7 @@ impl<'s> Executor<'s> {
         for d in &sig.setup.mkdir {
             self.a.clear();
             d.render(&vars0, &mut self.a);
-            let r = check(unsafe { libc::syscall(libc::SYS_mkdir, self.a.as_ptr(), 0o755) });
-            if let Err(e) = r {
+            if let Err(e) = call::mkdir(self.a.as_cstr(), 0o755) {
                 bail!("setup: mkdir {} failed: {e}", self.a.display());
             }
         }
@@ -170,45 +167,34 @@ impl<'s> Executor<'s> {
                 }
                 self.a.clear();
                 sig.file.render(&self.vars(i), &mut self.a);
-                let fd = check(unsafe {
-                    libc::syscall(
-                        libc::SYS_openat,
-                        libc::AT_FDCWD,
-                        self.a.as_ptr(),
-                        flags,
-                        0o644,
-                    )
-                })
-                .map_err(|e| anyhow!("setup: creating {} failed: {e}", self.a.display()))?
-                    as i32;
+                let fd = call::openat(self.a.as_cstr(), flags, 0o644)
+                    .map_err(|e| anyhow!("setup: creating {} failed: {e}", self.a.display()))?;
                 if !pop.data.is_empty() {
-                    let w = check(unsafe {
-                        libc::syscall(libc::SYS_write, fd, pop.data.as_ptr(), pop.data.len())
-                    });
+                    let w = call::write(fd, &pop.data);
                     if w != Ok(pop.data.len() as i64) {
-                        unsafe { libc::close(fd) };
-                        bail!("setup: writing {} failed: {w:?}", self.a.display());
+                        call::close(fd);
+                        let why = match w {
+                            Err(e) => e.to_string(),
+                            Ok(k) => format!("wrote {k} of {} bytes", pop.data.len()),
+                        };
+                        bail!("setup: writing {} failed: {why}", self.a.display());
                     }
                 }
-                unsafe { libc::close(fd) };
+                call::close(fd);
             }
         }
         if sig.setup.sync {
-            unsafe { libc::sync() };
+            call::sync();
         }
         if sig.setup.fsync_dir {
-            let fd = check(unsafe {
-                libc::syscall(
-                    libc::SYS_openat,
-                    libc::AT_FDCWD,
-                    c".".as_ptr(),
-                    libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-                )
-            })
-            .map_err(|e| anyhow!("setup: opening the test directory failed: {e}"))?
-                as i32;
-            let r = check(unsafe { libc::fsync(fd) as libc::c_long });
-            unsafe { libc::close(fd) };
+            let fd = call::openat(
+                c".",
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+                0,
+            )
+            .map_err(|e| anyhow!("setup: opening the test directory failed: {e}"))?;
+            let r = call::fsync(fd);
+            call::close(fd);
             r.map_err(|e| anyhow!("setup: fsync of the test directory failed: {e}"))?;
         }
         for step in &sig.prelude {
@@ -286,7 +272,7 @@ impl<'s> Executor<'s> {
         }
         for fd in &mut self.fds {
             if *fd >= 0 {
-                unsafe { libc::close(*fd) };
+                call::close(*fd);
                 *fd = -1;
             }
         }
@@ -365,13 +351,10 @@ impl<'s> Executor<'s> {
             t.render(vars, b);
         }
         let fd = step.op.slot().map(|s| self.fds[s]).unwrap_or(-1);
-        let pa = a.as_ptr();
-        let pb = b.as_ptr();
-        let scratch = self.scratch.as_mut_ptr();
+        let (a, b) = (a.as_cstr(), b.as_cstr());
+        let scratch = self.scratch.as_mut_slice();
         let t0 = Instant::now();
-        // SAFETY: every pointer is to a live, NUL-terminated buffer or a buffer at least
-        // as long as the length passed with it.
-        let r = check(unsafe { raw(&step.op, fd, pa, pb, scratch) });
+        let r = call::issue(&step.op, fd, a, b, scratch);
         let ns = t0.elapsed().as_nanos() as u64;
         match (&step.op, r) {
             // A new descriptor; one still open in the slot is closed (a signature that
@@ -379,7 +362,7 @@ impl<'s> Executor<'s> {
             (Op::Open { slot, .. } | Op::Dup { new_slot: slot, .. }, Ok(newfd)) => {
                 let old = std::mem::replace(&mut self.fds[*slot], newfd as i32);
                 if old >= 0 {
-                    unsafe { libc::close(old) };
+                    call::close(old);
                 }
             }
             (Op::Close { slot }, _) => self.fds[*slot] = -1,
@@ -389,135 +372,9 @@ impl<'s> Executor<'s> {
     }
 }
 
-/// The one system call of a step. `a`/`b` are the rendered paths, `fd` the slot's
-/// descriptor, `scratch` a buffer for results the kernel writes back (stat, read).
-#[inline(always)]
-unsafe fn raw(
-    op: &Op,
-    fd: i32,
-    a: *const libc::c_char,
-    b: *const libc::c_char,
-    scratch: *mut u8,
-) -> libc::c_long {
-    use libc::{AT_FDCWD, syscall as sc};
-    unsafe {
-        match op {
-            Op::Open {
-                call, flags, mode, ..
-            } => match call {
-                OpenCall::Open => sc(libc::SYS_open, a, *flags, *mode),
-                OpenCall::Openat => sc(libc::SYS_openat, AT_FDCWD, a, *flags, *mode),
-                OpenCall::Creat => sc(libc::SYS_creat, a, *mode),
-            },
-            Op::Close { .. } => sc(libc::SYS_close, fd),
-            Op::Write { data, .. } => sc(libc::SYS_write, fd, data.as_ptr(), data.len()),
-            Op::Pwrite { data, offset, .. } => {
-                sc(libc::SYS_pwrite64, fd, data.as_ptr(), data.len(), *offset)
-            }
-            Op::Read { size, .. } => sc(libc::SYS_read, fd, scratch, *size),
-            Op::Pread { size, offset, .. } => sc(libc::SYS_pread64, fd, scratch, *size, *offset),
-            Op::Dup { .. } => sc(libc::SYS_dup, fd),
-            Op::SyncFileRange {
-                offset,
-                size,
-                flags,
-                ..
-            } => sc(libc::SYS_sync_file_range, fd, *offset, *size, *flags),
-            Op::FdSync { call, .. } => match call {
-                SyncCall::Fsync => sc(libc::SYS_fsync, fd),
-                SyncCall::Fdatasync => sc(libc::SYS_fdatasync, fd),
-                SyncCall::Syncfs => sc(libc::SYS_syncfs, fd),
-            },
-            Op::Sync => sc(libc::SYS_sync),
-            Op::Rename { call, flags, .. } => match call {
-                RenameCall::Rename => sc(libc::SYS_rename, a, b),
-                RenameCall::Renameat => sc(libc::SYS_renameat, AT_FDCWD, a, AT_FDCWD, b),
-                RenameCall::Renameat2 => sc(libc::SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, *flags),
-            },
-            Op::Link { at: false, .. } => sc(libc::SYS_link, a, b),
-            Op::Link {
-                at: true, flags, ..
-            } => sc(libc::SYS_linkat, AT_FDCWD, a, AT_FDCWD, b, *flags),
-            Op::Symlink { at: false, .. } => sc(libc::SYS_symlink, a, b),
-            Op::Symlink { at: true, .. } => sc(libc::SYS_symlinkat, a, AT_FDCWD, b),
-            Op::Unlink { .. } => sc(libc::SYS_unlink, a),
-            Op::Unlinkat { flags, .. } => sc(libc::SYS_unlinkat, AT_FDCWD, a, *flags),
-            Op::Mkdir {
-                at: false, mode, ..
-            } => sc(libc::SYS_mkdir, a, *mode),
-            Op::Mkdir { at: true, mode, .. } => sc(libc::SYS_mkdirat, AT_FDCWD, a, *mode),
-            Op::Rmdir { .. } => sc(libc::SYS_rmdir, a),
-            Op::Stat {
-                call, flags, mask, ..
-            } => match call {
-                StatCall::Stat => sc(libc::SYS_stat, a, scratch),
-                StatCall::Lstat => sc(libc::SYS_lstat, a, scratch),
-                StatCall::Fstatat => sc(libc::SYS_newfstatat, AT_FDCWD, a, scratch, *flags),
-                StatCall::Statx => sc(libc::SYS_statx, AT_FDCWD, a, *flags, *mask, scratch),
-            },
-            Op::Fstat { .. } => sc(libc::SYS_fstat, fd, scratch),
-            Op::Truncate { size, .. } => sc(libc::SYS_truncate, a, *size),
-            Op::Ftruncate { size, .. } => sc(libc::SYS_ftruncate, fd, *size),
-            Op::Fallocate {
-                flags,
-                offset,
-                size,
-                ..
-            } => sc(libc::SYS_fallocate, fd, *flags, *offset, *size),
-            Op::Chmod {
-                at: false, mode, ..
-            } => sc(libc::SYS_chmod, a, *mode),
-            Op::Chmod { at: true, mode, .. } => sc(libc::SYS_fchmodat, AT_FDCWD, a, *mode),
-            Op::Fchmod { mode, .. } => sc(libc::SYS_fchmod, fd, *mode),
-            Op::Chown {
-                call,
-                uid,
-                gid,
-                flags,
-                ..
-            } => match call {
-                ChownCall::Chown => sc(libc::SYS_chown, a, *uid, *gid),
-                ChownCall::Lchown => sc(libc::SYS_lchown, a, *uid, *gid),
-                ChownCall::Fchownat => sc(libc::SYS_fchownat, AT_FDCWD, a, *uid, *gid, *flags),
-            },
-            Op::Fchown { uid, gid, .. } => sc(libc::SYS_fchown, fd, *uid, *gid),
-            Op::Utimensat {
-                path: Some(_),
-                flags,
-                ..
-            } => sc(
-                libc::SYS_utimensat,
-                AT_FDCWD,
-                a,
-                std::ptr::null::<u8>(),
-                *flags,
-            ),
-            Op::Utimensat {
-                path: None, flags, ..
-            } => sc(
-                libc::SYS_utimensat,
-                fd,
-                std::ptr::null::<u8>(),
-                std::ptr::null::<u8>(),
-                *flags,
-            ),
-            Op::Access {
-                at: false, mode, ..
-            } => sc(libc::SYS_access, a, *mode),
-            Op::Access { at: true, mode, .. } => sc(libc::SYS_faccessat, AT_FDCWD, a, *mode),
-            Op::Setxattr {
-                name, value, flags, ..
-            } => sc(
-                libc::SYS_setxattr,
-                a,
-                name.as_ptr(),
-                value.as_ptr(),
-                value.len(),
-                *flags,
-            ),
-            Op::Getxattr { name, .. } => sc(libc::SYS_getxattr, a, name.as_ptr(), scratch, 4096),
-            Op::Removexattr { name, .. } => sc(libc::SYS_removexattr, a, name.as_ptr()),
-            Op::Getdents64 { size, .. } => sc(libc::SYS_getdents64, fd, scratch, *size),
-        }
+impl Drop for Executor<'_> {
+    /// Descriptors a failed case left open would keep its filesystem busy.
+    fn drop(&mut self) {
+        self.finish();
     }
 }

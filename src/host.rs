@@ -35,8 +35,7 @@ fn field(c: &[libc::c_char]) -> String {
 
 impl Host {
     pub fn current() -> Host {
-        let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-        unsafe { libc::uname(&mut u) };
+        let u = crate::sys::os::uname();
         let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
         let cpuinfo = read("/proc/cpuinfo");
         let cpu_model = cpuinfo

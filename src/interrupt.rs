@@ -48,13 +48,7 @@ pub fn install() -> std::io::Result<()> {
         signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(&flag))?;
         signal_hook::flag::register(sig, Arc::clone(&flag))?;
         // Remember which signal arrived, for the exit code.
-        let s = sig;
-        // SAFETY: the action only stores to an atomic, which is async-signal-safe.
-        unsafe {
-            signal_hook::low_level::register(sig, move || {
-                let _ = SIGNAL.compare_exchange(0, s, Ordering::Relaxed, Ordering::Relaxed);
-            })?;
-        }
+        crate::sys::os::record_signal(sig, &SIGNAL)?;
     }
     let _ = FLAG.set(flag);
     Ok(())

@@ -5,6 +5,9 @@
 //! `plan` → `testbed` → `exec` (with `probe` around the timed window) → `results` →
 //! `report`. No module reaches back up that chain.
 
+#![deny(unsafe_code)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod exec;
 pub mod host;
 pub mod interrupt;
@@ -16,6 +19,7 @@ pub mod results;
 pub mod signature;
 pub mod stats;
 pub mod store;
+#[allow(unsafe_code)]
 pub mod sys;
 pub mod testbed;
 pub mod vm;

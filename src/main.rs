@@ -1,6 +1,8 @@
 //! The `sigbench` command line: one thin file per subcommand under `cmd/`, all work in
 //! the library.
 
+#![deny(unsafe_code)]
+
 mod cmd;
 
 use clap::{Parser, Subcommand};

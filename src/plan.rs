@@ -18,9 +18,8 @@ use crate::results::{
 };
 use crate::signature::Signature;
 use crate::signature::template::mix64;
-use crate::testbed::{DirSpec, Testbed, TestbedSpec, tool_version};
+use crate::testbed::{DirSpec, Testbed, TestbedSpec, confine, tool_version};
 use anyhow::{Context, Result};
-use std::path::Path;
 
 /// The seed tokens and shuffling use unless the user gives one: runs are reproducible.
 pub const DEFAULT_SEED: u64 = 0x5167_6265_6e63_6801;
@@ -50,7 +49,7 @@ pub struct Case {
 }
 
 /// What the driver tells whoever is watching (the CLI prints and draws progress).
-pub trait Observer {
+pub trait Observer: Send {
     /// Everything validated and the testbed is up: the run really starts.
     fn run_started(&mut self, _doc: &RunDocument) {}
     /// A case is about to start; `work` is the number of file-iterations it will tick.
@@ -59,24 +58,6 @@ pub trait Observer {
     fn tick(&mut self, done: u64);
     fn case_done(&mut self, result: &CaseResult, plan: &Plan);
     fn warning(&mut self, message: &str);
-}
-
-/// chdir into the test directory for the executor; back to / when dropped, so the
-/// filesystem can be unmounted.
-struct Cwd;
-
-impl Cwd {
-    fn enter(dir: &Path) -> Result<Cwd> {
-        std::env::set_current_dir(dir)
-            .with_context(|| format!("cannot chdir to {}", dir.display()))?;
-        Ok(Cwd)
-    }
-}
-
-impl Drop for Cwd {
-    fn drop(&mut self) {
-        let _ = std::env::set_current_dir("/");
-    }
 }
 
 impl Plan {
@@ -224,7 +205,6 @@ impl Plan {
     ) -> Result<CaseResult> {
         let dir = &self.dirs[case.dir];
         let fs = bed.fresh(dir)?;
-        let _cwd = Cwd::enter(&fs.dir)?;
         let sig = &self.signature;
         let mut exec = Executor::new(sig, case.n, self.seed)?;
         if let Some(path) = &self.op_log {
@@ -246,25 +226,30 @@ impl Plan {
                 .sum::<u64>()
             + populated;
         obs.case_started(case, self, work);
-        exec.prepare(&mut |done| obs.tick(done))?;
+        // Everything the workload needs from outside its filesystem is opened here.
         let mut window = probes.window(scope, warnings);
         // Slab evidence per phase: checkpoints between phases, outside the phases' times.
         let per_phase = sig.slab_evidence && sig.phases.len() * sig.rounds as usize > 1;
         let mut phase_slab: Vec<Vec<SlabDelta>> = vec![Vec::new(); sig.phases.len()];
-        window.open();
-        let timed = {
-            let mut cp = |k: usize| {
-                if let Some(d) = window.checkpoint() {
-                    add_slab(&mut phase_slab[k], &d);
-                }
+        // The workload — setup, prelude and the timed window — runs confined to the test
+        // filesystem (testbed::confine).
+        let (timed, measured) = confine::run_confined(&fs.root, &fs.dir, || -> Result<_> {
+            exec.prepare(&mut |done| obs.tick(done))?;
+            window.open();
+            let timed = {
+                let mut cp = |k: usize| {
+                    if let Some(d) = window.checkpoint() {
+                        add_slab(&mut phase_slab[k], &d);
+                    }
+                };
+                let checkpoint: Option<&mut dyn FnMut(usize)> =
+                    if per_phase { Some(&mut cp) } else { None };
+                exec.run_timed(&mut |done| obs.tick(populated + done), checkpoint)
             };
-            let checkpoint: Option<&mut dyn FnMut(usize)> =
-                if per_phase { Some(&mut cp) } else { None };
-            exec.run_timed(&mut |done| obs.tick(populated + done), checkpoint)
-        };
-        let measured = window.close();
-        exec.finish();
-        let timed = timed?;
+            let measured = window.close();
+            exec.finish();
+            Ok((timed?, measured))
+        })??;
         if let (Some(last), Some(d)) = (phase_slab.last_mut(), &measured.last_segment_slab) {
             add_slab(last, d);
         }

@@ -54,7 +54,7 @@ pub fn run(args: Args) -> Result<i32> {
         return Ok(0);
     }
 
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = sigbench::sys::os::geteuid() == 0;
     line(
         "root",
         root,
@@ -191,12 +191,12 @@ pub fn run(args: Args) -> Result<i32> {
 
 /// KVM_GET_API_VERSION, when /dev/kvm opens.
 fn kvm_api() -> Option<i32> {
-    use std::os::fd::AsRawFd;
+    use std::os::fd::AsFd;
     let f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open("/dev/kvm")
         .ok()?;
-    let v = unsafe { libc::ioctl(f.as_raw_fd(), 0xAE00) };
+    let v = sigbench::sys::os::kvm_api_version(f.as_fd()).ok()?;
     (v > 0).then_some(v)
 }

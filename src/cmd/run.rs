@@ -8,7 +8,7 @@ use sigbench::probe::ProbeSpec;
 use sigbench::report::{json, text};
 use sigbench::results::CaseResult;
 use sigbench::results::{EXPORT_SCHEMA, Export, RunDocument, SCHEMA_VERSION};
-use sigbench::signature::{self, Signature};
+use sigbench::signature::{self, Signature, limits};
 use sigbench::store::Store;
 use sigbench::testbed::device::DeviceSpec;
 use sigbench::testbed::{DirSpec, Fs, TestbedSpec, workspace};
@@ -173,6 +173,9 @@ fn plan_of(args: &Args) -> Result<Plan> {
         if r == 0 {
             bail!("--rounds: at least one round");
         }
+        if r > limits::MAX_ROUNDS {
+            bail!("--rounds {r}: over the limit of {}", limits::MAX_ROUNDS);
+        }
         sig.rounds = r;
     }
     let fs = Fs::parse(&args.fs)?;
@@ -184,6 +187,12 @@ fn plan_of(args: &Args) -> Result<Plan> {
     };
     if ns.contains(&0) {
         bail!("-n: the number of files must be at least 1");
+    }
+    if let Some(&n) = ns.iter().find(|&&n| n > limits::MAX_N) {
+        bail!(
+            "-n {n}: over the limit of {} files per case (docs/signatures.md, Limits)",
+            limits::MAX_N
+        );
     }
     if args.repetitions == 0 {
         bail!("-r: at least one repetition");

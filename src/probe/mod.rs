@@ -258,7 +258,7 @@ impl Probes {
             .collect();
         Window {
             counters,
-            block: scope.map(|s| s.block.clone()),
+            sources: procfs::Sources::open(scope.map(|s| s.block.as_str())),
             before: None,
             segment: None,
             cpu0: None,
@@ -292,7 +292,7 @@ type OpenCounter = Result<(TracepointCounter, String), String>;
 /// The probes of one window. `open` right before the timed loop, `close` right after.
 pub struct Window {
     counters: Vec<(ProbeSpec, OpenCounter)>,
-    block: Option<String>,
+    sources: procfs::Sources,
     before: Option<Snapshot>,
     /// Where the current segment (between checkpoints) started.
     segment: Option<Snapshot>,
@@ -300,8 +300,7 @@ pub struct Window {
 }
 
 fn rusage() -> Cpu {
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let ru = crate::sys::os::rusage_self();
     let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000;
     Cpu {
         user_ns: ns(ru.ru_utime),
@@ -311,15 +310,13 @@ fn rusage() -> Cpu {
 
 /// Peak resident set size of this process so far, in KiB.
 pub fn peak_rss_kib() -> u64 {
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    ru.ru_maxrss as u64
+    crate::sys::os::rusage_self().ru_maxrss as u64
 }
 
 impl Window {
     /// Arm: the slow snapshots first, the counters last, so the counters see only the window.
     pub fn open(&mut self) {
-        self.before = Some(Snapshot::take(self.block.as_deref()));
+        self.before = Some(Snapshot::take(&self.sources));
         self.segment = self.before.clone();
         self.cpu0 = Some(rusage());
         for (_, c) in &self.counters {
@@ -333,7 +330,7 @@ impl Window {
     /// while the counters keep counting. Costs the RCU settling and a slabinfo read; the
     /// executor keeps it out of the phases' times.
     pub fn checkpoint(&mut self) -> Option<Vec<procfs::SlabDelta>> {
-        let now = Snapshot::take_slab();
+        let now = Snapshot::take_slab(&self.sources);
         let d = self
             .segment
             .as_ref()
@@ -350,7 +347,7 @@ impl Window {
             }
         }
         let cpu1 = rusage();
-        let after = Snapshot::take(self.block.as_deref());
+        let after = Snapshot::take(&self.sources);
         let cpu0 = self.cpu0.unwrap_or(cpu1);
         let last_segment_slab = self
             .segment

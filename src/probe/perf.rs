@@ -4,7 +4,8 @@
 
 use anyhow::{Result, bail};
 use perf_event_open_sys as sys;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::io::Read;
+use std::os::fd::{AsFd, OwnedFd};
 
 pub struct TracepointCounter {
     fds: Vec<OwnedFd>,
@@ -46,30 +47,12 @@ impl TracepointCounter {
                 ..Default::default()
             };
             attr.set_disabled(1);
-            let fd = unsafe {
-                sys::perf_event_open(
-                    &mut attr,
-                    -1,
-                    cpu,
-                    -1,
-                    sys::bindings::PERF_FLAG_FD_CLOEXEC as _,
-                )
-            };
-            if fd < 0 {
-                bail!(
-                    "perf_event_open on CPU {cpu}: {}",
-                    std::io::Error::last_os_error()
-                );
-            }
-            let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+            let fd = crate::sys::os::perf_event_open(&mut attr, cpu)
+                .map_err(|e| anyhow::anyhow!("perf_event_open on CPU {cpu}: {e}"))?;
             if let Some(f) = filter {
                 let c = std::ffi::CString::new(f)?;
-                let r = unsafe { sys::ioctls::SET_FILTER(fd.as_raw_fd(), c.as_ptr() as *mut _) };
-                if r < 0 {
-                    bail!(
-                        "the kernel rejected filter `{f}`: {}",
-                        std::io::Error::last_os_error()
-                    );
+                if let Err(e) = crate::sys::os::perf_set_filter(fd.as_fd(), &c) {
+                    bail!("the kernel rejected filter `{f}`: {e}");
                 }
             }
             fds.push(fd);
@@ -79,16 +62,13 @@ impl TracepointCounter {
 
     pub fn enable(&self) {
         for fd in &self.fds {
-            unsafe {
-                sys::ioctls::RESET(fd.as_raw_fd(), 0);
-                sys::ioctls::ENABLE(fd.as_raw_fd(), 0);
-            }
+            crate::sys::os::perf_reset_enable(fd.as_fd());
         }
     }
 
     pub fn disable(&self) {
         for fd in &self.fds {
-            unsafe { sys::ioctls::DISABLE(fd.as_raw_fd(), 0) };
+            crate::sys::os::perf_disable(fd.as_fd());
         }
     }
 
@@ -96,15 +76,11 @@ impl TracepointCounter {
     pub fn read(&self) -> Result<u64> {
         let mut total = 0;
         for fd in &self.fds {
-            let mut v = 0u64;
-            let n = unsafe { libc::read(fd.as_raw_fd(), (&mut v as *mut u64).cast(), 8) };
-            if n != 8 {
-                bail!(
-                    "reading a perf counter: {}",
-                    std::io::Error::last_os_error()
-                );
-            }
-            total += v;
+            let mut v = [0u8; 8];
+            std::fs::File::from(fd.try_clone()?)
+                .read_exact(&mut v)
+                .map_err(|e| anyhow::anyhow!("reading a perf counter: {e}"))?;
+            total += u64::from_ne_bytes(v);
         }
         Ok(total)
     }

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
 
 /// Names of the fields of /sys/block/<dev>/stat (Documentation/block/stat.rst).
 const BLOCK_FIELDS: &[&str] = &[
@@ -175,33 +177,55 @@ pub struct Deltas {
 /// read anywhere from +2 000 to +3 700 maple_node objects instead of the stable ≈ +1 500.
 /// It takes ~25 ms, always outside the timed window.
 fn settle_rcu() {
-    const MEMBARRIER_CMD_GLOBAL: libc::c_long = 1;
     for _ in 0..2 {
-        unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) };
+        crate::sys::os::membarrier_global();
+    }
+}
+
+/// The files snapshots read, opened once per window and re-read from the start each
+/// time. Opened before the workload's thread is confined to the test filesystem (where
+/// /proc and /sys are not), they still read the kernel's counters from inside it.
+pub struct Sources {
+    vmstat: Option<File>,
+    slabinfo: Option<File>,
+    block: Option<File>,
+}
+
+fn reread(f: &Option<File>) -> Option<String> {
+    let mut f = f.as_ref()?;
+    f.seek(SeekFrom::Start(0)).ok()?;
+    let mut text = String::new();
+    f.read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
+impl Sources {
+    /// `block` is the device name under /sys/block (`loop0`), when there is a device.
+    pub fn open(block: Option<&str>) -> Sources {
+        let open = |p: &str| File::open(p).ok();
+        Sources {
+            vmstat: open("/proc/vmstat"),
+            slabinfo: open("/proc/slabinfo"),
+            block: block.and_then(|b| open(&format!("/sys/block/{b}/stat"))),
+        }
     }
 }
 
 impl Snapshot {
-    /// `block` is the device name under /sys/block (`loop0`), when there is a device.
-    pub fn take(block: Option<&str>) -> Snapshot {
+    pub fn take(src: &Sources) -> Snapshot {
         settle_rcu();
-        let read = |p: &str| std::fs::read_to_string(p).ok();
         Snapshot {
-            vmstat: read("/proc/vmstat").map(|t| parse_vmstat(&t)),
-            slab: read("/proc/slabinfo").map(|t| parse_slabinfo(&t)),
-            block: block
-                .and_then(|b| read(&format!("/sys/block/{b}/stat")))
-                .map(|t| parse_blockstat(&t)),
+            vmstat: reread(&src.vmstat).map(|t| parse_vmstat(&t)),
+            slab: reread(&src.slabinfo).map(|t| parse_slabinfo(&t)),
+            block: reread(&src.block).map(|t| parse_blockstat(&t)),
         }
     }
 
     /// Only the slab caches (for checkpoints between phases).
-    pub fn take_slab() -> Snapshot {
+    pub fn take_slab(src: &Sources) -> Snapshot {
         settle_rcu();
         Snapshot {
-            slab: std::fs::read_to_string("/proc/slabinfo")
-                .ok()
-                .map(|t| parse_slabinfo(&t)),
+            slab: reread(&src.slabinfo).map(|t| parse_slabinfo(&t)),
             ..Default::default()
         }
     }

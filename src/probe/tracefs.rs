@@ -33,20 +33,14 @@ impl Tracefs {
         if !Path::new(CANONICAL).is_dir() {
             bail!("{CANONICAL} does not exist (kernel built without tracefs?)");
         }
-        let r = unsafe {
-            libc::mount(
-                c"tracefs".as_ptr(),
-                c"/sys/kernel/tracing".as_ptr(),
-                c"tracefs".as_ptr(),
-                0,
-                std::ptr::null(),
-            )
-        };
-        if r != 0 {
-            bail!(
-                "cannot mount tracefs at {CANONICAL}: {}",
-                std::io::Error::last_os_error()
-            );
+        let r = crate::sys::os::mount(c"tracefs", c"/sys/kernel/tracing", c"tracefs", 0, None);
+        if let Err(err) = r {
+            // Another process (a second sigbench, systemd) may have mounted it meanwhile:
+            // the kernel then refuses ours with EBUSY, and theirs is as good.
+            if let Some(t) = Tracefs::find() {
+                return Ok(t);
+            }
+            bail!("cannot mount tracefs at {CANONICAL}: {err}");
         }
         eprintln!("sigbench: mounted tracefs at {CANONICAL}");
         Tracefs::find().context("tracefs mounted but has no events directory")

@@ -10,6 +10,7 @@
 //! is the same files embedded in the binary. This module parses and validates them — every
 //! error names the file and line — and owns nothing that touches a filesystem.
 
+pub mod limits;
 pub mod step;
 pub mod template;
 
@@ -224,6 +225,24 @@ impl Signature {
             ));
         }
 
+        let limit = |what: &str, v: u64, max: u64| {
+            limits::check(what, v, max).map_err(|e| anyhow::anyhow!("{origin}: {e}"))
+        };
+        limit(
+            "setup.mkdir: the number of directories",
+            raw.setup.mkdir.len() as u64,
+            limits::MAX_MKDIR as u64,
+        )?;
+        limit(
+            "the number of [[phase]]s",
+            raw.phase.len() as u64,
+            limits::MAX_PHASES as u64,
+        )?;
+        limit(
+            "the number of prelude steps",
+            raw.prelude.len() as u64,
+            limits::MAX_STEPS as u64,
+        )?;
         let mut mkdir = Vec::new();
         for d in &raw.setup.mkdir {
             let t =
@@ -241,8 +260,9 @@ impl Signature {
                         .map_err(|e| anyhow::anyhow!("{origin}: setup.populate: {e}"))?,
                     None => Pattern::Zero,
                 };
+                let size = limit("setup.populate: size", p.size, limits::MAX_IO_BYTES)?;
                 Some(Populate {
-                    data: pattern.fill(p.size as usize),
+                    data: pattern.fill(size as usize),
                 })
             }
         };
@@ -281,6 +301,14 @@ impl Signature {
             if repeat == 0 {
                 return Err(at(offset, "`repeat` must be at least 1".into()));
             }
+            limits::check("`repeat`", repeat as u64, limits::MAX_REPEAT as u64)
+                .map_err(|e| at(offset, e))?;
+            limits::check(
+                "the number of steps",
+                rp.steps.len() as u64,
+                limits::MAX_STEPS as u64,
+            )
+            .map_err(|e| at(offset, e))?;
             if rp.steps.is_empty() {
                 return Err(at(offset, "a phase needs at least one step".into()));
             }
@@ -300,10 +328,17 @@ impl Signature {
         if n == 0 {
             bail!("{origin}: `n` must be at least 1");
         }
+        limit("`n`", n, limits::MAX_N)?;
         let rounds = raw.rounds.unwrap_or(1);
         if rounds == 0 {
             bail!("{origin}: `rounds` must be at least 1");
         }
+        limit("`rounds`", rounds as u64, limits::MAX_ROUNDS as u64)?;
+        limit(
+            "the number of descriptor slots",
+            slots.names.len() as u64,
+            limits::MAX_SLOTS as u64,
+        )?;
 
         Ok(Signature {
             name: raw.name,

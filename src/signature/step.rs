@@ -4,6 +4,7 @@
 //! them are required, and how the raw TOML fields become a typed [`Op`]. Adding a syscall
 //! is one row here and one match arm in `exec::issue`.
 
+use super::limits;
 use super::template::Template;
 use crate::sys::Errno;
 use serde::Deserialize;
@@ -334,7 +335,27 @@ pub enum Op {
     },
 }
 
+/// The buffer `getxattr` reads a value into (the kernel's limit is 64 KiB; values a
+/// workload sets here are small).
+pub const GETXATTR_LEN: usize = 4096;
+
 impl Op {
+    /// How many bytes the kernel may write into the buffer this op passes to its call
+    /// (read, pread, getdents64: the step's `size`; stat family: the structure). The
+    /// executor sizes its buffer from this, over every step it will issue.
+    pub fn out_len(&self) -> usize {
+        match self {
+            Op::Read { size, .. } | Op::Pread { size, .. } | Op::Getdents64 { size, .. } => *size,
+            Op::Stat {
+                call: StatCall::Statx,
+                ..
+            } => std::mem::size_of::<libc::statx>(),
+            Op::Stat { .. } | Op::Fstat { .. } => std::mem::size_of::<libc::stat>(),
+            Op::Getxattr { .. } => GETXATTR_LEN,
+            _ => 0,
+        }
+    }
+
     /// The path arguments of the call, in order: `(path, None)`, `(from, to)` for renames
     /// and links, `(target, linkpath)` for symlink.
     pub fn paths(&self) -> [Option<&Template>; 2] {
@@ -443,7 +464,7 @@ const OPS: &[OpDef] = &[
     OpDef { name: "pread", fields: &["!slot", "!size", "offset"], build: build_pread },
     OpDef { name: "pread64", fields: &["!slot", "!size", "offset"], build: build_pread },
     OpDef { name: "dup", fields: &["!slot", "!new_slot"], build: build_dup },
-    OpDef { name: "sync_file_range", fields: &["!slot", "offset", "size", "flags"], build: |r, s| Ok(Op::SyncFileRange { slot: slot(r, s)?, offset: r.offset.unwrap_or(0), size: r.size.unwrap_or(0), flags: flags(r, SYNC_FILE_RANGE_FLAGS)? as u32 }) },
+    OpDef { name: "sync_file_range", fields: &["!slot", "offset", "size", "flags"], build: |r, s| Ok(Op::SyncFileRange { slot: slot(r, s)?, offset: file_bytes(r.offset, "offset")?, size: file_bytes(r.size, "size")?, flags: flags(r, SYNC_FILE_RANGE_FLAGS)? as u32 }) },
     OpDef { name: "fsync", fields: &["!slot"], build: |r, s| Ok(Op::FdSync { call: SyncCall::Fsync, slot: slot(r, s)? }) },
     OpDef { name: "fdatasync", fields: &["!slot"], build: |r, s| Ok(Op::FdSync { call: SyncCall::Fdatasync, slot: slot(r, s)? }) },
     OpDef { name: "syncfs", fields: &["!slot"], build: |r, s| Ok(Op::FdSync { call: SyncCall::Syncfs, slot: slot(r, s)? }) },
@@ -466,9 +487,9 @@ const OPS: &[OpDef] = &[
     OpDef { name: "newfstatat", fields: &["!path", "flags"], build: |r, _| build_stat(r, StatCall::Fstatat) },
     OpDef { name: "statx", fields: &["!path", "flags", "mask"], build: |r, _| build_stat(r, StatCall::Statx) },
     OpDef { name: "fstat", fields: &["!slot"], build: |r, s| Ok(Op::Fstat { slot: slot(r, s)? }) },
-    OpDef { name: "truncate", fields: &["!path", "!size"], build: |r, _| Ok(Op::Truncate { path: path(r)?, size: r.size.unwrap_or(0) }) },
-    OpDef { name: "ftruncate", fields: &["!slot", "!size"], build: |r, s| Ok(Op::Ftruncate { slot: slot(r, s)?, size: r.size.unwrap_or(0) }) },
-    OpDef { name: "fallocate", fields: &["!slot", "!size", "offset", "flags"], build: |r, s| Ok(Op::Fallocate { slot: slot(r, s)?, flags: flags(r, FALLOC_FLAGS)? as i32, offset: r.offset.unwrap_or(0), size: r.size.unwrap_or(0) }) },
+    OpDef { name: "truncate", fields: &["!path", "!size"], build: |r, _| Ok(Op::Truncate { path: path(r)?, size: file_bytes(r.size, "size")? }) },
+    OpDef { name: "ftruncate", fields: &["!slot", "!size"], build: |r, s| Ok(Op::Ftruncate { slot: slot(r, s)?, size: file_bytes(r.size, "size")? }) },
+    OpDef { name: "fallocate", fields: &["!slot", "!size", "offset", "flags"], build: |r, s| Ok(Op::Fallocate { slot: slot(r, s)?, flags: flags(r, FALLOC_FLAGS)? as i32, offset: file_bytes(r.offset, "offset")?, size: file_bytes(r.size, "size")? }) },
     OpDef { name: "chmod", fields: &["!path", "!mode"], build: |r, _| Ok(Op::Chmod { at: false, path: path(r)?, mode: mode(r, 0)? }) },
     OpDef { name: "fchmodat", fields: &["!path", "!mode"], build: |r, _| Ok(Op::Chmod { at: true, path: path(r)?, mode: mode(r, 0)? }) },
     OpDef { name: "fchmod", fields: &["!slot", "!mode"], build: |r, s| Ok(Op::Fchmod { slot: slot(r, s)?, mode: mode(r, 0)? }) },
@@ -482,7 +503,7 @@ const OPS: &[OpDef] = &[
     OpDef { name: "setxattr", fields: &["!path", "!name", "value", "flags"], build: |r, _| Ok(Op::Setxattr { path: path(r)?, name: xattr_name(r)?, value: r.value.clone().unwrap_or_default().into_bytes(), flags: flags(r, XATTR_FLAGS)? as i32 }) },
     OpDef { name: "getxattr", fields: &["!path", "!name"], build: |r, _| Ok(Op::Getxattr { path: path(r)?, name: xattr_name(r)? }) },
     OpDef { name: "removexattr", fields: &["!path", "!name"], build: |r, _| Ok(Op::Removexattr { path: path(r)?, name: xattr_name(r)? }) },
-    OpDef { name: "getdents64", fields: &["!slot", "size"], build: |r, s| Ok(Op::Getdents64 { slot: slot(r, s)?, size: r.size.unwrap_or(32768) as usize }) },
+    OpDef { name: "getdents64", fields: &["!slot", "size"], build: |r, s| Ok(Op::Getdents64 { slot: slot(r, s)?, size: io_bytes(r.size.unwrap_or(32768), "size")? }) },
 ];
 
 /// Every op name, for `sigbench list --ops` and error messages.
@@ -601,13 +622,17 @@ fn slot(r: &RawStep, slots: &Slots) -> Result<usize, String> {
 }
 
 fn size(r: &RawStep) -> Result<usize, String> {
-    let size = r.size.unwrap_or(0);
-    if size > 1 << 30 {
-        return Err(format!(
-            "size {size} is over the 1 GiB a single call may move"
-        ));
-    }
-    Ok(size as usize)
+    io_bytes(r.size.unwrap_or(0), "size")
+}
+
+/// Bytes one call moves through a buffer in memory (limits::MAX_IO_BYTES).
+fn io_bytes(v: u64, what: &str) -> Result<usize, String> {
+    limits::check(what, v, limits::MAX_IO_BYTES).map(|v| v as usize)
+}
+
+/// A file size or offset (limits::MAX_FILE_BYTES).
+fn file_bytes(v: Option<u64>, what: &str) -> Result<u64, String> {
+    limits::check(what, v.unwrap_or(0), limits::MAX_FILE_BYTES)
 }
 
 fn data(r: &RawStep) -> Result<Vec<u8>, String> {
@@ -656,7 +681,7 @@ fn build_pwrite(r: &RawStep, s: &mut Slots) -> Result<Op, String> {
     Ok(Op::Pwrite {
         slot: slot(r, s)?,
         data: data(r)?,
-        offset: r.offset.unwrap_or(0),
+        offset: file_bytes(r.offset, "offset")?,
     })
 }
 
@@ -664,7 +689,7 @@ fn build_pread(r: &RawStep, s: &mut Slots) -> Result<Op, String> {
     Ok(Op::Pread {
         slot: slot(r, s)?,
         size: size(r)?,
-        offset: r.offset.unwrap_or(0),
+        offset: file_bytes(r.offset, "offset")?,
     })
 }
 

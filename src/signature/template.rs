@@ -71,6 +71,23 @@ impl Template {
         if text.bytes().any(|b| b == 0) {
             return Err(format!("`{text}` contains a NUL byte"));
         }
+        if text.len() > super::limits::MAX_PATH_LEN {
+            return Err(format!(
+                "a path of {} characters is over the limit of {}",
+                text.len(),
+                super::limits::MAX_PATH_LEN
+            ));
+        }
+        let depth = text
+            .split('/')
+            .filter(|c| !c.is_empty() && *c != ".")
+            .count();
+        if depth > super::limits::MAX_PATH_DEPTH {
+            return Err(format!(
+                "`{text}` has {depth} components, over the limit of {}",
+                super::limits::MAX_PATH_DEPTH
+            ));
+        }
         let mut segs = Vec::new();
         let mut lit = Vec::new();
         let mut rest = text;

@@ -1,42 +1,16 @@
 //! Loop devices through their ioctls (linux/loop.h), so attaching one needs no losetup.
 
+use crate::sys::os::{
+    LO_NAME_SIZE, LoopConfig, LoopInfo64, loop_clr_fd, loop_configure, loop_ctl_get_free,
+};
 use anyhow::{Context, Result, bail};
 use std::fs::{File, OpenOptions};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::path::{Path, PathBuf};
 
-const LOOP_CTL_GET_FREE: libc::c_ulong = 0x4C82;
-const LOOP_CONFIGURE: libc::c_ulong = 0x4C0A;
-const LOOP_CLR_FD: libc::c_ulong = 0x4C01;
 /// Detach automatically when the last user closes the device: a killed run's loop device
 /// goes away as soon as its filesystem is unmounted.
 const LO_FLAGS_AUTOCLEAR: u32 = 4;
-const LO_NAME_SIZE: usize = 64;
-
-#[repr(C)]
-struct LoopInfo64 {
-    lo_device: u64,
-    lo_inode: u64,
-    lo_rdevice: u64,
-    lo_offset: u64,
-    lo_sizelimit: u64,
-    lo_number: u32,
-    lo_encrypt_type: u32,
-    lo_encrypt_key_size: u32,
-    lo_flags: u32,
-    lo_file_name: [u8; LO_NAME_SIZE],
-    lo_crypt_name: [u8; LO_NAME_SIZE],
-    lo_encrypt_key: [u8; 32],
-    lo_init: [u64; 2],
-}
-
-#[repr(C)]
-struct LoopConfig {
-    fd: u32,
-    block_size: u32,
-    info: LoopInfo64,
-    reserved: [u64; 8],
-}
 
 /// An attached loop device; detached when dropped.
 #[derive(Debug)]
@@ -61,10 +35,8 @@ impl LoopDevice {
             .with_context(|| format!("cannot open {}", backing.display()))?;
         // Another process may grab the free device between GET_FREE and CONFIGURE: retry.
         for _ in 0..20 {
-            let n = unsafe { libc::ioctl(ctl.as_raw_fd(), LOOP_CTL_GET_FREE) };
-            if n < 0 {
-                bail!("no free loop device: {}", std::io::Error::last_os_error());
-            }
+            let n = loop_ctl_get_free(ctl.as_fd())
+                .map_err(|e| anyhow::anyhow!("no free loop device: {e}"))?;
             let path = PathBuf::from(format!("/dev/loop{n}"));
             let file = match OpenOptions::new().read(true).write(true).open(&path) {
                 Ok(f) => f,
@@ -97,15 +69,13 @@ impl LoopDevice {
             let name = backing.as_os_str().as_encoded_bytes();
             let len = name.len().min(LO_NAME_SIZE - 1);
             cfg.info.lo_file_name[..len].copy_from_slice(&name[..len]);
-            let r = unsafe { libc::ioctl(file.as_raw_fd(), LOOP_CONFIGURE, &cfg) };
-            if r == 0 {
+            let Err(err) = loop_configure(file.as_fd(), &cfg) else {
                 return Ok(LoopDevice {
                     file,
                     path,
                     number: n as u32,
                 });
-            }
-            let err = std::io::Error::last_os_error();
+            };
             if err.raw_os_error() != Some(libc::EBUSY) {
                 bail!(
                     "cannot attach {} to {}: {err}",
@@ -126,7 +96,7 @@ impl LoopDevice {
 impl Drop for LoopDevice {
     fn drop(&mut self) {
         // With AUTOCLEAR the kernel detaches on last close; CLR_FD makes it immediate.
-        unsafe { libc::ioctl(self.file.as_raw_fd(), LOOP_CLR_FD, 0) };
+        let _ = loop_clr_fd(self.file.as_fd());
     }
 }
 
@@ -137,11 +107,10 @@ pub fn detach(number: u32) -> Result<()> {
         .read(true)
         .open(&path)
         .with_context(|| format!("cannot open {path}"))?;
-    if unsafe { libc::ioctl(f.as_raw_fd(), LOOP_CLR_FD, 0) } != 0 {
-        let err = std::io::Error::last_os_error();
-        if err.raw_os_error() != Some(libc::ENXIO) {
-            bail!("cannot detach {path}: {err}");
-        }
+    if let Err(err) = loop_clr_fd(f.as_fd())
+        && err.raw_os_error() != Some(libc::ENXIO)
+    {
+        bail!("cannot detach {path}: {err}");
     }
     Ok(())
 }

@@ -6,6 +6,7 @@
 //! the leftovers of a killed run are found. Validation (`TestbedSpec::validate`,
 //! `DirSpec::parse`) happens before anything is formatted.
 
+pub mod confine;
 pub mod device;
 pub mod loopdev;
 pub mod mount;
@@ -292,20 +293,8 @@ fn cpath(p: &Path) -> Result<CString> {
 fn setxattr(path: &Path, name: &str, value: &str) -> Result<()> {
     let p = cpath(path)?;
     let n = CString::new(name)?;
-    let r = unsafe {
-        libc::setxattr(
-            p.as_ptr(),
-            n.as_ptr(),
-            value.as_ptr().cast(),
-            value.len(),
-            0,
-        )
-    };
-    if r != 0 {
-        bail!(
-            "setxattr {name}={value}: {}",
-            std::io::Error::last_os_error()
-        );
+    if let Err(e) = crate::sys::os::setxattr(&p, &n, value.as_bytes()) {
+        bail!("setxattr {name}={value}: {e}");
     }
     Ok(())
 }
@@ -317,15 +306,12 @@ fn apply(dir: &Path, p: &Prop) -> Result<()> {
         Prop::Xattr { name, value } => setxattr(dir, name, value),
         Prop::Chattr { letters, flags } => {
             let f = std::fs::File::open(dir)?;
-            use std::os::fd::AsRawFd;
-            let mut cur: libc::c_long = 0;
-            if unsafe { libc::ioctl(f.as_raw_fd(), libc::FS_IOC_GETFLAGS, &mut cur) } != 0 {
-                bail!("FS_IOC_GETFLAGS: {}", std::io::Error::last_os_error());
-            }
+            use crate::sys::os::{fs_get_flags, fs_set_flags};
+            use std::os::fd::AsFd;
+            let cur =
+                fs_get_flags(f.as_fd()).map_err(|e| anyhow::anyhow!("FS_IOC_GETFLAGS: {e}"))?;
             let new = cur | *flags as libc::c_long;
-            if unsafe { libc::ioctl(f.as_raw_fd(), libc::FS_IOC_SETFLAGS, &new) } != 0 {
-                bail!("chattr +{letters}: {}", std::io::Error::last_os_error());
-            }
+            fs_set_flags(f.as_fd(), new).map_err(|e| anyhow::anyhow!("chattr +{letters}: {e}"))?;
             Ok(())
         }
     }
@@ -435,6 +421,9 @@ fn acquire_device(spec: &TestbedSpec, space: u64, ws: &Workspace) -> Result<Devi
 /// A freshly made and mounted filesystem with the case's test directory; unmounted when
 /// dropped.
 pub struct CaseFs {
+    /// The mount point of the case's filesystem (the workload's root).
+    pub root: PathBuf,
+    /// The test directory inside it.
     pub dir: PathBuf,
     /// Held for its Drop: unmounts the case's filesystem.
     _mount: Mount,
@@ -474,7 +463,11 @@ impl Testbed {
             &self.spec.mount_opts,
         )?;
         let dir = dir.create(&self.mnt)?;
-        Ok(CaseFs { dir, _mount: mount })
+        Ok(CaseFs {
+            root: self.mnt.clone(),
+            dir,
+            _mount: mount,
+        })
     }
 
     fn mkfs(&self, device: &Device) -> Result<()> {

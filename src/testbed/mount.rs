@@ -63,21 +63,14 @@ impl Mount {
         let tgt = cstr(target)?;
         let fst = CString::new(fstype)?;
         let dat = CString::new(data.clone())?;
-        let r = unsafe {
-            libc::mount(
-                src.as_ptr(),
-                tgt.as_ptr(),
-                fst.as_ptr(),
-                flags,
-                if data.is_empty() {
-                    std::ptr::null()
-                } else {
-                    dat.as_ptr().cast()
-                },
-            )
-        };
-        if r != 0 {
-            let err = std::io::Error::last_os_error();
+        let r = crate::sys::os::mount(
+            &src,
+            &tgt,
+            &fst,
+            flags,
+            (!data.is_empty()).then_some(dat.as_c_str()),
+        );
+        if let Err(err) = r {
             let hint = if err.raw_os_error() == Some(libc::EINVAL) && !opts.is_empty() {
                 format!(" (check the mount options `{opts}`; dmesg has the filesystem's reason)")
             } else {
@@ -111,17 +104,16 @@ impl Drop for Mount {
 pub fn unmount(target: &Path) -> Result<()> {
     let tgt = cstr(target)?;
     for attempt in 0..50 {
-        if unsafe { libc::umount2(tgt.as_ptr(), 0) } == 0 {
+        let Err(err) = crate::sys::os::umount2(&tgt, 0) else {
             return Ok(());
-        }
-        let err = std::io::Error::last_os_error();
+        };
         match err.raw_os_error() {
             Some(libc::EBUSY) if attempt < 49 => {
                 std::thread::sleep(std::time::Duration::from_millis(20))
             }
             Some(libc::EINVAL) | Some(libc::ENOENT) => return Ok(()), // not mounted any more
             _ => {
-                if unsafe { libc::umount2(tgt.as_ptr(), libc::MNT_DETACH) } == 0 {
+                if crate::sys::os::umount2(&tgt, libc::MNT_DETACH).is_ok() {
                     bail!("{} was busy ({err}); detached it lazily", target.display());
                 }
                 bail!("cannot unmount {}: {err}", target.display());

@@ -11,7 +11,6 @@ use crate::probe::tracefs::Tracefs;
 use anyhow::{Context, Result};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 pub const ROOT: &str = "/run/sigbench";
@@ -59,24 +58,30 @@ impl Drop for Workspace {
 pub fn lock() -> Result<File> {
     std::fs::create_dir_all(ROOT)
         .with_context(|| format!("cannot create {ROOT} (are you root?)"))?;
-    let path = Path::new(ROOT).join("lock");
+    lock_file(&Path::new(ROOT).join("lock"), "sigbench run")
+}
+
+/// Take an exclusive lock on `path` (created if missing), waiting for its holder — whose
+/// pid is in the file — and saying so on stderr. Released when the file is dropped.
+pub fn lock_file(path: &Path, holder_is: &str) -> Result<File> {
+    use crate::sys::os::flock;
+    use std::os::fd::AsFd;
     let mut f = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        .open(&path)
+        .open(path)
         .with_context(|| format!("cannot open {}", path.display()))?;
-    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+    if flock(f.as_fd(), libc::LOCK_EX | libc::LOCK_NB).is_err() {
         let mut holder = String::new();
         let _ = f.read_to_string(&mut holder);
         eprintln!(
-            "sigbench: waiting for another sigbench run (pid {}) to finish",
+            "sigbench: waiting for another {holder_is} (pid {}) to finish",
             holder.trim()
         );
-        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(std::io::Error::last_os_error()).context("waiting for the sigbench lock");
-        }
+        flock(f.as_fd(), libc::LOCK_EX)
+            .with_context(|| format!("waiting for the lock {}", path.display()))?;
     }
     f.set_len(0)?;
     f.rewind()?;

@@ -15,11 +15,8 @@ fn mount(source: &str, target: &str, fstype: &str) {
         CString::new(target).unwrap_or_default(),
         CString::new(fstype).unwrap_or_default(),
     );
-    if unsafe { libc::mount(s.as_ptr(), t.as_ptr(), f.as_ptr(), 0, std::ptr::null()) } != 0 {
-        eprintln!(
-            "sigbench-guest: mount {fstype} on {target}: {}",
-            std::io::Error::last_os_error()
-        );
+    if let Err(e) = crate::sys::os::mount(&s, &t, &f, 0, None) {
+        eprintln!("sigbench-guest: mount {fstype} on {target}: {e}");
     }
 }
 
@@ -34,13 +31,11 @@ fn load_modules() {
                 continue;
             }
         };
-        use std::os::fd::AsRawFd;
-        let r = unsafe { libc::syscall(libc::SYS_finit_module, f.as_raw_fd(), c"".as_ptr(), 0) };
-        if r != 0 {
-            let e = std::io::Error::last_os_error();
-            if e.raw_os_error() != Some(libc::EEXIST) {
-                eprintln!("sigbench-guest: loading {path}: {e}");
-            }
+        use std::os::fd::AsFd;
+        if let Err(e) = crate::sys::os::finit_module(f.as_fd())
+            && e.raw_os_error() != Some(libc::EEXIST)
+        {
+            eprintln!("sigbench-guest: loading {path}: {e}");
         }
     }
 }
@@ -105,10 +100,17 @@ pub fn init(run: &mut dyn FnMut(Vec<String>) -> i32) -> ! {
         }
     };
     eprintln!("{EXIT}{code}");
-    unsafe {
-        libc::sync();
-        libc::reboot(libc::RB_POWER_OFF);
-    }
+    // End QEMU. A reset does that on every kernel config (QEMU runs with -no-reboot), while
+    // a power-off needs ACPI: without it the kernel turns power-off into a halt and QEMU
+    // would keep running. `sigbench.end=halt` on the kernel command line forces the halt,
+    // so the host's handling of a guest that never goes away can be tested.
+    let halt = std::fs::read_to_string("/proc/cmdline")
+        .is_ok_and(|c| c.split_whitespace().any(|w| w == "sigbench.end=halt"));
+    let _ = crate::sys::os::sync_and_reboot(if halt {
+        libc::RB_HALT_SYSTEM
+    } else {
+        libc::RB_AUTOBOOT
+    });
     // reboot(2) does not return for PID 1; if it did, never exit (that would panic).
     loop {
         std::thread::sleep(Duration::from_secs(3600));

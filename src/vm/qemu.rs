@@ -100,6 +100,28 @@ pub enum Outcome {
     },
 }
 
+/// How long QEMU may keep running after the guest printed its exit line before it is
+/// stopped (a guest whose kernel halts instead of resetting never ends QEMU itself).
+const EXIT_GRACE: Duration = Duration::from_secs(3);
+
+/// The guest kernel's command line. `SIGBENCH_GUEST_END=halt` in the environment makes the
+/// guest halt instead of resetting at the end (a test hook: see `guest::init`).
+fn cmdline() -> String {
+    let mut c = String::from("console=ttyS0 panic=-1 loglevel=4 rdinit=/init");
+    if std::env::var("SIGBENCH_GUEST_END").as_deref() == Ok("halt") {
+        c.push_str(" sigbench.end=halt");
+    }
+    c
+}
+
+fn exit_code(console: &str) -> Option<i32> {
+    console
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix(EXIT))
+        .map(|code| code.trim().parse().unwrap_or(1))
+}
+
 /// Start QEMU: `image` with the concatenated `initrd`, the console on a file and the
 /// results on a virtio-serial port named `sigbench`.
 pub fn start(
@@ -129,7 +151,8 @@ pub fn start(
         .arg(image)
         .arg("-initrd")
         .arg(initrd)
-        .args(["-append", "console=ttyS0 panic=-1 loglevel=4 rdinit=/init"])
+        .arg("-append")
+        .arg(cmdline())
         .arg("-serial")
         .arg(format!("file:{}", console.display()))
         .args(["-device", "virtio-serial-pci"])
@@ -160,17 +183,11 @@ impl Boot {
     /// SIGINT/SIGTERM on the host stop the guest too.
     pub fn wait(&mut self, boot: Duration, run: Duration) -> Result<Outcome> {
         let mut ready_at: Option<Instant> = None;
+        let mut exited_at: Option<(Instant, i32)> = None;
         loop {
             if let Some(status) = self.child.try_wait()? {
-                let console = self.console_text();
-                if let Some(code) = console
-                    .lines()
-                    .rev()
-                    .find_map(|l| l.trim().strip_prefix(EXIT))
-                {
-                    return Ok(Outcome::Finished {
-                        exit: code.trim().parse().unwrap_or(1),
-                    });
+                if let Some(exit) = exit_code(&self.console_text()) {
+                    return Ok(Outcome::Finished { exit });
                 }
                 let mut stderr = String::new();
                 if let Some(mut e) = self.child.stderr.take() {
@@ -181,8 +198,22 @@ impl Boot {
                     stderr,
                 });
             }
-            if ready_at.is_none() && self.console_text().contains(READY) {
+            let console = self.console_text();
+            if ready_at.is_none() && console.contains(READY) {
                 ready_at = Some(Instant::now());
+            }
+            // The guest said how it ended: its results are complete. Give QEMU a moment to
+            // end by itself, then end it.
+            if exited_at.is_none()
+                && let Some(exit) = exit_code(&console)
+            {
+                exited_at = Some((Instant::now(), exit));
+            }
+            if let Some((at, exit)) = exited_at
+                && at.elapsed() > EXIT_GRACE
+            {
+                self.kill();
+                return Ok(Outcome::Finished { exit });
             }
             let timed_out = match ready_at {
                 None if self.started.elapsed() > boot => Some(("boot", self.started.elapsed())),

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 pub fn require_root() {
     assert_eq!(
-        unsafe { libc::geteuid() },
+        sigbench::sys::os::geteuid(),
         0,
         "the end-to-end tests need root (loop devices, mount, perf events): run them with sudo"
     );
@@ -19,12 +19,32 @@ pub fn sigbench() -> Command {
     require_root();
     let mut c = Command::new(env!("CARGO_BIN_EXE_sigbench"));
     c.current_dir(std::env::temp_dir());
-    // Runs without --db store here rather than in whatever directory the tests run from.
-    c.env(
-        "SIGBENCH_DB",
-        std::env::temp_dir().join("sigbench-tests.db"),
-    );
+    // Runs without --db store in a database of their own test rather than in whatever
+    // directory the tests run from, so no test sees another's runs or an earlier run's.
+    c.env("SIGBENCH_DB", test_db());
     c
+}
+
+/// The default store of the calling test: one per test (libtest names each test's thread
+/// after it), emptied the first time this test process uses it.
+pub fn test_db() -> PathBuf {
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    static FRESH: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("main").replace("::", "-");
+    let exe = std::env::current_exe().unwrap();
+    let binary = exe.file_stem().unwrap().to_string_lossy().into_owned();
+    let dir = std::env::temp_dir().join("sigbench-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join(format!("{binary}-{test}.db"));
+    let mut fresh = FRESH.lock().unwrap();
+    if fresh.get_or_insert_with(HashSet::new).insert(test) {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+        }
+    }
+    db
 }
 
 pub fn run(args: &[&str]) -> Output {
@@ -112,7 +132,7 @@ pub fn spawn(args: &[&str]) -> Child {
 }
 
 pub fn signal(child: &Child, sig: i32) {
-    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+    sigbench::sys::os::kill(child.id() as i32, sig).unwrap();
 }
 
 /// Run a command that must succeed; its stdout, trimmed.

@@ -1,11 +1,20 @@
-//! The raw system-call layer: errno values by name and the one place that turns a
-//! `syscall(2)` return into `Result`.
+//! The raw system-call layer, and the only module of the crate allowed to write `unsafe`
+//! (`#![deny(unsafe_code)]` in lib.rs; `clippy::undocumented_unsafe_blocks` is denied too,
+//! so every block here says why it is sound).
 //!
-//! The executor must issue exactly the syscall a step names (`rename` is `SYS_rename`, not
-//! glibc's choice of `renameat`), so steps go through `libc::syscall` with an explicit
-//! number rather than through libc or std wrappers. Everything else in the crate may use
-//! friendlier APIs.
+//! - `call`: the one system call of a signature step, and the untimed calls the executor
+//!   prepares with. The executor must issue exactly the syscall a step names (`rename` is
+//!   `SYS_rename`, not glibc's choice of `renameat`), so steps go through `libc::syscall`
+//!   with an explicit number rather than through libc or std wrappers.
+//! - `os`: small safe wrappers for everything else the crate asks of the kernel (mount,
+//!   loop and perf ioctls, flock, rusage, uname, confinement, power-off).
+//! - here: errno values by name and the one place that turns a `syscall(2)` return into
+//!   `Result`.
 
+pub mod call;
+pub mod os;
+
+use std::ffi::CStr;
 use std::fmt;
 
 /// A kernel error number, printed by its symbolic name (`ENOENT`).
@@ -118,12 +127,13 @@ impl CPath {
         self.buf.extend_from_slice(bytes);
     }
 
-    /// Terminate the path and return the pointer the kernel reads.
-    pub fn as_ptr(&mut self) -> *const libc::c_char {
+    /// Terminate the path and return it as the kernel reads it. Templates cannot contain
+    /// NUL bytes (the parser rejects them), so the string ends where the path ends.
+    pub fn as_cstr(&mut self) -> &CStr {
         if self.buf.last() != Some(&0) {
             self.buf.push(0);
         }
-        self.buf.as_ptr().cast()
+        CStr::from_bytes_until_nul(&self.buf).unwrap_or(c"")
     }
 
     /// The path without its terminating NUL, for messages.
@@ -154,10 +164,9 @@ mod tests {
     fn cpath_is_nul_terminated_once() {
         let mut p = CPath::default();
         p.push(b"file_1");
-        let ptr = p.as_ptr();
-        let _ = p.as_ptr();
-        let s = unsafe { std::ffi::CStr::from_ptr(ptr) };
-        assert_eq!(s.to_bytes(), b"file_1");
+        let _ = p.as_cstr();
+        assert_eq!(p.as_cstr().to_bytes(), b"file_1");
+        assert_eq!(p.buf, b"file_1\0");
         assert_eq!(p.display(), "file_1");
     }
 }

@@ -1,0 +1,259 @@
+//! Safe wrappers for what the crate asks of the kernel outside a step's own call: mounts,
+//! loop and filesystem ioctls, perf events, locks, rusage, uname, modules, confinement and
+//! power-off. Each takes typed, borrowed arguments and returns `io::Result`, so callers
+//! need no `unsafe` and no errno handling.
+
+use std::ffi::CStr;
+use std::io::{Error, Result};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+
+fn ok(ret: libc::c_int) -> Result<()> {
+    if ret < 0 {
+        Err(Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// The effective user id.
+pub fn geteuid() -> u32 {
+    // SAFETY: no arguments; cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// `mount(2)`.
+pub fn mount(
+    source: &CStr,
+    target: &CStr,
+    fstype: &CStr,
+    flags: libc::c_ulong,
+    data: Option<&CStr>,
+) -> Result<()> {
+    let data = data.map_or(std::ptr::null(), |d| d.as_ptr().cast::<libc::c_void>());
+    // SAFETY: every string is NUL-terminated and borrowed for the call; `data` is a
+    // NUL-terminated option string or null, which mount(2) accepts.
+    ok(unsafe {
+        libc::mount(
+            source.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            flags,
+            data,
+        )
+    })
+}
+
+/// `umount2(2)`.
+pub fn umount2(target: &CStr, flags: libc::c_int) -> Result<()> {
+    // SAFETY: `target` is NUL-terminated and borrowed for the call.
+    ok(unsafe { libc::umount2(target.as_ptr(), flags) })
+}
+
+/// `flock(2)` (`LOCK_EX`, `LOCK_NB`, …).
+pub fn flock(fd: BorrowedFd<'_>, operation: libc::c_int) -> Result<()> {
+    // SAFETY: no pointers; the descriptor is borrowed, so it is open.
+    ok(unsafe { libc::flock(fd.as_raw_fd(), operation) })
+}
+
+/// `struct loop_info64` (linux/loop.h).
+#[repr(C)]
+pub struct LoopInfo64 {
+    pub lo_device: u64,
+    pub lo_inode: u64,
+    pub lo_rdevice: u64,
+    pub lo_offset: u64,
+    pub lo_sizelimit: u64,
+    pub lo_number: u32,
+    pub lo_encrypt_type: u32,
+    pub lo_encrypt_key_size: u32,
+    pub lo_flags: u32,
+    pub lo_file_name: [u8; LO_NAME_SIZE],
+    pub lo_crypt_name: [u8; LO_NAME_SIZE],
+    pub lo_encrypt_key: [u8; 32],
+    pub lo_init: [u64; 2],
+}
+
+pub const LO_NAME_SIZE: usize = 64;
+
+/// `struct loop_config` (linux/loop.h), the argument of LOOP_CONFIGURE.
+#[repr(C)]
+pub struct LoopConfig {
+    pub fd: u32,
+    pub block_size: u32,
+    pub info: LoopInfo64,
+    pub reserved: [u64; 8],
+}
+
+const LOOP_CTL_GET_FREE: libc::c_ulong = 0x4C82;
+const LOOP_CONFIGURE: libc::c_ulong = 0x4C0A;
+const LOOP_CLR_FD: libc::c_ulong = 0x4C01;
+const KVM_GET_API_VERSION: libc::c_ulong = 0xAE00;
+
+/// LOOP_CTL_GET_FREE on /dev/loop-control: the number of a free loop device.
+pub fn loop_ctl_get_free(ctl: BorrowedFd<'_>) -> Result<i32> {
+    // SAFETY: the request takes no argument.
+    let n = unsafe { libc::ioctl(ctl.as_raw_fd(), LOOP_CTL_GET_FREE) };
+    ok(n).map(|_| n)
+}
+
+/// LOOP_CONFIGURE: attach `cfg.fd` to the loop device `dev`.
+pub fn loop_configure(dev: BorrowedFd<'_>, cfg: &LoopConfig) -> Result<()> {
+    // SAFETY: the kernel reads exactly a `struct loop_config`, which `LoopConfig` mirrors
+    // field for field (repr(C)); it is borrowed for the call.
+    ok(unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_CONFIGURE, cfg as *const LoopConfig) })
+}
+
+/// LOOP_CLR_FD: detach the loop device `dev`.
+pub fn loop_clr_fd(dev: BorrowedFd<'_>) -> Result<()> {
+    // SAFETY: the request takes an integer argument (unused, 0).
+    ok(unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_CLR_FD, 0) })
+}
+
+/// KVM_GET_API_VERSION on /dev/kvm.
+pub fn kvm_api_version(kvm: BorrowedFd<'_>) -> Result<i32> {
+    // SAFETY: the request takes no argument.
+    let v = unsafe { libc::ioctl(kvm.as_raw_fd(), KVM_GET_API_VERSION) };
+    ok(v).map(|_| v)
+}
+
+/// FS_IOC_GETFLAGS: the inode flags of `fd` (chattr's letters).
+pub fn fs_get_flags(fd: BorrowedFd<'_>) -> Result<libc::c_long> {
+    let mut flags: libc::c_long = 0;
+    // SAFETY: the kernel writes one `long` (the request is sized for it) into `flags`,
+    // which lives for the call.
+    ok(unsafe { libc::ioctl(fd.as_raw_fd(), libc::FS_IOC_GETFLAGS, &mut flags) })?;
+    Ok(flags)
+}
+
+/// FS_IOC_SETFLAGS.
+pub fn fs_set_flags(fd: BorrowedFd<'_>, flags: libc::c_long) -> Result<()> {
+    // SAFETY: the kernel reads one `long` from `&flags`, which lives for the call.
+    ok(unsafe { libc::ioctl(fd.as_raw_fd(), libc::FS_IOC_SETFLAGS, &flags) })
+}
+
+/// `setxattr(2)`.
+pub fn setxattr(path: &CStr, name: &CStr, value: &[u8]) -> Result<()> {
+    // SAFETY: both strings are NUL-terminated; `value` is passed with its exact length.
+    ok(unsafe {
+        libc::setxattr(
+            path.as_ptr(),
+            name.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    })
+}
+
+/// `getrusage(RUSAGE_SELF)`: this process, all its threads.
+pub fn rusage_self() -> libc::rusage {
+    // SAFETY: `rusage` is plain integers, for which all-zero is a valid value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: the kernel fills the structure `ru` points to; RUSAGE_SELF cannot fail.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    ru
+}
+
+/// `uname(2)`.
+pub fn uname() -> libc::utsname {
+    // SAFETY: `utsname` is arrays of bytes, for which all-zero is a valid value.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: the kernel fills the structure (NUL-terminated fields); cannot fail.
+    unsafe { libc::uname(&mut u) };
+    u
+}
+
+/// `membarrier(MEMBARRIER_CMD_GLOBAL)`: returns after every CPU has passed through a
+/// quiescent state (an RCU grace period, as far as freeing goes).
+pub fn membarrier_global() {
+    const MEMBARRIER_CMD_GLOBAL: libc::c_int = 1;
+    // SAFETY: no pointers.
+    unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) };
+}
+
+/// `finit_module(2)` with no parameters.
+pub fn finit_module(module: BorrowedFd<'_>) -> Result<()> {
+    // SAFETY: the parameter string is an empty NUL-terminated literal.
+    let r = unsafe { libc::syscall(libc::SYS_finit_module, module.as_raw_fd(), c"".as_ptr(), 0) };
+    ok(r as libc::c_int)
+}
+
+/// `sync(2)` then `reboot(2)` with `cmd` (RB_POWER_OFF, RB_AUTOBOOT, …).
+pub fn sync_and_reboot(cmd: libc::c_int) -> Result<()> {
+    // SAFETY: no pointers; reboot returns only on failure.
+    unsafe { libc::sync() };
+    // SAFETY: as above.
+    ok(unsafe { libc::reboot(cmd) })
+}
+
+/// Give the calling thread its own filesystem context (root and working directory), so a
+/// `chroot` it makes afterwards applies to it alone.
+pub fn unshare_fs() -> Result<()> {
+    // SAFETY: no pointers; CLONE_FS only copies the thread's fs_struct.
+    ok(unsafe { libc::unshare(libc::CLONE_FS) })
+}
+
+/// `perf_event_open(2)` for `attr` on one CPU (all processes), close-on-exec.
+pub fn perf_event_open(
+    attr: &mut perf_event_open_sys::bindings::perf_event_attr,
+    cpu: i32,
+) -> Result<OwnedFd> {
+    // SAFETY: `attr` is a valid, initialised perf_event_attr whose `size` field the
+    // caller set; the kernel reads it (and may write its size back) during the call.
+    let fd = unsafe {
+        perf_event_open_sys::perf_event_open(
+            attr,
+            -1,
+            cpu,
+            -1,
+            perf_event_open_sys::bindings::PERF_FLAG_FD_CLOEXEC as _,
+        )
+    };
+    ok(fd)?;
+    // SAFETY: `fd` is a new descriptor nobody else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// PERF_EVENT_IOC_SET_FILTER.
+pub fn perf_set_filter(fd: BorrowedFd<'_>, filter: &CStr) -> Result<()> {
+    // SAFETY: the kernel copies the NUL-terminated filter string during the call (the
+    // binding wants *mut, but the kernel only reads it).
+    ok(unsafe {
+        perf_event_open_sys::ioctls::SET_FILTER(fd.as_raw_fd(), filter.as_ptr() as *mut _)
+    })
+}
+
+/// PERF_EVENT_IOC_RESET then PERF_EVENT_IOC_ENABLE.
+pub fn perf_reset_enable(fd: BorrowedFd<'_>) {
+    // SAFETY: both requests take an integer flag argument, no pointers.
+    unsafe {
+        perf_event_open_sys::ioctls::RESET(fd.as_raw_fd(), 0);
+        perf_event_open_sys::ioctls::ENABLE(fd.as_raw_fd(), 0);
+    }
+}
+
+/// PERF_EVENT_IOC_DISABLE.
+pub fn perf_disable(fd: BorrowedFd<'_>) {
+    // SAFETY: an integer flag argument, no pointers.
+    unsafe { perf_event_open_sys::ioctls::DISABLE(fd.as_raw_fd(), 0) };
+}
+
+/// Remember in `slot` which signal arrived first (for the exit code): the handler only
+/// stores to an atomic.
+pub fn record_signal(sig: libc::c_int, slot: &'static std::sync::atomic::AtomicI32) -> Result<()> {
+    use std::sync::atomic::Ordering;
+    // SAFETY: the action only does a compare-exchange on a static atomic, which is
+    // async-signal-safe; it allocates, locks and panics on nothing.
+    unsafe {
+        signal_hook::low_level::register(sig, move || {
+            let _ = slot.compare_exchange(0, sig, Ordering::Relaxed, Ordering::Relaxed);
+        })
+    }
+    .map(|_| ())
+}
+
+/// `kill(2)`.
+pub fn kill(pid: i32, sig: libc::c_int) -> Result<()> {
+    // SAFETY: no pointers; signalling a pid is memory-safe whatever the pid.
+    ok(unsafe { libc::kill(pid, sig) })
+}
