@@ -105,6 +105,11 @@ impl<'s> Executor<'s> {
         })
     }
 
+    /// The length of the buffer the kernel may write results into.
+    pub fn scratch_len(&self) -> usize {
+        self.scratch.len()
+    }
+
     /// Log every call of the timed window to `w` as `phase, file, syscall, paths, result`
     /// (tab-separated). It costs time inside the window; runs with a log say so.
     pub fn log_to(&mut self, w: Box<dyn std::io::Write + Send>) {
@@ -376,5 +381,89 @@ impl Drop for Executor<'_> {
     /// Descriptors a failed case left open would keep its filesystem busy.
     fn drop(&mut self) {
         self.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::signature::limits::MAX_IO_BYTES;
+    use crate::signature::step::{op_fields, op_names};
+    use crate::testbed::confine::run_in_dir;
+
+    /// One signature step of `op` with every field it takes, sizes at their maximum.
+    fn step_of(op: &str) -> String {
+        let mut fields = vec![format!("op = \"{op}\""), "expect = \"any\"".to_string()];
+        for f in op_fields(op).unwrap() {
+            let f = f.trim_start_matches('!');
+            let v = match f {
+                "path" => "\"{name}.p\"".to_string(),
+                "from" => "\"{name}\"".to_string(),
+                "to" => "\"{name}.to\"".to_string(),
+                "target" => "\"{name}\"".to_string(),
+                "slot" => "\"f\"".to_string(),
+                "new_slot" => "\"g\"".to_string(),
+                // The largest call the limits allow moves through memory; file sizes stay
+                // small so the test does not fill the disk it runs on.
+                "size"
+                    if ["truncate", "ftruncate", "fallocate", "sync_file_range"].contains(&op) =>
+                {
+                    "4096".to_string()
+                }
+                "size" => MAX_IO_BYTES.to_string(),
+                "offset" => "0".to_string(),
+                "mode" => "0o644".to_string(),
+                "uid" | "gid" => "0".to_string(),
+                "name" => "\"user.sigbench\"".to_string(),
+                "value" => "\"v\"".to_string(),
+                "pattern" => "\"byte:0x5a\"".to_string(),
+                "flags" | "mask" => continue,
+                other => panic!("no test value for field `{other}` of `{op}`"),
+            };
+            if op == "utimensat" && f == "path" {
+                continue; // path or slot, not both
+            }
+            fields.push(format!("{f} = {v}"));
+        }
+        format!("{{ {} }}", fields.join(", "))
+    }
+
+    #[test]
+    fn every_op_runs_with_its_largest_buffer() {
+        let dir = std::env::temp_dir().join(format!("sigbench-exec-ops-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut checked = 0;
+        for op in op_names() {
+            let text = format!(
+                "format = 1\nname = \"op-{op}\"\nn = 1\n[setup]\npopulate = {{ size = 4096 }}\n\
+                 [[phase]]\nname = \"p\"\nsteps = [\n\
+                 {{ op = \"openat\", path = \"{{name}}\", flags = \"O_RDWR\", slot = \"f\" }},\n\
+                 {},\n{{ op = \"close\", slot = \"f\", expect = \"any\" }},\n]\n",
+                step_of(op)
+            );
+            let sig = Signature::parse(&text, &format!("<{op}>"))
+                .unwrap_or_else(|e| panic!("{op}: {e:#}\n{text}"));
+            let step = &sig.phases[0].steps[1];
+            let mut exec = Executor::new(&sig, 1, 1).unwrap();
+            assert!(
+                exec.scratch_len() >= step.op.out_len(),
+                "{op}: buffer {} < {}",
+                exec.scratch_len(),
+                step.op.out_len()
+            );
+            let case = dir.join(op);
+            std::fs::create_dir_all(&case).unwrap();
+            let timed = run_in_dir(&case, || {
+                exec.prepare(&mut |_| {})?;
+                exec.run_timed(&mut |_| {}, None)
+            })
+            .unwrap()
+            .unwrap_or_else(|e| panic!("{op}: {e:#}"));
+            assert_eq!(timed.calls, 3, "{op}");
+            checked += 1;
+        }
+        assert!(checked >= 50, "only {checked} ops");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

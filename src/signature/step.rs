@@ -511,6 +511,11 @@ pub fn op_names() -> impl Iterator<Item = &'static str> {
     OPS.iter().map(|d| d.name)
 }
 
+/// The fields op `name` accepts besides `op` and `expect` (`!` marks required ones).
+pub fn op_fields(name: &str) -> Option<&'static [&'static str]> {
+    OPS.iter().find(|d| d.name == name).map(|d| d.fields)
+}
+
 impl Step {
     /// Validate a raw step: known op, the fields it needs and no others, sane values.
     pub fn build(raw: &RawStep, slots: &mut Slots, line: usize) -> Result<Step, String> {

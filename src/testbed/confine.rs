@@ -31,20 +31,45 @@ pub fn run_confined<R: Send>(
         .strip_prefix(root)
         .with_context(|| format!("{} is not inside {}", dir.display(), root.display()))?;
     let inside = Path::new("/").join(inside);
+    in_own_fs_context(
+        || {
+            std::os::unix::fs::chroot(root)
+                .with_context(|| format!("cannot chroot into {}", root.display()))?;
+            std::env::set_current_dir(&inside).with_context(|| {
+                format!(
+                    "cannot chdir to {} in the test filesystem",
+                    inside.display()
+                )
+            })
+        },
+        work,
+    )
+}
+
+/// Run `work` in a new thread whose working directory is `dir`, without confinement: the
+/// test seam for running the executor in a plain temporary directory (no root needed).
+pub fn run_in_dir<R: Send>(dir: &Path, work: impl FnOnce() -> R + Send) -> Result<R> {
+    in_own_fs_context(
+        || {
+            std::env::set_current_dir(dir)
+                .with_context(|| format!("cannot chdir to {}", dir.display()))
+        },
+        work,
+    )
+}
+
+/// A thread with its own root and working directory: `enter` sets them, then `work` runs.
+fn in_own_fs_context<R: Send>(
+    enter: impl FnOnce() -> Result<()> + Send,
+    work: impl FnOnce() -> R + Send,
+) -> Result<R> {
     std::thread::scope(|s| {
         let worker = std::thread::Builder::new()
             .name("sigbench-workload".into())
             .spawn_scoped(s, || -> Result<R> {
                 crate::sys::os::unshare_fs()
                     .context("unshare(CLONE_FS) for the workload thread")?;
-                std::os::unix::fs::chroot(root)
-                    .with_context(|| format!("cannot chroot into {}", root.display()))?;
-                std::env::set_current_dir(&inside).with_context(|| {
-                    format!(
-                        "cannot chdir to {} in the test filesystem",
-                        inside.display()
-                    )
-                })?;
+                enter()?;
                 Ok(work())
             })
             .context("cannot start the workload thread")?;
