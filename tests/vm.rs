@@ -12,6 +12,11 @@ use std::process::Command;
 fn debian_kernel(pattern: &str) -> PathBuf {
     let dir = Path::new("/var/cache/sigbench/debs");
     std::fs::create_dir_all(dir).unwrap();
+    // Tests run in parallel: one downloads (and runs apt-get update) while the others wait,
+    // so none sees a half-written package or meets apt's lock.
+    let lock = std::fs::File::create(dir.join(".lock")).unwrap();
+    use std::os::fd::AsFd;
+    sigbench::sys::os::flock(lock.as_fd(), libc::LOCK_EX).unwrap();
     let search = |p: &str| -> Vec<String> {
         let out = Command::new("apt-cache")
             .args(["search", "--names-only", p])
@@ -58,13 +63,21 @@ fn debian_kernel(pattern: &str) -> PathBuf {
     if let Some(p) = existing(dir) {
         return p;
     }
+    // Download beside the cache and move it in whole: an interrupted download never
+    // passes for a package.
+    let partial = dir.join(".partial");
+    let _ = std::fs::remove_dir_all(&partial);
+    std::fs::create_dir_all(&partial).unwrap();
     let status = Command::new("apt-get")
         .args(["download", "-qq", &name])
-        .current_dir(dir)
+        .current_dir(&partial)
         .status()
         .unwrap();
     assert!(status.success(), "apt-get download {name}");
-    existing(dir).unwrap()
+    let got = existing(&partial).unwrap();
+    let dest = dir.join(got.file_name().unwrap());
+    std::fs::rename(&got, &dest).unwrap();
+    dest
 }
 
 fn export_runs(out: &std::process::Output) -> Vec<serde_json::Value> {
@@ -219,4 +232,35 @@ fn a_kernel_that_cannot_boot_is_reported_and_the_host_results_kept() {
         "{listed}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_guest_that_halts_instead_of_powering_off_does_not_hang_the_run() {
+    // Without ACPI a guest's power-off is a halt and QEMU keeps running: the host must see
+    // the guest's exit line and stop QEMU itself. SIGBENCH_GUEST_END=halt makes the guest
+    // halt on any kernel.
+    let k61 = debian_kernel("^linux-image-6\\.1\\.0-[0-9]+-amd64$");
+    let started = std::time::Instant::now();
+    let out = sigbench()
+        .env("SIGBENCH_GUEST_END", "halt")
+        .args([
+            "run",
+            "--kernel",
+            k61.to_str().unwrap(),
+            "-n",
+            "50",
+            "--no-store",
+            "--guest-timeout",
+            "90",
+        ])
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    eprintln!("{}{}", stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(s3e_lines(&out).len(), 3);
+    assert!(
+        took < std::time::Duration::from_secs(80),
+        "the run waited for the guest timeout: {took:?}"
+    );
 }
