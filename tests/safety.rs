@@ -338,7 +338,7 @@ mod generated {
                 "value" if required => "\"v\"".into(),
                 _ => continue,
             };
-            if op == "utimensat" && field == "slot" && g.3 % 2 == 0 {
+            if op == "utimensat" && field == "slot" && g.3.is_multiple_of(2) {
                 continue;
             }
             if op == "utimensat" && field == "path" && g.3 % 2 == 1 {
