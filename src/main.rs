@@ -75,7 +75,12 @@ fn main() {
         Command::Validate(a) => cmd::validate::run(a),
         Command::Doctor(a) => cmd::doctor::run(a),
     };
-    std::process::exit(exit_code(result));
+    let code = exit_code(result);
+    // Diagnostics the library raised after the last case (teardown) or outside a run.
+    for w in sigbench::diag::take() {
+        eprintln!("sigbench: warning: {w}");
+    }
+    std::process::exit(code);
 }
 
 /// Print an error as one line and turn the outcome into an exit code.

@@ -159,6 +159,7 @@ impl Plan {
         }
         self.testbed.validate()?;
         let flush = |warnings: &mut Vec<String>, doc: &mut RunDocument, obs: &mut dyn Observer| {
+            warnings.extend(crate::diag::take());
             for w in warnings.drain(..) {
                 obs.warning(&w);
                 doc.warnings.push(w);

@@ -418,6 +418,9 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
             eprintln!("sigbench: kernel {} ({name})", k.release);
             vm::run(&k, plan.testbed.fs, &guest, signature.as_deref(), &opts)
         });
+        for w in sigbench::diag::take() {
+            eprintln!("sigbench: {w}");
+        }
         let run = match outcome {
             Ok(r) => r,
             Err(e) => {

@@ -71,7 +71,7 @@ impl Drop for Device {
         match &self.holder {
             Holder::Zram { id } => {
                 if let Err(e) = zram_remove(id) {
-                    eprintln!("sigbench: {e:#}");
+                    crate::diag::warn(format!("{e:#}"));
                 }
             }
             Holder::Brd { loaded: true } => {

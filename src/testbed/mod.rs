@@ -408,12 +408,12 @@ fn acquire_device(spec: &TestbedSpec, space: u64, ws: &Workspace) -> Result<Devi
         );
     }
     if device.size < space {
-        eprintln!(
-            "sigbench: warning: {} ({} MiB) may be too small for this workload (~{} MiB)",
+        crate::diag::warn(format!(
+            "{} ({} MiB) may be too small for this workload (~{} MiB)",
             device.path.display(),
             device.size >> 20,
             space >> 20
-        );
+        ));
     }
     Ok(device)
 }

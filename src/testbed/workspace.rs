@@ -49,7 +49,7 @@ impl Workspace {
 impl Drop for Workspace {
     fn drop(&mut self) {
         if let Err(e) = std::fs::remove_dir_all(&self.dir) {
-            eprintln!("sigbench: cannot remove {}: {e}", self.dir.display());
+            crate::diag::warn(format!("cannot remove {}: {e}", self.dir.display()));
         }
     }
 }

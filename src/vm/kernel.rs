@@ -177,6 +177,11 @@ fn modules_dir(given: &Path, release: &str) -> Result<(PathBuf, PathBuf)> {
 
 /// Unpack or locate the kernel, in `cache/kernels/<key>/`.
 pub fn prepare(spec: &KernelSpec, name: &str, cache: &Path) -> Result<Kernel> {
+    let _lock = super::cache_lock(cache)?;
+    prepare_locked(spec, name, cache)
+}
+
+fn prepare_locked(spec: &KernelSpec, name: &str, cache: &Path) -> Result<Kernel> {
     match spec {
         KernelSpec::Host => bail!("the host kernel is not booted in a VM"),
         KernelSpec::Deb(deb) => {
@@ -239,7 +244,7 @@ pub fn prepare(spec: &KernelSpec, name: &str, cache: &Path) -> Result<Kernel> {
             let image = tree.join("arch/x86/boot/bzImage");
             let release = image_release(&image)?;
             if let Some(m) = modules {
-                return prepare(
+                return prepare_locked(
                     &KernelSpec::Image {
                         image,
                         modules: Some(m.clone()),

@@ -36,6 +36,14 @@ pub struct GuestRun {
     pub error: Option<anyhow::Error>,
 }
 
+/// Hold the cache's lock while unpacking kernels or building initramfs images in it, so
+/// two sigbench processes never build the same entry at once.
+pub fn cache_lock(cache: &std::path::Path) -> Result<std::fs::File> {
+    std::fs::create_dir_all(cache)
+        .with_context(|| format!("cannot create the cache {}", cache.display()))?;
+    crate::testbed::workspace::lock_file(&cache.join("lock"), "sigbench preparing a kernel")
+}
+
 /// Run `args` (the guest's `sigbench run` arguments) on `kernel`.
 pub fn run(
     kernel: &Kernel,
@@ -44,8 +52,11 @@ pub fn run(
     signature: Option<&str>,
     opts: &VmOptions,
 ) -> Result<GuestRun> {
-    let base = initramfs::base(kernel, fs, &opts.cache)
-        .with_context(|| format!("kernel {}: building its initramfs", kernel.name))?;
+    let base = {
+        let _lock = cache_lock(&opts.cache)?;
+        initramfs::base(kernel, fs, &opts.cache)
+            .with_context(|| format!("kernel {}: building its initramfs", kernel.name))?
+    };
     // A guest measures too: it must not share the machine with another run.
     let _lock = crate::testbed::workspace::lock()?;
     let workdir = opts

@@ -307,8 +307,8 @@ pub fn choose(image: &Path, initrd: &Path, cache: &Path, workdir: &Path) -> Resu
     };
     std::fs::create_dir_all(cache)?;
     std::fs::write(probe_file(cache), serde_json::to_string_pretty(&p)?)?;
-    eprintln!(
-        "sigbench: KVM {}: {}; using {}",
+    crate::diag::warn(format!(
+        "KVM {}: {}; using {}",
         if works { "works" } else { "is not usable" },
         p.detail,
         if works {
@@ -316,6 +316,6 @@ pub fn choose(image: &Path, initrd: &Path, cache: &Path, workdir: &Path) -> Resu
         } else {
             "TCG (emulation: timings are not the hardware's, counts are exact)"
         }
-    );
+    ));
     Ok(if works { Accel::Kvm } else { Accel::Tcg })
 }
