@@ -72,6 +72,9 @@ pub enum Selector {
     Run(i64),
 }
 
+/// How long a statement waits for another process's write to finish.
+const BUSY: std::time::Duration = std::time::Duration::from_secs(30);
+
 fn open_err(path: &Path) -> String {
     format!(
         "cannot open the results database {} (--db to choose another)",
@@ -80,10 +83,13 @@ fn open_err(path: &Path) -> String {
 }
 
 impl Store {
-    /// Open (creating if needed) and migrate to the current schema.
+    /// Open for writing (creating if needed) and migrate to the current schema. Safe when
+    /// several processes open a new database at once: the schema is created under an
+    /// immediate (write-locked) transaction that re-reads the version first, and every
+    /// statement waits for a busy database instead of failing.
     pub fn open(path: &Path) -> Result<Store> {
         let conn = Connection::open(path).with_context(|| open_err(path))?;
-        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        conn.busy_timeout(BUSY)?;
         // WAL: readers (`runs`, `compare`) do not block a run that is writing.
         conn.pragma_update(None, "journal_mode", "WAL")
             .with_context(|| open_err(path))?;
@@ -96,19 +102,65 @@ impl Store {
         Ok(store)
     }
 
-    fn migrate(&mut self) -> Result<()> {
-        let version: usize = self
+    /// Open an existing database for reading only (`runs`, `compare`, `export`, `report`):
+    /// works on a read-only file or filesystem, never changes the file.
+    pub fn open_read(path: &Path) -> Result<Store> {
+        use rusqlite::OpenFlags;
+        if !path.exists() {
+            bail!(
+                "there is no results database at {} (--db to choose another)",
+                path.display()
+            );
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .with_context(|| open_err(path))?;
+        conn.busy_timeout(BUSY)?;
+        let store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        let version = store.version().with_context(|| open_err(path))?;
+        store.check_version(version)?;
+        if version < SCHEMA_VERSION {
+            bail!(
+                "{} has schema version {version}, older than this sigbench ({SCHEMA_VERSION}): open it once for writing (e.g. `sigbench import` of nothing) to migrate it",
+                path.display()
+            );
+        }
+        Ok(store)
+    }
+
+    fn version(&self) -> Result<usize> {
+        Ok(self
             .conn
-            .pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))?
-            as usize;
+            .pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))? as usize)
+    }
+
+    fn check_version(&self, version: usize) -> Result<()> {
         if version > SCHEMA_VERSION {
             bail!(
                 "{} has schema version {version}, newer than this sigbench ({SCHEMA_VERSION}): upgrade sigbench",
                 self.path.display()
             );
         }
+        Ok(())
+    }
+
+    fn migrate(&mut self) -> Result<()> {
+        let version = self.version()?;
+        self.check_version(version)?;
+        if version == SCHEMA_VERSION {
+            return Ok(());
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        // Another process may have migrated while this one waited for the lock.
+        let version = tx.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))? as usize;
         for (k, sql) in MIGRATIONS.iter().enumerate().skip(version) {
-            let tx = self.conn.transaction()?;
             tx.execute_batch(sql).with_context(|| {
                 format!(
                     "migrating {} to schema version {}",
@@ -117,8 +169,8 @@ impl Store {
                 )
             })?;
             tx.pragma_update(None, "user_version", (k + 1) as i64)?;
-            tx.commit()?;
         }
+        tx.commit()?;
         Ok(())
     }
 
@@ -322,7 +374,7 @@ pub fn runs_of(
                 db.display()
             );
         }
-        *store = Some(Store::open(db)?);
+        *store = Some(Store::open_read(db)?);
     }
     let s = store.as_ref().expect("opened above");
     let runs = s.load(&Selector::Label(arg.to_string()))?;
@@ -345,6 +397,28 @@ mod tests {
             std::env::temp_dir().join(format!("sigbench-store-{name}-{}.db", std::process::id()));
         let _ = std::fs::remove_file(&p);
         p
+    }
+
+    #[test]
+    fn processes_creating_one_database_at_once_all_succeed() {
+        let p = tmp("race");
+        for _ in 0..5 {
+            let _ = std::fs::remove_file(&p);
+            let handles: Vec<_> = (0..4)
+                .map(|_| {
+                    let p = p.clone();
+                    std::thread::spawn(move || {
+                        Store::open(&p).map(|_| ()).map_err(|e| format!("{e:#}"))
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join().unwrap().unwrap();
+            }
+            let s = Store::open_read(&p).unwrap();
+            assert_eq!(s.version().unwrap(), SCHEMA_VERSION);
+        }
+        let _ = std::fs::remove_file(&p);
     }
 
     #[test]

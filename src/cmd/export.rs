@@ -41,7 +41,7 @@ pub fn export(args: ExportArgs) -> Result<i32> {
             args.store.db.display()
         );
     }
-    let store = Store::open(&args.store.db)?;
+    let store = Store::open_read(&args.store.db)?;
     let mut sels: Vec<Selector> = args.label.iter().cloned().map(Selector::Label).collect();
     sels.extend(args.run.iter().map(|&r| Selector::Run(r)));
     if sels.is_empty() {

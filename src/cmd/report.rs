@@ -38,7 +38,7 @@ pub fn run(args: Args) -> Result<i32> {
                 args.store.db.display()
             );
         }
-        store = Some(Store::open(&args.store.db)?);
+        store = Some(Store::open_read(&args.store.db)?);
         let s = store.as_ref().expect("opened");
         for label in s.labels()? {
             let (l, runs) = runs_of(&label, &args.store.db, &mut store)?;

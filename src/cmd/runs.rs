@@ -16,7 +16,7 @@ pub fn run(args: Args) -> Result<i32> {
             args.store.db.display()
         );
     }
-    let store = Store::open(&args.store.db)?;
+    let store = Store::open_read(&args.store.db)?;
     let runs = store.runs()?;
     if runs.is_empty() {
         println!("no runs in {}", args.store.db.display());
