@@ -6,6 +6,25 @@
 
 use std::sync::Mutex;
 
+/// `eprintln!` that never panics: a closed or full stderr must not turn a finished run into
+/// a crash (exit 101) — what was measured is already stored or written.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `eprint!` that never panics.
+#[macro_export]
+macro_rules! say_raw {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 static PENDING: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Queue a diagnostic (one line, no `sigbench:` prefix).

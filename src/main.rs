@@ -56,7 +56,7 @@ fn main() {
             }) => exit_code(cmd::run::run(*a)),
             Ok(_) => 2,
             Err(e) => {
-                eprintln!("sigbench-guest: {e}");
+                sigbench::say!("sigbench-guest: {e}");
                 2
             }
         });
@@ -78,7 +78,7 @@ fn main() {
     let code = exit_code(result);
     // Diagnostics the library raised after the last case (teardown) or outside a run.
     for w in sigbench::diag::take() {
-        eprintln!("sigbench: warning: {w}");
+        sigbench::say!("sigbench: warning: {w}");
     }
     std::process::exit(code);
 }
@@ -89,11 +89,11 @@ fn exit_code(result: anyhow::Result<i32>) -> i32 {
         Ok(code) => code,
         Err(e) => match e.downcast_ref::<Interrupted>() {
             Some(i) => {
-                eprintln!("sigbench: {i}");
+                sigbench::say!("sigbench: {i}");
                 i.exit_code()
             }
             None => {
-                eprintln!("sigbench: {e:#}");
+                sigbench::say!("sigbench: {e:#}");
                 1
             }
         },

@@ -142,9 +142,24 @@ pub fn parse_documents(text: &str, origin: &str) -> anyhow::Result<Vec<RunDocume
         SCHEMA => Ok(vec![
             serde_json::from_value(v).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?,
         ]),
-        EXPORT_SCHEMA => Ok(serde_json::from_value::<Export>(v)
-            .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?
-            .runs),
+        EXPORT_SCHEMA => {
+            // Each run inside carries its own version: a newer run inside an older export
+            // is as unreadable as a newer export.
+            if let Some(runs) = v.get("runs").and_then(|r| r.as_array()) {
+                for (k, r) in runs.iter().enumerate() {
+                    let rv = r.get("version").and_then(|s| s.as_u64()).unwrap_or(0);
+                    if rv > SCHEMA_VERSION as u64 {
+                        anyhow::bail!(
+                            "{origin}: run {} has document version {rv}, newer than this sigbench reads ({SCHEMA_VERSION}); upgrade sigbench",
+                            k + 1
+                        );
+                    }
+                }
+            }
+            Ok(serde_json::from_value::<Export>(v)
+                .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?
+                .runs)
+        }
         other => anyhow::bail!("{origin}: not a sigbench document (schema `{other}`)"),
     }
 }

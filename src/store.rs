@@ -72,6 +72,20 @@ pub enum Selector {
     Run(i64),
 }
 
+fn wal_is_empty(db: &Path) -> bool {
+    std::fs::metadata(format!("{}-wal", db.display())).map_or(true, |m| m.len() == 0)
+}
+
+/// `path` as the path part of an SQLite `file:` URI.
+fn uri_path(p: &Path) -> String {
+    let abs = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    abs.display()
+        .to_string()
+        .replace('%', "%25")
+        .replace('?', "%3f")
+        .replace('#', "%23")
+}
+
 /// How long a statement waits for another process's write to finish.
 const BUSY: std::time::Duration = std::time::Duration::from_secs(30);
 
@@ -90,9 +104,22 @@ impl Store {
     pub fn open(path: &Path) -> Result<Store> {
         let conn = Connection::open(path).with_context(|| open_err(path))?;
         conn.busy_timeout(BUSY)?;
-        // WAL: readers (`runs`, `compare`) do not block a run that is writing.
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .with_context(|| open_err(path))?;
+        // WAL: readers (`runs`, `compare`) do not block a run that is writing. Switching
+        // to WAL needs the database to itself, and SQLite does not wait for that: retry.
+        let start = std::time::Instant::now();
+        loop {
+            match conn.pragma_update(None, "journal_mode", "WAL") {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy && start.elapsed() < BUSY =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                r => {
+                    r.with_context(|| open_err(path))?;
+                    break;
+                }
+            }
+        }
         conn.pragma_update(None, "foreign_keys", "ON")?;
         let mut store = Store {
             conn,
@@ -112,17 +139,27 @@ impl Store {
                 path.display()
             );
         }
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .with_context(|| open_err(path))?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).with_context(|| open_err(path))?;
         conn.busy_timeout(BUSY)?;
-        let store = Store {
+        let mut store = Store {
             conn,
             path: path.to_path_buf(),
         };
-        let version = store.version().with_context(|| open_err(path))?;
+        let version = match store.version() {
+            Ok(v) => v,
+            // A WAL database on a read-only filesystem (or in a directory this user cannot
+            // write) cannot get its shared-memory file. With no write-ahead log left over
+            // (sigbench checkpoints it on close), it is safe to read as immutable.
+            Err(_) if wal_is_empty(path) => {
+                let uri = format!("file:{}?immutable=1", uri_path(path));
+                let conn = Connection::open_with_flags(uri, flags | OpenFlags::SQLITE_OPEN_URI)
+                    .with_context(|| open_err(path))?;
+                store.conn = conn;
+                store.version().with_context(|| open_err(path))?
+            }
+            Err(e) => return Err(e).with_context(|| open_err(path)),
+        };
         store.check_version(version)?;
         if version < SCHEMA_VERSION {
             bail!(

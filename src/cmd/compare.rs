@@ -75,7 +75,7 @@ pub fn run(args: Args) -> Result<i32> {
         .and_then(|()| stdout.flush());
     if matches!(args.format.as_str(), "csv" | "json") {
         for w in &cmp.warnings {
-            eprintln!("sigbench: warning: {w}");
+            sigbench::say!("sigbench: warning: {w}");
         }
     }
     let Some(pct) = threshold else { return Ok(0) };
@@ -85,7 +85,7 @@ pub fn run(args: Args) -> Result<i32> {
         args.metrics.clone()
     };
     let v = verdict(&cmp, &metrics, pct);
-    eprintln!(
+    sigbench::say!(
         "sigbench: {}",
         match v {
             Verdict::NoRegression => format!(

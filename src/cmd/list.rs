@@ -12,6 +12,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<i32> {
     let all = signature::builtins();
+    let mut o = String::new();
     let w = all.iter().map(|s| s.name.len()).max().unwrap_or(4);
     let aw = all
         .iter()
@@ -19,9 +20,12 @@ pub fn run(args: Args) -> Result<i32> {
         .max()
         .unwrap_or(7)
         .max(7);
-    println!(
+    super::outln!(
+        o,
         "{:<w$}  {:<aw$}  {:>6}  description",
-        "name", "aliases", "N"
+        "name",
+        "aliases",
+        "N"
     );
     for s in &all {
         let first_sentence = s
@@ -30,7 +34,8 @@ pub fn run(args: Args) -> Result<i32> {
             .next()
             .unwrap_or("")
             .trim_end_matches('.');
-        println!(
+        super::outln!(
+            o,
             "{:<w$}  {:<aw$}  {:>6}  {first_sentence}",
             s.name,
             s.aliases.join(","),
@@ -39,10 +44,14 @@ pub fn run(args: Args) -> Result<i32> {
         if args.long {
             for p in &s.phases {
                 let steps: Vec<String> = p.steps.iter().map(|st| st.describe()).collect();
-                println!("{:w$}    phase {}: {}", "", p.name, steps.join(" → "));
+                super::outln!(o, "{:w$}    phase {}: {}", "", p.name, steps.join(" → "));
             }
         }
     }
-    println!("\n`sigbench show NAME` prints one as a signature file; `sigbench run NAME` runs it.");
+    super::outln!(
+        o,
+        "\n`sigbench show NAME` prints one as a signature file; `sigbench run NAME` runs it."
+    );
+    super::out(&o)?;
     Ok(0)
 }

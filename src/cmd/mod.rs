@@ -11,3 +11,23 @@ pub mod run;
 pub mod runs;
 pub mod show;
 pub mod validate;
+
+/// Write what the user asked for to stdout. A failed write (a full disk behind `>`, a
+/// closed pipe) is an error: the command must not report success for output nobody got.
+pub fn out(text: &str) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    o.write_all(text.as_bytes())
+        .and_then(|()| o.flush())
+        .context("cannot write to stdout")
+}
+
+/// `println!` into a String (for `out`).
+macro_rules! outln {
+    ($buf:expr, $($arg:tt)*) => {{
+        use std::fmt::Write as _;
+        let _ = writeln!($buf, $($arg)*);
+    }};
+}
+pub(crate) use outln;

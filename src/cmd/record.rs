@@ -3,7 +3,6 @@
 use anyhow::{Context, Result, bail};
 use sigbench::record::{self, Options, strace};
 use sigbench::testbed::find_tool;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -84,7 +83,7 @@ pub fn run(args: Args) -> Result<i32> {
                 .status()
                 .context("cannot run strace")?;
             if !status.success() {
-                eprintln!(
+                sigbench::say!(
                     "sigbench: warning: `{}` exited with {status}; recording what it did",
                     args.command.join(" ")
                 );
@@ -141,12 +140,11 @@ pub fn run(args: Args) -> Result<i32> {
         Some(o) => {
             std::fs::write(o, &rec.toml)
                 .with_context(|| format!("cannot write {}", o.display()))?;
-            print!("{summary}");
-            println!("wrote {}", o.display());
+            super::out(&format!("{summary}wrote {}\n", o.display()))?;
         }
         None => {
-            std::io::stdout().write_all(rec.toml.as_bytes())?;
-            eprint!("{summary}");
+            super::out(&rec.toml)?;
+            sigbench::say_raw!("{summary}");
         }
     }
     Ok(0)

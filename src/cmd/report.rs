@@ -65,7 +65,7 @@ pub fn run(args: Args) -> Result<i32> {
     }
     sets.retain(|(_, r)| !r.is_empty());
     if !skipped.is_empty() {
-        eprintln!(
+        sigbench::say!(
             "sigbench: reporting on {last}; no runs of it under {}",
             skipped.join(", ")
         );
@@ -94,7 +94,7 @@ pub fn run(args: Args) -> Result<i32> {
         }
         other => bail!("unknown report format `{other}` (html or markdown)"),
     }
-    eprintln!(
+    sigbench::say!(
         "sigbench: wrote {} ({} label(s), {} plot(s))",
         args.output.display(),
         sets.len(),

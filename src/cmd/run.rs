@@ -130,7 +130,7 @@ fn directories(args: &Args, sig: &Signature, fs: Fs) -> Result<Vec<DirSpec>> {
         }
     }
     if !skipped.is_empty() {
-        eprintln!(
+        sigbench::say!(
             "sigbench: {} cannot have the properties of {} (skipped; give --dir to choose)",
             fs.name(),
             skipped.join(", ")
@@ -223,6 +223,7 @@ fn plan_of(args: &Args) -> Result<Plan> {
 
 pub fn run(args: Args) -> Result<i32> {
     interrupt::install()?;
+    check_outputs(&args)?;
     let plan = plan_of(&args)?;
     if !args.kernels.is_empty() {
         return run_kernels(&args, &plan);
@@ -232,26 +233,133 @@ pub fn run(args: Args) -> Result<i32> {
     } else {
         Some(Store::open(&args.store.db)?)
     };
-    let (doc, outcome) = run_here(&args, &plan, args.label.clone(), store)?;
-    if let Some(dest) = &args.json
-        && (outcome.is_ok() || !doc.cases.is_empty())
-    {
-        json::write(&doc, dest)?;
-        if dest != "-" {
-            eprintln!("sigbench: wrote {dest}");
+    let (doc, outcome, store_error) = run_here(&args, &plan, args.label.clone(), store);
+    // The document is written whatever happened (docs/json.md: a failed run is a document
+    // with status "failed"); when the store lost something, it is where the results are.
+    let mut written = None;
+    let dest = match (&args.json, &store_error) {
+        (Some(d), _) => Some(d.clone()),
+        (None, Some(_)) => Some(recovery_path(&args.store.db, &doc.id)),
+        (None, None) => None,
+    };
+    if let Some(dest) = dest {
+        match json::write(&doc, &dest) {
+            Ok(()) => {
+                if dest != "-" {
+                    sigbench::say!("sigbench: wrote {dest}");
+                }
+                written = Some(dest);
+            }
+            Err(e) if outcome.is_ok() && store_error.is_none() => return Err(e),
+            Err(e) => sigbench::say!("sigbench: {e:#}"),
         }
     }
-    outcome.map(|()| 0)
+    if let Some(e) = store_error {
+        let kept = match &written {
+            Some(d) if d != "-" => {
+                format!("; the results are in {d}: `sigbench import {d}` adds them to a store")
+            }
+            Some(_) => "; the results are in the JSON on stdout".into(),
+            None => "; the results could not be written anywhere else either".into(),
+        };
+        outcome
+            .as_ref()
+            .map_err(|e| sigbench::say!("sigbench: {e:#}"))
+            .ok();
+        bail!(
+            "could not store the results in {}: {e}{kept}",
+            args.store.db.display()
+        );
+    }
+    outcome?;
+    stdout_result()?;
+    Ok(0)
+}
+
+/// Where a run's document goes when the store failed and no --json was given: beside the
+/// store, else in /var/tmp or /tmp (the store's filesystem may be the full one).
+fn recovery_path(db: &std::path::Path, id: &str) -> String {
+    let name = format!("sigbench-unstored-{id}.json");
+    let dirs = [
+        db.parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map(|p| p.to_path_buf())
+            .unwrap_or_else(|| ".".into()),
+        "/var/tmp".into(),
+        std::env::temp_dir(),
+    ];
+    for d in &dirs {
+        let probe = d.join(format!(".{name}.probe"));
+        if std::fs::write(&probe, vec![0u8; 1 << 16]).is_ok() {
+            let _ = std::fs::remove_file(&probe);
+            return d.join(&name).display().to_string();
+        }
+    }
+    dirs[0].join(name).display().to_string()
+}
+
+/// Outputs must not overwrite the store or each other (`--json sigbench.db` would
+/// destroy every stored run).
+fn check_outputs(args: &Args) -> Result<()> {
+    fn same(a: &std::path::Path, b: &std::path::Path) -> bool {
+        let canon = |p: &std::path::Path| {
+            std::fs::canonicalize(p).ok().or_else(|| {
+                let parent = p
+                    .parent()
+                    .filter(|x| !x.as_os_str().is_empty())
+                    .unwrap_or(std::path::Path::new("."));
+                Some(std::fs::canonicalize(parent).ok()?.join(p.file_name()?))
+            })
+        };
+        match (canon(a), canon(b)) {
+            (Some(x), Some(y)) => x == y,
+            _ => a == b,
+        }
+    }
+    let json = args
+        .json
+        .as_deref()
+        .filter(|j| *j != "-")
+        .map(std::path::Path::new);
+    let op_log = args.op_log.as_deref();
+    let db = (!args.no_store).then_some(args.store.db.as_path());
+    let named = [("--json", json), ("--op-log", op_log)];
+    for (flag, path) in named {
+        let Some(path) = path else { continue };
+        if let Some(db) = db {
+            for suffix in ["", "-wal", "-shm"] {
+                let store_file = std::path::PathBuf::from(format!("{}{suffix}", db.display()));
+                if same(path, &store_file) {
+                    bail!(
+                        "{flag} {} is the results store{}: choose another file",
+                        path.display(),
+                        if suffix.is_empty() { "" } else { "'s journal" }
+                    );
+                }
+            }
+        }
+    }
+    if let (Some(j), Some(o)) = (json, op_log)
+        && same(j, o)
+    {
+        bail!(
+            "--json and --op-log name the same file {}: choose two",
+            j.display()
+        );
+    }
+    Ok(())
 }
 
 /// Run the plan on this kernel; print and store as it goes. Returns the document and how
 /// the run ended (the document holds every finished case either way).
+/// The first store error is returned beside the outcome: the run goes on measuring (its
+/// document keeps every case), and the caller turns it into a failure.
 fn run_here(
     args: &Args,
     plan: &Plan,
     label: Option<String>,
     store: Option<Store>,
-) -> Result<(RunDocument, Result<()>)> {
+) -> (RunDocument, Result<()>, Option<String>) {
     let json_to_stdout = args.json.as_deref() == Some("-");
     let mount_point = format!("{}/{}/mnt", workspace::ROOT, std::process::id());
     let mut doc = plan.document();
@@ -268,21 +376,25 @@ fn run_here(
     }
     .into();
     doc.error = outcome.as_ref().err().map(|e| format!("{e:#}"));
-    if let (Some(store), Some(id)) = (&mut console.store, console.run_id) {
-        store.finish_run(id, &doc)?;
-        eprintln!(
-            "sigbench: stored as `{}` in {} (run {id})",
-            doc.label,
-            store.path.display()
-        );
+    if console.store_error.is_none()
+        && let (Some(store), Some(id)) = (&mut console.store, console.run_id)
+    {
+        match store.finish_run(id, &doc) {
+            Ok(()) => sigbench::say!(
+                "sigbench: stored as `{}` in {} (run {id})",
+                doc.label,
+                store.path.display()
+            ),
+            Err(e) => console.store_error = Some(format!("{e:#}")),
+        }
     }
     let summary = text::summary(&doc, args.verbose, plan.signature.slab_evidence);
     if json_to_stdout {
-        eprint!("{summary}");
+        sigbench::say_raw!("{summary}");
     } else {
         stdout(&summary);
     }
-    Ok((doc, outcome))
+    (doc, outcome, console.store_error)
 }
 
 /// The guest's `run` arguments: the same plan, as options (host-only ones left out).
@@ -392,14 +504,23 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
     };
     let mut docs = Vec::new();
     let mut failures = Vec::new();
+    let mut store_failed = false;
     for (name, spec) in &specs {
         interrupt::check()?;
         if *spec == KernelSpec::Host {
-            eprintln!(
+            sigbench::say!(
                 "sigbench: kernel host ({})",
                 sigbench::host::Host::current().kernel_release
             );
-            let (doc, outcome) = run_here(args, plan, args.label.clone(), store.take())?;
+            let (doc, outcome, store_error) =
+                run_here(args, plan, args.label.clone(), store.take());
+            if let Some(e) = store_error {
+                store_failed = true;
+                failures.push(format!(
+                    "kernel host: could not store the results in {}: {e}",
+                    args.store.db.display()
+                ));
+            }
             store = if args.no_store {
                 None
             } else {
@@ -415,11 +536,11 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
             continue;
         }
         let outcome = kernel::prepare(spec, name, &opts.cache).and_then(|k| {
-            eprintln!("sigbench: kernel {} ({name})", k.release);
+            sigbench::say!("sigbench: kernel {} ({name})", k.release);
             vm::run(&k, plan.testbed.fs, &guest, signature.as_deref(), &opts)
         });
         for w in sigbench::diag::take() {
-            eprintln!("sigbench: {w}");
+            sigbench::say!("sigbench: {w}");
         }
         let run = match outcome {
             Ok(r) => r,
@@ -428,7 +549,7 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
                     return Err(e);
                 }
                 failures.push(format!("{e:#}"));
-                eprintln!("sigbench: {}", failures.last().unwrap());
+                sigbench::say!("sigbench: {}", failures.last().unwrap());
                 continue;
             }
         };
@@ -453,38 +574,62 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
                 plan.signature.slab_evidence,
             ));
             if args.json.as_deref() == Some("-") {
-                eprint!("{out}");
+                sigbench::say_raw!("{out}");
             } else {
                 stdout(&out);
             }
             if let Some(s) = &mut store {
-                s.import(&doc)?;
-                eprintln!(
-                    "sigbench: stored as `{}` in {}",
-                    doc.label,
-                    s.path.display()
-                );
+                match s.import(&doc) {
+                    Ok(_) => sigbench::say!(
+                        "sigbench: stored as `{}` in {}",
+                        doc.label,
+                        s.path.display()
+                    ),
+                    Err(e) => {
+                        store_failed = true;
+                        failures.push(format!(
+                            "kernel {}: could not store the results in {}: {e:#}",
+                            doc.host.kernel_release,
+                            s.path.display()
+                        ));
+                        sigbench::say!("sigbench: {}", failures.last().unwrap());
+                    }
+                }
             }
             docs.push(doc);
         }
         if let Some(e) = run.error {
             failures.push(format!("{e:#}"));
-            eprintln!("sigbench: {}", failures.last().unwrap());
+            sigbench::say!("sigbench: {}", failures.last().unwrap());
         }
     }
-    if let Some(dest) = &args.json {
+    let dest = match &args.json {
+        Some(d) => Some(d.clone()),
+        None if store_failed => Some(recovery_path(
+            &args.store.db,
+            &sigbench::results::new_run_id(),
+        )),
+        None => None,
+    };
+    if let Some(dest) = dest {
         let export = Export {
             schema: EXPORT_SCHEMA.into(),
             version: SCHEMA_VERSION,
             runs: docs,
         };
-        json::write(&export, dest)?;
+        json::write(&export, &dest)?;
+        if store_failed && dest != "-" {
+            sigbench::say!(
+                "sigbench: the results are in {dest}: `sigbench import {dest}` adds them to a store"
+            );
+        }
     }
+    stdout_result()?;
     if failures.is_empty() {
         Ok(0)
     } else {
         if failures.len() > 1 {
-            eprintln!(
+            sigbench::say!(
                 "sigbench: {} of {} kernels failed",
                 failures.len(),
                 specs.len()
@@ -494,11 +639,24 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
     }
 }
 
-/// Write to stdout, ignoring a reader that went away (`sigbench run | head`): the run must
-/// still finish tearing down its testbed and writing its JSON.
+/// The first failed write to stdout, if any.
+static STDOUT_FAILED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Write to stdout. A failure (a reader that went away, a full disk behind `>`) does not
+/// stop the run — it must still tear down its testbed, store and write its JSON — but
+/// makes it exit non-zero at the end (`stdout_result`).
 fn stdout(text: &str) {
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        let _ = STDOUT_FAILED.set(e.to_string());
+    }
+}
+
+fn stdout_result() -> Result<()> {
+    match STDOUT_FAILED.get() {
+        Some(e) => bail!("could not write the report to stdout: {e}"),
+        None => Ok(()),
+    }
 }
 
 /// Prints s3e lines as cases finish and draws a progress bar on a terminal's stderr once a
@@ -508,6 +666,8 @@ struct Console {
     store: Option<Store>,
     run_id: Option<i64>,
     stored: usize,
+    /// The first thing the store refused; nothing more is written to it after.
+    store_error: Option<String>,
     layout: text::LineLayout,
     to_stderr: bool,
     bar: Option<ProgressBar>,
@@ -530,6 +690,7 @@ impl Console {
             store,
             run_id: None,
             stored: 0,
+            store_error: None,
             layout: text::LineLayout::new(plan, mount_point_len),
             to_stderr,
             bar,
@@ -543,7 +704,7 @@ impl Console {
     fn emit(&self, line: &str) {
         let print = || {
             if self.to_stderr {
-                eprintln!("{line}");
+                sigbench::say!("{line}");
             } else {
                 stdout(&format!("{line}\n"));
             }
@@ -566,7 +727,10 @@ impl Observer for Console {
         if let Some(store) = &mut self.store {
             match store.begin_run(doc) {
                 Ok(id) => self.run_id = Some(id),
-                Err(e) => self.warning(&format!("could not store the run: {e:#}")),
+                Err(e) => {
+                    self.warning(&format!("could not store the run: {e:#}"));
+                    self.store_error = Some(format!("{e:#}"));
+                }
             }
         }
     }
@@ -595,11 +759,16 @@ impl Observer for Console {
 
     fn case_done(&mut self, result: &CaseResult, plan: &Plan) {
         self.cases_done += 1;
-        if let (Some(store), Some(id)) = (&mut self.store, self.run_id) {
-            if let Err(e) = store.add_case(id, self.stored, result) {
-                self.warning(&format!("could not store the case: {e:#}"));
+        if self.store_error.is_none()
+            && let (Some(store), Some(id)) = (&mut self.store, self.run_id)
+        {
+            match store.add_case(id, self.stored, result) {
+                Ok(()) => self.stored += 1,
+                Err(e) => {
+                    self.warning(&format!("could not store the case: {e:#}"));
+                    self.store_error = Some(format!("{e:#}"));
+                }
             }
-            self.stored += 1;
         }
         self.emit(&text::s3e_line(plan, result, &self.layout));
     }
@@ -607,8 +776,8 @@ impl Observer for Console {
     fn warning(&mut self, message: &str) {
         let m = format!("sigbench: warning: {message}");
         match &self.bar {
-            Some(b) if self.shown => b.suspend(|| eprintln!("{m}")),
-            _ => eprintln!("{m}"),
+            Some(b) if self.shown => b.suspend(|| sigbench::say!("{m}")),
+            _ => sigbench::say!("{m}"),
         }
     }
 }

@@ -18,8 +18,10 @@ pub fn run(args: Args) -> Result<i32> {
     }
     let store = Store::open_read(&args.store.db)?;
     let runs = store.runs()?;
+    let mut o = String::new();
     if runs.is_empty() {
-        println!("no runs in {}", args.store.db.display());
+        super::outln!(o, "no runs in {}", args.store.db.display());
+        super::out(&o)?;
         return Ok(0);
     }
     let lw = runs.iter().map(|r| r.label.len()).max().unwrap_or(5).max(5);
@@ -29,13 +31,22 @@ pub fn run(args: Args) -> Result<i32> {
         .max()
         .unwrap_or(9)
         .max(9);
-    println!(
+    super::outln!(
+        o,
         "{:>4}  {:<lw$}  {:<20}  {:<sw$}  {:<5}  {:<18}  {:>4}  {:>5}  status",
-        "run", "label", "date", "signature", "fs", "N", "dirs", "cases"
+        "run",
+        "label",
+        "date",
+        "signature",
+        "fs",
+        "N",
+        "dirs",
+        "cases"
     );
     for r in &runs {
         let ns: Vec<String> = r.ns.iter().map(u64::to_string).collect();
-        println!(
+        super::outln!(
+            o,
             "{:>4}  {:<lw$}  {:<20}  {:<sw$}  {:<5}  {:<18}  {:>4}  {:>5}  {}",
             r.id,
             r.label,
@@ -52,5 +63,6 @@ pub fn run(args: Args) -> Result<i32> {
             r.status
         );
     }
+    super::out(&o)?;
     Ok(0)
 }

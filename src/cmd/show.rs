@@ -11,6 +11,6 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<i32> {
     let sig = Signature::load(&args.signature)?;
-    print!("{}", sig.source);
+    super::out(&sig.source)?;
     Ok(0)
 }

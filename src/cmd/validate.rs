@@ -12,11 +12,13 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<i32> {
     let mut bad = 0;
+    let mut o = String::new();
     for f in &args.files {
         match Signature::load(f) {
             Ok(s) => {
                 let steps: usize = s.phases.iter().map(|p| p.steps.len()).sum();
-                println!(
+                super::outln!(
+                    o,
                     "{f}: ok — {}, N = {}, {} phase{}, {steps} step{} per file",
                     s.name,
                     s.default_n,
@@ -26,10 +28,11 @@ pub fn run(args: Args) -> Result<i32> {
                 );
             }
             Err(e) => {
-                eprintln!("{e:#}");
+                sigbench::say!("{e:#}");
                 bad += 1;
             }
         }
     }
+    super::out(&o)?;
     Ok(if bad > 0 { 1 } else { 0 })
 }

@@ -76,7 +76,7 @@ pub fn lock_file(path: &Path, holder_is: &str) -> Result<File> {
     if flock(f.as_fd(), libc::LOCK_EX | libc::LOCK_NB).is_err() {
         let mut holder = String::new();
         let _ = f.read_to_string(&mut holder);
-        eprintln!(
+        crate::say!(
             "sigbench: waiting for another {holder_is} (pid {}) to finish",
             holder.trim()
         );

@@ -16,7 +16,7 @@ fn mount(source: &str, target: &str, fstype: &str) {
         CString::new(fstype).unwrap_or_default(),
     );
     if let Err(e) = crate::sys::os::mount(&s, &t, &f, 0, None) {
-        eprintln!("sigbench-guest: mount {fstype} on {target}: {e}");
+        crate::say!("sigbench-guest: mount {fstype} on {target}: {e}");
     }
 }
 
@@ -27,7 +27,7 @@ fn load_modules() {
         let f = match std::fs::File::open(path) {
             Ok(f) => f,
             Err(e) => {
-                eprintln!("sigbench-guest: {path}: {e}");
+                crate::say!("sigbench-guest: {path}: {e}");
                 continue;
             }
         };
@@ -35,7 +35,7 @@ fn load_modules() {
         if let Err(e) = crate::sys::os::finit_module(f.as_fd())
             && e.raw_os_error() != Some(libc::EEXIST)
         {
-            eprintln!("sigbench-guest: loading {path}: {e}");
+            crate::say!("sigbench-guest: loading {path}: {e}");
         }
     }
 }
@@ -74,13 +74,13 @@ fn setup() -> Result<Option<Vec<String>>> {
     mount("tmpfs", "/tmp", "tmpfs");
     load_modules();
     let Ok(plan) = std::fs::read_to_string(PLAN) else {
-        eprintln!("{READY} (no plan: boot test)");
+        crate::say!("{READY} (no plan: boot test)");
         return Ok(None);
     };
     let mut args: Vec<String> = serde_json::from_str(&plan).context("unreadable plan")?;
     let port = results_port()?;
     args.extend(["--json".to_string(), port, "--no-store".to_string()]);
-    eprintln!("{READY}");
+    crate::say!("{READY}");
     Ok(Some(args))
 }
 
@@ -95,11 +95,11 @@ pub fn init(run: &mut dyn FnMut(Vec<String>) -> i32) -> ! {
         }
         Ok(None) => 0,
         Err(e) => {
-            eprintln!("sigbench-guest: {e:#}");
+            crate::say!("sigbench-guest: {e:#}");
             1
         }
     };
-    eprintln!("{EXIT}{code}");
+    crate::say!("{EXIT}{code}");
     // End QEMU. A reset does that on every kernel config (QEMU runs with -no-reboot), while
     // a power-off needs ACPI: without it the kernel turns power-off into a halt and QEMU
     // would keep running. `sigbench.end=halt` on the kernel command line forces the halt,

@@ -1,0 +1,418 @@
+//! Nothing measured is lost silently: store failures, output failures and races are
+//! errors (non-zero exit) with the results still written somewhere `import` can read.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn tmp(name: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("sigbench-st-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&p);
+    std::fs::create_dir_all(&p).unwrap();
+    p
+}
+
+/// A small tmpfs the test mounts (and unmounts when dropped).
+struct SmallFs {
+    dir: PathBuf,
+}
+
+impl SmallFs {
+    fn new(name: &str, size: &str) -> SmallFs {
+        let dir = tmp(name);
+        sh(
+            "mount",
+            &[
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size}"),
+                "sigbench-test",
+                dir.to_str().unwrap(),
+            ],
+        );
+        SmallFs { dir }
+    }
+
+    fn fill(&self) {
+        let _ = Command::new("dd")
+            .args([
+                "if=/dev/zero",
+                &format!("of={}/filler", self.dir.display()),
+                "bs=4k",
+            ])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.dir).status();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The JSON document a failed store points to (`the results are in PATH`).
+fn recovery_file(err: &str) -> PathBuf {
+    let at = err
+        .find("the results are in ")
+        .unwrap_or_else(|| panic!("{err}"));
+    let rest = &err[at + "the results are in ".len()..];
+    PathBuf::from(rest.split(':').next().unwrap().trim())
+}
+
+fn count_cases(db: &Path) -> usize {
+    let out = run(&["export", "--db", db.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["cases"].as_array().unwrap().len())
+        .sum()
+}
+
+#[test]
+fn a_store_that_fills_up_mid_run_is_an_error_and_the_results_survive() {
+    let fs = SmallFs::new("full", "2m");
+    let db = fs.dir.join("full.db");
+    let first = run(&[
+        "run",
+        "--fs",
+        "tmpfs",
+        "-n",
+        "5",
+        "--dir",
+        "a",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let mut child = spawn(&[
+        "run",
+        "--fs",
+        "tmpfs",
+        "-n",
+        "200",
+        "--dir",
+        "a",
+        "-r",
+        "30",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    wait_for_mount(&mut child, Duration::from_secs(30));
+    fs.fill();
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    eprintln!("{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("could not store"), "{err}");
+    let doc = recovery_file(&err);
+    assert!(
+        !doc.starts_with(&fs.dir),
+        "not on the full filesystem: {}",
+        doc.display()
+    );
+    // import brings every case back, into another store.
+    let other = tmp("full-import").join("other.db");
+    let imp = run(&[
+        "import",
+        doc.to_str().unwrap(),
+        "--db",
+        other.to_str().unwrap(),
+    ]);
+    assert!(imp.status.success(), "{}", stderr(&imp));
+    assert_eq!(count_cases(&other), 30);
+    std::fs::remove_file(&doc).unwrap();
+}
+
+#[test]
+fn a_corrupt_store_is_an_error_not_a_complete_run() {
+    let dir = tmp("corrupt");
+    let db = dir.join("c.db");
+    for _ in 0..3 {
+        let out = run(&[
+            "run",
+            "--fs",
+            "tmpfs",
+            "-n",
+            "20",
+            "--dir",
+            "a",
+            "-r",
+            "3",
+            "--db",
+            db.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    // Garbage over every page but the first (the header and schema stay readable).
+    let mut bytes = std::fs::read(&db).unwrap();
+    assert!(bytes.len() > 8192, "{}", bytes.len());
+    for b in &mut bytes[4096..] {
+        *b = 0xa5;
+    }
+    std::fs::write(&db, bytes).unwrap();
+    let out = run(&[
+        "run",
+        "--fs",
+        "tmpfs",
+        "-n",
+        "20",
+        "--dir",
+        "a",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    let err = stderr(&out);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("stored as"), "{err}");
+    if err.contains("the results are in ") {
+        std::fs::remove_file(recovery_file(&err)).unwrap();
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_report_nobody_could_read_is_an_error_and_a_closed_stderr_no_panic() {
+    let full = sigbench()
+        .args([
+            "run",
+            "--fs",
+            "tmpfs",
+            "-n",
+            "5",
+            "--dir",
+            "a",
+            "--no-store",
+        ])
+        .stdout(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(full.status.code(), Some(1), "{}", stderr(&full));
+    assert!(
+        stderr(&full).contains("could not write the report to stdout"),
+        "{}",
+        stderr(&full)
+    );
+
+    // stderr on a full device: diagnostics are lost, the run is not.
+    let quiet = sigbench()
+        .args([
+            "run",
+            "--fs",
+            "tmpfs",
+            "-n",
+            "5",
+            "--dir",
+            "a",
+            "--no-store",
+        ])
+        .stderr(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(quiet.status.code(), Some(0));
+    assert_eq!(s3e_lines(&quiet).len(), 1);
+}
+
+#[test]
+fn two_runs_creating_one_store_at_once_both_succeed() {
+    let dir = tmp("race");
+    for round in 0..3 {
+        let db = dir.join(format!("race{round}.db"));
+        let a = spawn(&[
+            "run",
+            "--fs",
+            "tmpfs",
+            "-n",
+            "5",
+            "--dir",
+            "a",
+            "--db",
+            db.to_str().unwrap(),
+        ]);
+        let b = spawn(&[
+            "run",
+            "--fs",
+            "tmpfs",
+            "-n",
+            "5",
+            "--dir",
+            "a",
+            "--db",
+            db.to_str().unwrap(),
+        ]);
+        for c in [a, b] {
+            let out = c.wait_with_output().unwrap();
+            assert!(out.status.success(), "round {round}: {}", stderr(&out));
+        }
+        assert_eq!(count_cases(&db), 2);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_failed_run_still_writes_its_document() {
+    let out = run(&[
+        "run",
+        "seqwr",
+        "--fs",
+        "tmpfs",
+        "--mount-opts",
+        "size=1m",
+        "-n",
+        "200",
+        "--no-store",
+        "--json",
+        "-",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("a JSON document on stdout");
+    assert_eq!(doc["status"], "failed");
+    assert!(
+        doc["error"].as_str().unwrap().contains("ENOSPC"),
+        "{}",
+        doc["error"]
+    );
+}
+
+#[test]
+fn outputs_cannot_overwrite_the_store() {
+    let dir = tmp("outputs");
+    let db = dir.join("keep.db");
+    let first = run(&[
+        "run",
+        "--fs",
+        "tmpfs",
+        "-n",
+        "5",
+        "--dir",
+        "a",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(first.status.success());
+    let before = std::fs::read(&db).unwrap();
+    for flag in ["--json", "--op-log"] {
+        let out = run(&[
+            "run",
+            "--fs",
+            "tmpfs",
+            "-n",
+            "5",
+            "--dir",
+            "a",
+            "--db",
+            db.to_str().unwrap(),
+            flag,
+            db.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{flag}");
+        assert!(
+            stderr(&out).contains("is the results store"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    let same = dir.join("x.out");
+    let out = run(&[
+        "run",
+        "--no-store",
+        "--json",
+        same.to_str().unwrap(),
+        "--op-log",
+        same.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    assert_eq!(count_cases(&db), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_read_only_store_can_be_read() {
+    let dir = tmp("ro");
+    let db = dir.join("ro.db");
+    let out = run(&[
+        "run",
+        "--fs",
+        "tmpfs",
+        "-n",
+        "5",
+        "--dir",
+        "a",
+        "--label",
+        "ro",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    sh(
+        "mount",
+        &["--bind", dir.to_str().unwrap(), dir.to_str().unwrap()],
+    );
+    sh("mount", &["-o", "remount,bind,ro", dir.to_str().unwrap()]);
+    let runs = run(&["runs", "--db", db.to_str().unwrap()]);
+    let export = run(&["export", "--db", db.to_str().unwrap()]);
+    let compare = run(&["compare", "ro", "ro", "--db", db.to_str().unwrap()]);
+    let _ = Command::new("umount").arg(&dir).status();
+    assert!(runs.status.success(), "{}", stderr(&runs));
+    assert!(stdout(&runs).contains("ro"));
+    assert!(export.status.success(), "{}", stderr(&export));
+    assert!(compare.status.success(), "{}", stderr(&compare));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn import_refuses_a_newer_run_inside_an_older_export() {
+    let dir = tmp("import");
+    let doc = dir.join("x.json");
+    let out = run(&[
+        "run",
+        "--fs",
+        "tmpfs",
+        "-n",
+        "5",
+        "--dir",
+        "a",
+        "--no-store",
+        "--json",
+        doc.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let mut run_doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&doc).unwrap()).unwrap();
+    run_doc["version"] = 2.into();
+    let export = serde_json::json!({"schema": "sigbench.export", "version": 1, "runs": [run_doc]});
+    std::fs::write(&doc, export.to_string()).unwrap();
+    let out = run(&[
+        "import",
+        doc.to_str().unwrap(),
+        "--db",
+        dir.join("i.db").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("version 2, newer"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
