@@ -75,13 +75,15 @@ pub fn run(args: Args) -> Result<i32> {
                 None => std::env::temp_dir()
                     .join(format!("sigbench-record-{}.trace", std::process::id())),
             };
-            let status = Command::new(strace)
-                .args(["-f", "-tt", "-T", "-y", "-qq", "-o"])
-                .arg(&out)
-                .arg("--")
-                .args(&args.command)
-                .status()
-                .context("cannot run strace")?;
+            sigbench::interrupt::install()?;
+            let status = sigbench::child::status(
+                Command::new(strace)
+                    .args(["-f", "-tt", "-T", "-y", "-qq", "-o"])
+                    .arg(&out)
+                    .arg("--")
+                    .args(&args.command),
+                "strace",
+            )?;
             if !status.success() {
                 sigbench::say!(
                     "sigbench: warning: `{}` exited with {status}; recording what it did",

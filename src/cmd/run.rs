@@ -202,12 +202,11 @@ fn plan_of(args: &Args) -> Result<Plan> {
         testbed: TestbedSpec {
             fs,
             device: DeviceSpec::parse(&args.device),
-            mkfs_opts: args
-                .mkfs_opts
-                .split_whitespace()
-                .map(String::from)
-                .collect(),
-            mount_opts: args.mount_opts.clone(),
+            mkfs_opts: sigbench::testbed::options::mkfs_options(fs, &args.mkfs_opts)?,
+            mount_opts: {
+                sigbench::testbed::options::mount_options(&args.mount_opts)?;
+                args.mount_opts.clone()
+            },
             force: args.force,
         },
         dirs,

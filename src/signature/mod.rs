@@ -398,34 +398,31 @@ impl Signature {
 
     /// A rough upper bound of the space a case of N files needs on the test filesystem.
     pub fn space_needed(&self, n: u64) -> u64 {
+        // Saturating: a hostile signature's sizes must not wrap around to a small number.
         let per_entry = 8 * 1024; // inode + dirent + metadata copies, generous
         let populate = self
             .setup
             .populate
             .as_ref()
-            .map(|p| n * (round_up(p.data.len() as u64, 4096) + per_entry))
+            .map(|p| n.saturating_mul(round_up(p.data.len() as u64, 4096) + per_entry))
             .unwrap_or(0);
-        let prelude: u64 = self
-            .prelude
-            .iter()
-            .map(|s| round_up(s.bytes_written(), 4096))
-            .sum();
-        let phases: u64 = self
-            .phases
-            .iter()
-            .map(|p| {
-                let per_file: u64 = p
-                    .steps
-                    .iter()
-                    .map(|s| {
-                        round_up(s.bytes_written(), 4096)
-                            + if s.creates_entry() { per_entry } else { 0 }
-                    })
-                    .sum();
-                per_file * p.select.count(n) * p.repeat as u64
-            })
-            .sum();
-        populate + prelude + phases * self.rounds as u64
+        let prelude = self.prelude.iter().fold(0u64, |a, s| {
+            a.saturating_add(round_up(s.bytes_written(), 4096))
+        });
+        let phases = self.phases.iter().fold(0u64, |acc, p| {
+            let per_file = p.steps.iter().fold(0u64, |a, s| {
+                a.saturating_add(round_up(s.bytes_written(), 4096))
+                    .saturating_add(if s.creates_entry() { per_entry } else { 0 })
+            });
+            acc.saturating_add(
+                per_file
+                    .saturating_mul(p.select.count(n))
+                    .saturating_mul(p.repeat as u64),
+            )
+        });
+        populate
+            .saturating_add(prelude)
+            .saturating_add(phases.saturating_mul(self.rounds as u64))
     }
 
     /// The steps of every phase, in order (for summaries).

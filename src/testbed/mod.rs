@@ -10,6 +10,7 @@ pub mod confine;
 pub mod device;
 pub mod loopdev;
 pub mod mount;
+pub mod options;
 pub mod workspace;
 
 use anyhow::{Context, Result, bail};
@@ -18,7 +19,7 @@ use mount::Mount;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use workspace::Workspace;
 
 /// Filesystems sigbench can make.
@@ -353,6 +354,9 @@ impl TestbedSpec {
     /// Checks that need no device: the mkfs tool exists; a scratch device is a scratch
     /// device. Runs before anything is created or formatted.
     pub fn validate(&self) -> Result<()> {
+        // Checked again here, whoever built the spec.
+        options::mkfs_options(self.fs, &self.mkfs_opts.join(" "))?;
+        options::mount_options(&self.mount_opts)?;
         match self.fs.mkfs_tool() {
             Some(tool) if find_tool(tool).is_none() => {
                 bail!(
@@ -388,7 +392,7 @@ pub struct Testbed {
     pub device: Option<Device>,
     mnt: PathBuf,
     /// Held for its Drop: the run's directory goes last.
-    _ws: Workspace,
+    ws: Workspace,
 }
 
 /// The device a filesystem of `spec` is made on, sized for `space` bytes of workload.
@@ -418,6 +422,40 @@ fn acquire_device(spec: &TestbedSpec, space: u64, ws: &Workspace) -> Result<Devi
     Ok(device)
 }
 
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// `Err` when `space` bytes on a RAM-backed filesystem would not fit in the memory
+/// available (MemAvailable), keeping max(1 GiB, 10 % of MemTotal) for everything else.
+pub fn fits_in_memory(space: u64, meminfo: &str) -> Result<(), String> {
+    let field = |name: &str| {
+        meminfo.lines().find_map(|l| {
+            let rest = l.strip_prefix(name)?.strip_prefix(':')?;
+            rest.split_whitespace()
+                .next()?
+                .parse::<u64>()
+                .ok()
+                .map(|kib| kib << 10)
+        })
+    };
+    let (Some(avail), Some(total)) = (field("MemAvailable"), field("MemTotal")) else {
+        return Ok(()); // cannot tell: let the kernel say ENOSPC
+    };
+    let headroom = (total / 10).max(1 << 30);
+    let usable = avail.saturating_sub(headroom);
+    if space > usable {
+        return Err(format!(
+            "this plan needs about {} on a RAM-backed filesystem, but only {} of memory can be spared ({} available, {} kept for the system): use --device /dev/X (a scratch disk) or a smaller N",
+            gib(space),
+            gib(usable),
+            gib(avail),
+            gib(headroom)
+        ));
+    }
+    Ok(())
+}
+
 /// A freshly made and mounted filesystem with the case's test directory; unmounted when
 /// dropped.
 pub struct CaseFs {
@@ -432,6 +470,14 @@ pub struct CaseFs {
 impl Testbed {
     /// Set up the workspace and the device, sized for `space` bytes of workload.
     pub fn create(spec: TestbedSpec, space: u64) -> Result<Testbed> {
+        // A RAM-backed filesystem (the default loop ramdisk, zram, brd, tmpfs) must fit in
+        // memory: checked before anything is created.
+        let ram_backed =
+            spec.fs.mkfs_tool().is_none() || !matches!(spec.device, DeviceSpec::Path(_));
+        if ram_backed {
+            let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+            fits_in_memory(space, &meminfo).map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
         let ws = Workspace::create()?;
         let device = match spec.fs.mkfs_tool() {
             Some(_) => Some(acquire_device(&spec, space, &ws)?),
@@ -442,7 +488,7 @@ impl Testbed {
             spec,
             device,
             mnt,
-            _ws: ws,
+            ws,
         })
     }
 
@@ -476,17 +522,16 @@ impl Testbed {
             .mkfs_tool()
             .context("this filesystem is not made with mkfs")?;
         let tool = find_tool(name).with_context(|| format!("{name} not found"))?;
-        use std::os::unix::process::CommandExt;
-        let out = Command::new(&tool)
-            .args(fs.mkfs_args())
+        let mut cmd = Command::new(&tool);
+        cmd.args(fs.mkfs_args())
             .args(&self.spec.mkfs_opts)
+            // The device sigbench checked, last, after the end of options.
+            .arg("--")
             .arg(&device.path)
-            .stdin(Stdio::null())
-            // Its own process group: a Ctrl-C at the terminal must not kill mkfs half-way;
-            // the run stops after it instead.
-            .process_group(0)
-            .output()
-            .with_context(|| format!("cannot run {}", tool.display()))?;
+            // Nothing relative in the options can resolve to anything here.
+            .current_dir(&self.ws.dir);
+        // Its own process group, stopped at once on SIGINT/SIGTERM (crate::child).
+        let out = crate::child::output(&mut cmd, &tool.display().to_string())?;
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
             let last = err
@@ -508,6 +553,19 @@ impl Testbed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ram_backed_plans_must_fit_in_memory() {
+        let m = "MemTotal:       24000000 kB\nMemFree:  1 kB\nMemAvailable:   20000000 kB\n";
+        assert!(fits_in_memory(1 << 30, m).is_ok());
+        let e = fits_in_memory(61 << 30, m).unwrap_err();
+        assert!(e.contains("61.0 GiB") && e.contains("--device"), "{e}");
+        assert!(fits_in_memory(u64::MAX, m).is_err());
+        assert!(
+            fits_in_memory(u64::MAX, "").is_ok(),
+            "unknown: the kernel decides"
+        );
+    }
 
     #[test]
     fn parses_dir_specs() {

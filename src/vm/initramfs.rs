@@ -204,11 +204,10 @@ fn decompress(path: &Path) -> Result<Vec<u8>> {
     } else {
         return std::fs::read(path).with_context(|| format!("cannot read {}", path.display()));
     };
-    let out = Command::new(tool)
-        .args(["-dc"])
-        .arg(path)
-        .output()
-        .with_context(|| format!("cannot run {tool} (sudo make deps installs it)"))?;
+    let out = crate::child::output(
+        Command::new(tool).args(["-dc"]).arg(path),
+        &format!("{tool} (sudo make deps installs it)"),
+    )?;
     if !out.status.success() {
         bail!("{tool} -dc {} failed", path.display());
     }
@@ -367,11 +366,13 @@ pub fn base(kernel: &Kernel, fs: Fs, cache: &Path) -> Result<PathBuf> {
             }
             if sdir.exists() {
                 let depmod = find_tool("depmod").context("depmod not found: install kmod")?;
-                let out = Command::new(depmod)
-                    .arg("-b")
-                    .arg(&stage)
-                    .arg(&kernel.release)
-                    .output()?;
+                let out = crate::child::output(
+                    Command::new(depmod)
+                        .arg("-b")
+                        .arg(&stage)
+                        .arg(&kernel.release),
+                    "depmod",
+                )?;
                 if !out.status.success() {
                     bail!(
                         "depmod for the guest's modules failed: {}",

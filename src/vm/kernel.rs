@@ -121,7 +121,7 @@ pub fn image_release(image: &Path) -> Result<String> {
 }
 
 fn run(cmd: &mut Command, what: &str) -> Result<()> {
-    let out = cmd.output().with_context(|| format!("cannot run {what}"))?;
+    let out = crate::child::output(cmd, what)?;
     if !out.status.success() {
         bail!(
             "{what} failed: {}",

@@ -1,0 +1,82 @@
+//! Child processes (mkfs, depmod, dpkg-deb, decompressors, strace): each runs in a process
+//! group of its own, and SIGINT/SIGTERM on sigbench stop the whole group within
+//! milliseconds — a Ctrl-C never waits for a long mkfs, and never leaves a child running
+//! after sigbench has gone. (A group of its own also keeps a terminal's Ctrl-C from killing
+//! mkfs half-way before sigbench can tear down in order.)
+
+use crate::interrupt;
+use anyhow::{Context, Result};
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::time::Duration;
+
+/// How often a waiting sigbench looks at its children and at the interrupt flag.
+const POLL: Duration = Duration::from_millis(10);
+
+/// Run `cmd` to completion with its output captured, like `Command::output`, but stop it
+/// (and everything it started) when a signal asks sigbench to stop. `what` names it in
+/// errors.
+pub fn output(cmd: &mut Command, what: &str) -> Result<Output> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .with_context(|| format!("cannot run {what}"))?;
+    let drain = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    );
+    let status = wait(&mut child, what, true)?;
+    Ok(Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    })
+}
+
+/// Run `cmd` with the terminal's stdin/stdout/stderr (strace recording a program that may
+/// ask the user something), stopping it on SIGINT/SIGTERM. It stays in the terminal's
+/// process group, so a Ctrl-C at the terminal reaches it directly too.
+pub fn status(cmd: &mut Command, what: &str) -> Result<ExitStatus> {
+    let mut child = cmd.spawn().with_context(|| format!("cannot run {what}"))?;
+    wait(&mut child, what, false)
+}
+
+fn wait(child: &mut Child, what: &str, group: bool) -> Result<ExitStatus> {
+    loop {
+        if let Some(s) = child
+            .try_wait()
+            .with_context(|| format!("waiting for {what}"))?
+        {
+            return Ok(s);
+        }
+        if let Err(stop) = interrupt::check() {
+            // A child that leads its own group: stop the whole group; then reap the child.
+            let pid = child.id() as i32;
+            let _ = crate::sys::os::kill(if group { -pid } else { pid }, libc::SIGKILL);
+            let _ = child.wait();
+            return Err(stop.into());
+        }
+        std::thread::sleep(POLL);
+    }
+}
