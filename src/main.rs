@@ -53,7 +53,7 @@ fn main() {
         sigbench::vm::guest::init(&mut |argv| match Cli::try_parse_from(argv) {
             Ok(Cli {
                 command: Command::Run(a),
-            }) => exit_code(cmd::run::run(*a)),
+            }) => exit_code(cmd::run::run(*a), 1),
             Ok(_) => 2,
             Err(e) => {
                 sigbench::say!("sigbench-guest: {e}");
@@ -61,7 +61,23 @@ fn main() {
             }
         });
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                usage_error_code()
+            } else {
+                0 // --help, --version
+            };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    // A judge's (`compare`) errors must not read as a verdict to `git bisect run`.
+    let error_code = match cli.command {
+        Command::Compare(_) => cmd::compare::ERROR_EXIT,
+        _ => 1,
+    };
     let result = match cli.command {
         Command::Run(a) => cmd::run::run(*a),
         Command::Record(a) => cmd::record::run(a),
@@ -75,7 +91,7 @@ fn main() {
         Command::Validate(a) => cmd::validate::run(a),
         Command::Doctor(a) => cmd::doctor::run(a),
     };
-    let code = exit_code(result);
+    let code = exit_code(result, error_code);
     // Diagnostics the library raised after the last case (teardown) or outside a run.
     for w in sigbench::diag::take() {
         sigbench::say!("sigbench: warning: {w}");
@@ -83,8 +99,17 @@ fn main() {
     std::process::exit(code);
 }
 
-/// Print an error as one line and turn the outcome into an exit code.
-fn exit_code(result: anyhow::Result<i32>) -> i32 {
+/// The exit code of a command line clap refused: `compare`'s is the judge's error code (a
+/// usage error must stop a `git bisect run`, not mark a commit bad), 2 otherwise.
+fn usage_error_code() -> i32 {
+    match std::env::args().nth(1).as_deref() {
+        Some("compare") => cmd::compare::ERROR_EXIT,
+        _ => 2,
+    }
+}
+
+/// Print an error as one line and turn the outcome into an exit code (`error` for errors).
+fn exit_code(result: anyhow::Result<i32>, error: i32) -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => match e.downcast_ref::<Interrupted>() {
@@ -94,7 +119,7 @@ fn exit_code(result: anyhow::Result<i32>) -> i32 {
             }
             None => {
                 sigbench::say!("sigbench: {e:#}");
-                1
+                error
             }
         },
     }

@@ -354,3 +354,69 @@ fn export_import_and_json_files_as_labels() {
         std::fs::remove_file(f).unwrap();
     }
 }
+
+#[test]
+fn errors_stop_a_bisect_instead_of_judging() {
+    // git bisect run: 0 good, 1..127 bad (125 skip), >= 128 stops. An error is never a verdict.
+    let dir = std::env::temp_dir().join(format!("sigbench-judge-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let a = dir.join("a.json");
+    let b = dir.join("b.json");
+    for f in [&a, &b] {
+        let out = run(&[
+            "run",
+            "--fs",
+            "tmpfs",
+            "-n",
+            "20",
+            "--dir",
+            "a",
+            "-r",
+            "3",
+            "--no-store",
+            "--json",
+            f.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let db = dir.join("none.db");
+    for args in [
+        vec!["compare", a, "no-such-label", "--fail-on", "regression"],
+        vec![
+            "compare",
+            a,
+            "/no/such/file.json",
+            "--fail-on",
+            "regression",
+        ],
+        vec!["compare", a, b, "--fail-on", "regression:abc"],
+        vec!["compare", a, b, "--fail-on", "regression:-5"],
+        vec!["compare", a, b, "--fail-on", "regression", "--alpha", "nan"],
+        vec!["compare", a, b, "--fail-on", "regression", "--bogus-flag"],
+        vec!["compare", a, "--fail-on", "regression"],
+    ] {
+        let mut all = args.clone();
+        all.extend(["--db", db.to_str().unwrap()]);
+        let out = run(&all);
+        assert_eq!(out.status.code(), Some(128), "{args:?}: {}", stderr(&out));
+    }
+    let out = run(&[
+        "compare",
+        a,
+        b,
+        "--fail-on",
+        "regression",
+        "--metric",
+        "nosuchmetric",
+    ]);
+    assert_eq!(out.status.code(), Some(128));
+    let err = stderr(&out);
+    assert!(
+        err.contains("nosuchmetric") && err.contains("wall_ms"),
+        "lists the metrics: {err}"
+    );
+    assert!(stdout(&out).is_empty(), "no table before the error");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

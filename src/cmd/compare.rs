@@ -3,9 +3,12 @@
 use anyhow::{Result, bail};
 use sigbench::report::compare as fmt;
 use sigbench::stats::Test;
-use sigbench::stats::compare::{Samples, Verdict, compare, verdict};
+use sigbench::stats::compare::{Samples, Verdict, compare, metric_names, verdict};
 use sigbench::store::runs_of;
-use std::io::Write;
+
+/// The exit code of every error of `compare` (unknown label, missing file, bad option):
+/// `git bisect run` stops on codes ≥ 128, where 1 would mark the commit bad and 125 skip it.
+pub const ERROR_EXIT: i32 = 128;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -25,7 +28,8 @@ pub struct Args {
     #[arg(long)]
     all: bool,
     /// Exit 1 on a significant regression beyond PCT percent (`regression` or
-    /// `regression:5`), 0 without one, 125 when the data cannot decide (for `git bisect run`)
+    /// `regression:5`), 0 without one, 125 when the data cannot decide, 128 on any error
+    /// (for `git bisect run`: good, bad, skip, stop)
     #[arg(long, value_name = "regression[:PCT]")]
     fail_on: Option<String>,
     /// Metrics --fail-on judges (default: wall_ms, the timed window)
@@ -42,7 +46,7 @@ pub fn run(args: Args) -> Result<i32> {
         other => bail!("unknown test `{other}` (mann-whitney or welch)"),
     };
     if !(0.0 < args.alpha && args.alpha < 1.0) {
-        bail!("--alpha must be between 0 and 1");
+        bail!("--alpha must be between 0 and 1, not {}", args.alpha);
     }
     let threshold = match args.fail_on.as_deref() {
         None => None,
@@ -51,8 +55,8 @@ pub fn run(args: Args) -> Result<i32> {
             .strip_prefix("regression:")
             .map(|p| p.trim_end_matches('%').parse::<f64>())
         {
-            Some(Ok(p)) => Some(p),
-            _ => bail!("--fail-on takes `regression` or `regression:PCT`, not `{s}`"),
+            Some(Ok(p)) if p.is_finite() && p >= 0.0 => Some(p),
+            _ => bail!("--fail-on takes `regression` or `regression:PCT` with PCT ≥ 0, not `{s}`"),
         },
     };
     let mut store = None;
@@ -62,6 +66,13 @@ pub fn run(args: Args) -> Result<i32> {
         samples.push(Samples::from_runs(&label, &runs));
     }
     let cmp = compare(&samples, test, args.alpha);
+    let known = metric_names(&cmp);
+    if let Some(m) = args.metrics.iter().find(|m| !known.contains(m)) {
+        bail!(
+            "--metric {m}: no such metric in this comparison (metrics: {})",
+            known.join(", ")
+        );
+    }
     let out = match args.format.as_str() {
         "text" => fmt::text(&cmp, args.all),
         "markdown" | "md" => fmt::markdown(&cmp, args.all),
@@ -69,10 +80,7 @@ pub fn run(args: Args) -> Result<i32> {
         "json" => fmt::json(&cmp),
         other => bail!("unknown format `{other}` (text, markdown, csv, json)"),
     };
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout
-        .write_all(out.as_bytes())
-        .and_then(|()| stdout.flush());
+    super::out(&out)?;
     if matches!(args.format.as_str(), "csv" | "json") {
         for w in &cmp.warnings {
             sigbench::say!("sigbench: warning: {w}");

@@ -457,6 +457,18 @@ impl Verdict {
     }
 }
 
+/// The metrics a comparison has rows for, sorted.
+pub fn metric_names(cmp: &Comparison) -> Vec<String> {
+    let mut v: Vec<String> = cmp
+        .pairs
+        .iter()
+        .flat_map(|p| p.rows.iter().map(|r| r.metric.clone()))
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
 /// A significant increase of more than `pct` percent in any of `metrics` is a regression;
 /// a case where the sample sizes cannot show significance is undecidable.
 pub fn verdict(cmp: &Comparison, metrics: &[String], pct: f64) -> Verdict {
