@@ -224,6 +224,33 @@ impl Store {
         Ok(())
     }
 
+    /// Mark every run still `running` as `status` (`killed`): only when no sigbench is
+    /// running, so these were stopped by SIGKILL or a crash. Returns how many.
+    pub fn mark_running(&mut self, status: &str) -> Result<usize> {
+        let tx = self.conn.transaction()?;
+        let ids: Vec<(i64, String)> = {
+            let mut st = tx.prepare("SELECT id, meta FROM runs WHERE status = 'running'")?;
+            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?
+        };
+        for (id, meta) in &ids {
+            // The metadata carries the status too (`export` shows it).
+            let meta = match serde_json::from_str::<serde_json::Value>(meta) {
+                Ok(mut v) => {
+                    v["status"] = status.into();
+                    v.to_string()
+                }
+                Err(_) => meta.clone(),
+            };
+            tx.execute(
+                "UPDATE runs SET status = ?1, meta = ?2 WHERE id = ?3",
+                params![status, meta, id],
+            )?;
+        }
+        tx.commit()?;
+        Ok(ids.len())
+    }
+
     /// Update a run's metadata and status when it ends.
     pub fn finish_run(&mut self, run: i64, doc: &RunDocument) -> Result<()> {
         self.conn.execute(

@@ -416,3 +416,137 @@ fn import_refuses_a_newer_run_inside_an_older_export() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_sigkilled_run_is_marked_killed_by_doctor_cleanup() {
+    let dir = tmp("killed");
+    let db = dir.join("k.db");
+    let mut child = spawn(&[
+        "run",
+        "--fs",
+        "tmpfs",
+        "-n",
+        "2000",
+        "--dir",
+        "a",
+        "-r",
+        "50",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    wait_for_mount(&mut child, Duration::from_secs(30));
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&child, libc::SIGKILL);
+    let _ = child.wait();
+    assert!(stdout(&run(&["runs", "--db", db.to_str().unwrap()])).contains("running"));
+    // Other tests may be measuring (holding the machine lock): try until none is.
+    let start = std::time::Instant::now();
+    loop {
+        let out = run(&["doctor", "--cleanup", "--db", db.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let listed = stdout(&run(&["runs", "--db", db.to_str().unwrap()]));
+        if listed.contains("killed") {
+            assert!(!listed.contains("running"), "{listed}");
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(120), "{listed}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn small_things_are_errors_or_escaped() {
+    // The same directory twice would run every case twice and call it 2 repetitions.
+    let out = run(&[
+        "run",
+        "--fs",
+        "tmpfs",
+        "-n",
+        "5",
+        "--dir",
+        "a",
+        "--dir",
+        "a",
+        "--no-store",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("given twice"), "{}", stderr(&out));
+
+    // A property the filesystem refuses is described as the user wrote it, not as Rust
+    // debug text.
+    let long = format!("a:user.{}=v", "k".repeat(300));
+    let out = run(&[
+        "run",
+        "--fs",
+        "xfs",
+        "-n",
+        "5",
+        "--dir",
+        &long,
+        "--no-store",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("cannot set user.kkk") && !err.contains("Xattr {"),
+        "{err}"
+    );
+
+    // A slot opened again while open: no hidden close() in the timed window.
+    let sig = std::env::temp_dir().join(format!("sigbench-reopen-{}.toml", std::process::id()));
+    std::fs::write(
+        &sig,
+        "format = 1\nname = \"reopen\"\nn = 3\n[[phase]]\nsteps = [\n  { op = \"openat\", path = \"{name}\", flags = \"O_WRONLY|O_CREAT\", slot = \"f\" },\n]\n",
+    )
+    .unwrap();
+    let out = run(&["run", sig.to_str().unwrap(), "--fs", "tmpfs", "--no-store"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("while it is still open") && err.contains(":6:"),
+        "{err}"
+    );
+    std::fs::remove_file(&sig).unwrap();
+
+    // A label with a terminal escape sequence is printed escaped.
+    let dir = tmp("escape");
+    let db = dir.join("e.db");
+    let label = "evil\u{1b}]0;pwned\u{7}\u{1b}[2J";
+    let out = run(&[
+        "run",
+        "--fs",
+        "tmpfs",
+        "-n",
+        "5",
+        "--dir",
+        "a",
+        "--label",
+        label,
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for args in [
+        vec!["runs", "--db", db.to_str().unwrap()],
+        vec!["compare", label, label, "--db", db.to_str().unwrap()],
+        vec![
+            "compare",
+            label,
+            label,
+            "--format",
+            "markdown",
+            "--db",
+            db.to_str().unwrap(),
+        ],
+    ] {
+        let o = run(&args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert!(
+            !stdout(&o).contains('\u{1b}'),
+            "{args:?} printed a raw escape"
+        );
+        assert!(stdout(&o).contains("evil"), "{args:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -63,6 +63,8 @@ pub fn run(args: Args) -> Result<i32> {
     let mut samples = Vec::new();
     for l in &args.labels {
         let (label, runs) = runs_of(l, &args.store.db, &mut store)?;
+        // A label may come from anyone's export: never print its control characters.
+        let label = sigbench::report::table::escape_control(&label);
         samples.push(Samples::from_runs(&label, &runs));
     }
     let cmp = compare(&samples, test, args.alpha);

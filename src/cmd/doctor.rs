@@ -18,6 +18,8 @@ pub struct Args {
     events: Option<String>,
     #[command(flatten)]
     cache: super::options::CacheOptions,
+    #[command(flatten)]
+    store: super::options::StoreOptions,
 }
 
 fn line(what: &str, ok: bool, detail: impl AsRef<str>) {
@@ -38,6 +40,20 @@ pub fn run(args: Args) -> Result<i32> {
         let failed = done.iter().filter(|d| d.starts_with("FAILED")).count();
         for d in &done {
             println!("{d}");
+        }
+        // Runs a SIGKILL stopped stay `running` in the store: with no sigbench measuring
+        // now (the machine lock is free), every such run is dead.
+        if args.store.db.exists()
+            && let Some(_lock) = workspace::try_lock()?
+        {
+            let n = sigbench::store::Store::open(&args.store.db)?.mark_running("killed")?;
+            if n > 0 {
+                println!(
+                    "marked {n} run{} still `running` in {} as `killed`",
+                    if n == 1 { "" } else { "s" },
+                    args.store.db.display()
+                );
+            }
         }
         return Ok(if failed > 0 { 1 } else { 0 });
     }

@@ -49,6 +49,10 @@ pub fn run(args: Args) -> Result<i32> {
             sets.push(runs_of(l, &args.store.db, &mut store)?);
         }
     }
+    // Labels may come from anyone's export: never print their control characters.
+    for (label, _) in &mut sets {
+        *label = sigbench::report::table::escape_control(label);
+    }
     // One signature per report: the one run last.
     let last = sets
         .iter()

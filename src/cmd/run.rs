@@ -119,7 +119,20 @@ pub struct Args {
 /// filesystem cannot have (with a note).
 fn directories(args: &Args, sig: &Signature, fs: Fs) -> Result<Vec<DirSpec>> {
     if !args.dirs.is_empty() {
-        return args.dirs.iter().map(|d| DirSpec::parse(d, fs)).collect();
+        let dirs: Vec<DirSpec> = args
+            .dirs
+            .iter()
+            .map(|d| DirSpec::parse(d, fs))
+            .collect::<Result<_>>()?;
+        for (k, d) in dirs.iter().enumerate() {
+            if dirs[..k].iter().any(|e| e.name == d.name) {
+                bail!(
+                    "--dir {} is given twice: each directory is a case of its own (use -r for repetitions)",
+                    d.name
+                );
+            }
+        }
+        return Ok(dirs);
     }
     let mut dirs = Vec::new();
     let mut skipped = Vec::new();

@@ -1,6 +1,7 @@
 //! `sigbench runs`: the runs in the results store.
 
 use anyhow::Result;
+use sigbench::report::table::escape_control;
 use sigbench::store::Store;
 
 #[derive(clap::Args)]
@@ -24,7 +25,12 @@ pub fn run(args: Args) -> Result<i32> {
         super::out(&o)?;
         return Ok(0);
     }
-    let lw = runs.iter().map(|r| r.label.len()).max().unwrap_or(5).max(5);
+    let lw = runs
+        .iter()
+        .map(|r| escape_control(&r.label).len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
     let sw = runs
         .iter()
         .map(|r| r.signature.len())
@@ -49,9 +55,9 @@ pub fn run(args: Args) -> Result<i32> {
             o,
             "{:>4}  {:<lw$}  {:<20}  {:<sw$}  {:<5}  {:<18}  {:>4}  {:>5}  {}",
             r.id,
-            r.label,
+            escape_control(&r.label),
             r.started_at,
-            r.signature,
+            escape_control(&r.signature),
             r.fs,
             if ns.is_empty() {
                 "-".into()

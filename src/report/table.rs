@@ -1,6 +1,23 @@
 //! A table, rendered as aligned text, Markdown or CSV — so every report format lays out
 //! the same content the same way.
 
+/// `s` with control characters written as `\x1b`, `\n`…: safe to print on a terminal
+/// and inside one table cell.
+pub fn escape_control(s: &str) -> String {
+    if !s.chars().any(char::is_control) {
+        return s.to_string();
+    }
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string().replace("\\u{", "\\x{")
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// Column alignment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Align {
@@ -20,15 +37,21 @@ pub struct Table {
 impl Table {
     pub fn new(title: impl Into<String>, headers: &[(&str, Align)]) -> Table {
         Table {
-            title: title.into(),
-            headers: headers.iter().map(|(h, a)| (h.to_string(), *a)).collect(),
+            title: escape_control(&title.into()),
+            headers: headers
+                .iter()
+                .map(|(h, a)| (escape_control(h), *a))
+                .collect(),
             rows: Vec::new(),
             note: None,
         }
     }
 
+    /// Add a row. Control characters (a label imported from elsewhere may hold terminal
+    /// escape sequences) are shown escaped, never sent to the terminal.
     pub fn push(&mut self, row: Vec<String>) {
-        self.rows.push(row);
+        self.rows
+            .push(row.into_iter().map(|c| escape_control(&c)).collect());
     }
 
     fn widths(&self) -> Vec<usize> {
@@ -160,5 +183,16 @@ mod tests {
         assert!(t.markdown().contains("|:---|---:|"));
         t.push(vec!["x,\"y\"".into(), "2".into()]);
         assert!(t.csv().ends_with("\"x,\"\"y\"\"\",2\n"));
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(escape_control("plain"), "plain");
+        let e = escape_control("a\u{1b}[2Jb\n");
+        assert!(!e.chars().any(char::is_control), "{e}");
+        assert!(e.contains("[2J") && e.starts_with('a'), "{e}");
+        let mut t = Table::new("T", &[("label", Align::Left)]);
+        t.push(vec!["x\u{1b}]0;pwned\u{7}".into()]);
+        assert!(!t.text().contains('\u{1b}') && !t.markdown().contains('\u{1b}'));
     }
 }

@@ -228,7 +228,8 @@ impl DirSpec {
         let dir = root.join(&self.name);
         std::fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
         for p in &self.props {
-            apply(&dir, p).with_context(|| format!("cannot set {p:?} on {}", dir.display()))?;
+            apply(&dir, p)
+                .with_context(|| format!("cannot set {} on {}", p.describe(), dir.display()))?;
         }
         Ok(dir)
     }
@@ -298,6 +299,17 @@ fn setxattr(path: &Path, name: &str, value: &str) -> Result<()> {
         bail!("setxattr {name}={value}: {e}");
     }
     Ok(())
+}
+
+impl Prop {
+    /// As the user wrote it in `--dir`: `compression=zstd:1`, `user.k=v`, `chattr=C`.
+    pub fn describe(&self) -> String {
+        match self {
+            Prop::Compression(v) => format!("compression={v}"),
+            Prop::Xattr { name, value } => format!("{name}={value}"),
+            Prop::Chattr { letters, .. } => format!("chattr={letters}"),
+        }
+    }
 }
 
 fn apply(dir: &Path, p: &Prop) -> Result<()> {
