@@ -429,6 +429,8 @@ mod tests {
                 "from" => "\"{name}\"".to_string(),
                 "to" => "\"{name}.to\"".to_string(),
                 "target" => "\"{name}\"".to_string(),
+                // Open-like ops define a slot of their own (reopening `f` is an error).
+                "slot" if ["open", "openat", "creat"].contains(&op) => "\"g\"".to_string(),
                 "slot" => "\"f\"".to_string(),
                 "new_slot" => "\"g\"".to_string(),
                 // The largest call the limits allow moves through memory; file sizes stay
