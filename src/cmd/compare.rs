@@ -50,7 +50,7 @@ pub fn run(args: Args) -> Result<i32> {
     }
     let threshold = match args.fail_on.as_deref() {
         None => None,
-        Some("regression") => Some(0.0),
+        Some("regression") => Some(sigbench::stats::compare::DEFAULT_MIN_EFFECT_PCT),
         Some(s) => match s
             .strip_prefix("regression:")
             .map(|p| p.trim_end_matches('%').parse::<f64>())

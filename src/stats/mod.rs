@@ -7,6 +7,7 @@ pub mod hypothesis;
 pub mod ratio;
 pub mod scaling;
 pub mod summary;
+pub mod verdict;
 
 pub use hypothesis::{Test, mann_whitney_u, min_p_value, welch_t};
 pub use ratio::{Ratio, ratio_of_medians};

@@ -434,6 +434,17 @@ fn acquire_device(spec: &TestbedSpec, space: u64, ws: &Workspace) -> Result<Devi
     Ok(device)
 }
 
+/// A RAM-backed filesystem (the default loop ramdisk, zram, brd, tmpfs) must fit in
+/// memory: checked before anything is created.
+pub fn check_memory(spec: &TestbedSpec, space: u64) -> Result<(), String> {
+    let ram_backed = spec.fs.mkfs_tool().is_none() || !matches!(spec.device, DeviceSpec::Path(_));
+    if !ram_backed {
+        return Ok(());
+    }
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    fits_in_memory(space, &meminfo)
+}
+
 fn gib(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
@@ -482,14 +493,7 @@ pub struct CaseFs {
 impl Testbed {
     /// Set up the workspace and the device, sized for `space` bytes of workload.
     pub fn create(spec: TestbedSpec, space: u64) -> Result<Testbed> {
-        // A RAM-backed filesystem (the default loop ramdisk, zram, brd, tmpfs) must fit in
-        // memory: checked before anything is created.
-        let ram_backed =
-            spec.fs.mkfs_tool().is_none() || !matches!(spec.device, DeviceSpec::Path(_));
-        if ram_backed {
-            let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-            fits_in_memory(space, &meminfo).map_err(|e| anyhow::anyhow!("{e}"))?;
-        }
+        check_memory(&spec, space).map_err(|e| anyhow::anyhow!("{e}"))?;
         let ws = Workspace::create()?;
         let device = match spec.fs.mkfs_tool() {
             Some(_) => Some(acquire_device(&spec, space, &ws)?),
