@@ -168,7 +168,7 @@ impl Plan {
         flush(&mut warnings, doc, obs);
 
         let max_n = self.ns.iter().copied().max().unwrap_or(1);
-        crate::testbed::check_memory(&self.testbed, self.signature.space_needed(max_n))
+        crate::testbed::check_memory(&self.testbed, self.signature.memory_needed(max_n))
             .map_err(|e| anyhow::anyhow!("{}, N = {max_n}: {e}", self.signature.origin))?;
         let bed = Testbed::create(self.testbed.clone(), self.signature.space_needed(max_n))?;
         match &bed.device {

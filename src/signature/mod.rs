@@ -398,8 +398,17 @@ impl Signature {
 
     /// A rough upper bound of the space a case of N files needs on the test filesystem.
     pub fn space_needed(&self, n: u64) -> u64 {
+        self.space_with(n, 8 * 1024) // inode + dirent + metadata copies, generous
+    }
+
+    /// What a case of N files is expected to occupy in memory on a RAM-backed filesystem:
+    /// the data, plus ~2 KiB per directory entry (inode, dentry, metadata).
+    pub fn memory_needed(&self, n: u64) -> u64 {
+        self.space_with(n, 2 * 1024)
+    }
+
+    fn space_with(&self, n: u64, per_entry: u64) -> u64 {
         // Saturating: a hostile signature's sizes must not wrap around to a small number.
-        let per_entry = 8 * 1024; // inode + dirent + metadata copies, generous
         let populate = self
             .setup
             .populate

@@ -34,6 +34,12 @@ fn forbidden(fs: Fs) -> &'static [&'static str] {
 
 /// Split and check `--mkfs-opts` for `fs`. Errors are one line saying what to do.
 pub fn mkfs_options(fs: Fs, text: &str) -> Result<Vec<String>> {
+    if fs.mkfs_tool().is_none() && !text.trim().is_empty() {
+        bail!(
+            "{} is not made with mkfs: drop --mkfs-opts (use --mount-opts)",
+            fs.name()
+        );
+    }
     let tokens: Vec<String> = text.split_whitespace().map(String::from).collect();
     let values = takes_value(fs);
     let mut expect_value = false;
