@@ -5,6 +5,7 @@
 
 use super::table::{Align, Table};
 use crate::stats::compare::{Comparison, Kind, Row};
+use crate::stats::verdict::Evidence;
 use std::collections::BTreeMap;
 
 /// A number with about four significant digits, LKP style.
@@ -47,15 +48,20 @@ fn change(r: &Row) -> String {
     }
 }
 
+/// How the row was decided, with its Holm-adjusted p-value.
 fn evidence(r: &Row) -> String {
     if r.exact {
         "exact".into()
     } else if r.insufficient {
         "too few samples".into()
     } else {
-        match r.p_value {
-            Some(p) if p < 0.0001 => "p<0.0001".into(),
-            Some(p) => format!("p={p:.4}"),
+        let how = match r.evidence {
+            Evidence::Separation => "sep ",
+            _ => "",
+        };
+        match r.p_adjusted.or(r.p_value) {
+            Some(p) if p < 0.0001 => format!("{how}p<0.0001"),
+            Some(p) => format!("{how}p={p:.4}"),
             None => "-".into(),
         }
     }
@@ -158,6 +164,15 @@ fn lkp_table(c: &Comparison, pair: usize, all: bool) -> Table {
             .cmp(&a.significant)
             // Time and counters first, then latency, then kernel-wide deltas.
             .then_with(|| a.kind.cmp(&b.kind))
+            // Kernel-wide deltas (slab, vmstat, block) by how far the change stands out of
+            // the noise, so the cache that really moved comes first.
+            .then_with(|| {
+                if a.kind == Kind::Kernel && b.kind == Kind::Kernel {
+                    b.effect.total_cmp(&a.effect)
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
             // Finite changes by size, then metrics that were 0 on the baseline.
             .then_with(|| {
                 a.change_percent()
@@ -207,13 +222,17 @@ fn lkp_table(c: &Comparison, pair: usize, all: bool) -> Table {
         row.push("(no metric changed significantly)".into());
         t.push(row);
     }
-    if !all {
-        t.note = Some(format!(
-            "(medians; rows without a significant change hidden, --all shows them; {} at α = {})",
-            c.test.name(),
-            c.alpha
-        ));
-    }
+    let tested = p.rows.iter().filter(|r| !r.exact).count();
+    t.note = Some(format!(
+        "(medians{}; {} or separated ranges for small samples, p-values Holm-adjusted over the {tested} tested rows: family-wise error ≤ α = {}; `sep`: decided by separation, docs/statistics.md)",
+        if all {
+            ""
+        } else {
+            "; rows without a significant change hidden, --all shows them"
+        },
+        c.test.name(),
+        c.alpha
+    ));
     t
 }
 
@@ -315,6 +334,9 @@ pub fn csv(c: &Comparison) -> String {
             ("ratio_lo", Align::Right),
             ("ratio_hi", Align::Right),
             ("p_value", Align::Right),
+            ("p_adjusted", Align::Right),
+            ("evidence", Align::Left),
+            ("effect_sd", Align::Right),
             ("exact", Align::Left),
             ("significant", Align::Left),
         ],
@@ -345,6 +367,9 @@ pub fn csv(c: &Comparison) -> String {
                 lo,
                 hi,
                 r.p_value.map_or(String::new(), |p| p.to_string()),
+                r.p_adjusted.map_or(String::new(), |p| p.to_string()),
+                r.evidence.name().to_string(),
+                r.effect.to_string(),
                 r.exact.to_string(),
                 r.significant.to_string(),
             ]);

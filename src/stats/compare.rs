@@ -79,6 +79,24 @@ pub fn metrics_of(c: &CaseResult) -> Vec<(String, Kind, f64)> {
     for (k, d) in c.blockstat.iter().flatten() {
         v.push((format!("block.{k}"), Kind::Kernel, *d as f64));
     }
+    // Per phase, where the story usually is (reference 004: creates grow maple_node, deletes
+    // free it, and the whole window nets out to noise). One phase is the window itself.
+    if c.phases.len() > 1 {
+        for p in &c.phases {
+            v.push((
+                format!("{}.wall_ms", p.name),
+                Kind::Time,
+                p.wall_ns as f64 / 1e6,
+            ));
+            for s in p.slabinfo.iter().flatten() {
+                v.push((
+                    format!("{}.slabinfo.{}.active_objs", p.name, s.cache),
+                    Kind::Kernel,
+                    s.active_objs as f64,
+                ));
+            }
+        }
+    }
     v
 }
 
@@ -540,4 +558,182 @@ pub fn verdict(cmp: &Comparison, metrics: &[String], pct: f64) -> Verdict {
         return Verdict::Undecidable;
     }
     Verdict::NoRegression
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::Host;
+    use crate::probe::Cpu;
+    use crate::probe::procfs::SlabDelta;
+    use crate::results::{PhaseResult, PlanMeta, SignatureMeta, TestbedMeta, Tool};
+
+    /// A synthetic run: one case per repetition with the given wall times, a `create` and a
+    /// `delete` phase, and maple_node's create-phase change per repetition.
+    pub(crate) fn doc(label: &str, walls: &[f64], maple: &[i64]) -> RunDocument {
+        let cases = walls
+            .iter()
+            .zip(maple)
+            .enumerate()
+            .map(|(k, (&w, &m))| CaseResult {
+                dir: "churn".into(),
+                n: 20000,
+                rep: k as u32 + 1,
+                warmup: false,
+                path: "/mnt/churn".into(),
+                wall_ns: (w * 1e6) as u64,
+                calls: 40000,
+                cpu: Cpu::default(),
+                counters: vec![],
+                latency: vec![],
+                vmstat: None,
+                slabinfo: Some(vec![SlabDelta {
+                    cache: "dentry".into(),
+                    active_objs: 3 + k as i64,
+                    num_objs: 0,
+                    pages: 0,
+                }]),
+                blockstat: None,
+                phases: vec![
+                    PhaseResult {
+                        name: "create".into(),
+                        wall_ns: (w * 0.6e6) as u64,
+                        slabinfo: Some(
+                            [("maple_node", m), ("kmalloc-64", 5 - k as i64)]
+                                .iter()
+                                .filter(|(_, v)| *v != 0)
+                                .map(|(c, v)| SlabDelta {
+                                    cache: c.to_string(),
+                                    active_objs: *v,
+                                    num_objs: 0,
+                                    pages: 0,
+                                })
+                                .collect(),
+                        ),
+                    },
+                    PhaseResult {
+                        name: "delete".into(),
+                        wall_ns: (w * 0.4e6) as u64,
+                        slabinfo: Some(vec![]),
+                    },
+                ],
+            })
+            .collect();
+        RunDocument {
+            schema: crate::results::SCHEMA.into(),
+            version: 1,
+            id: label.into(),
+            label: label.into(),
+            tool: Tool {
+                name: "sigbench".into(),
+                version: "test".into(),
+            },
+            status: "complete".into(),
+            error: None,
+            started_at: "2026-11-23T00:00:00Z".into(),
+            host: Host {
+                hostname: "h".into(),
+                kernel_release: label.into(),
+                kernel_version: String::new(),
+                kernel_cmdline: String::new(),
+                arch: "x86_64".into(),
+                cpu_model: String::new(),
+                cpus: 2,
+                mem_total_kib: 0,
+                emulated: false,
+                accelerator: None,
+            },
+            signature: SignatureMeta {
+                name: "lkp-churn".into(),
+                origin: "builtin".into(),
+                sha256: String::new(),
+                source: String::new(),
+            },
+            testbed: TestbedMeta {
+                fs: "tmpfs".into(),
+                ..Default::default()
+            },
+            plan: PlanMeta {
+                n: vec![20000],
+                repetitions: walls.len() as u32,
+                warmup: 0,
+                seed: 1,
+                order: "interleaved".into(),
+                dirs: vec!["churn".into()],
+                probes: vec![],
+            },
+            cases,
+            warnings: vec![],
+            peak_rss_kib: 0,
+        }
+    }
+
+    fn cmp(a: RunDocument, b: RunDocument) -> Comparison {
+        compare(
+            &[
+                Samples::from_runs(&a.label.clone(), &[a]),
+                Samples::from_runs(&b.label.clone(), &[b]),
+            ],
+            Test::MannWhitney,
+            0.05,
+        )
+    }
+
+    #[test]
+    fn phase_slab_change_from_three_samples_is_significant_and_first() {
+        let c = cmp(
+            doc("6.1", &[95.0, 97.0, 96.0], &[0, 0, 0]),
+            doc("6.12", &[99.0, 96.0, 98.0], &[1424, 1410, 1433]),
+        );
+        let rows = &c.pairs[0].rows;
+        let maple = rows
+            .iter()
+            .find(|r| r.metric == "create.slabinfo.maple_node.active_objs")
+            .expect("phase slab rows are metrics");
+        assert!(maple.significant, "{maple:?}");
+        assert_eq!(maple.evidence, Evidence::Separation);
+        // Ranked first among the kernel rows: by effect, not by %change.
+        let kernel: Vec<&Row> = rows.iter().filter(|r| r.kind == Kind::Kernel).collect();
+        let top = kernel
+            .iter()
+            .max_by(|a, b| a.effect.total_cmp(&b.effect))
+            .unwrap();
+        assert_eq!(top.metric, maple.metric);
+        assert!(rows.iter().any(|r| r.metric == "create.wall_ms"));
+        // The walls overlap: not a change, and with 3 a side "too few samples", not "same".
+        let wall = rows.iter().find(|r| r.metric == "wall_ms").unwrap();
+        assert!(!wall.significant && wall.insufficient);
+        // The judge: maple_node regressed; wall time cannot be decided.
+        assert_eq!(
+            verdict(&c, &["create.slabinfo.maple_node.active_objs".into()], 2.0),
+            Verdict::Regression
+        );
+        assert_eq!(verdict(&c, &["wall_ms".into()], 2.0), Verdict::Undecidable);
+    }
+
+    #[test]
+    fn a_small_significant_drift_is_not_a_regression() {
+        // +1.6 % with ten tight samples a side: significant, but the ratio's interval does
+        // not clear the 2 % minimum effect.
+        let a: Vec<f64> = (0..10).map(|k| 100.0 + 0.1 * k as f64).collect();
+        let b: Vec<f64> = a.iter().map(|x| x * 1.016).collect();
+        let c = cmp(doc("a1", &a, &[0; 10]), doc("a2", &b, &[0; 10]));
+        let wall = c.pairs[0]
+            .rows
+            .iter()
+            .find(|r| r.metric == "wall_ms")
+            .unwrap();
+        assert!(wall.significant);
+        assert_eq!(
+            verdict(&c, &["wall_ms".into()], DEFAULT_MIN_EFFECT_PCT),
+            Verdict::NoRegression
+        );
+        // 10 % slower is one.
+        let b: Vec<f64> = a.iter().map(|x| x * 1.10).collect();
+        let c = cmp(doc("a1", &a, &[0; 10]), doc("b", &b, &[0; 10]));
+        assert_eq!(
+            verdict(&c, &["wall_ms".into()], DEFAULT_MIN_EFFECT_PCT),
+            Verdict::Regression
+        );
+    }
 }
