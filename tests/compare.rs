@@ -108,23 +108,44 @@ fn ext4_versus_btrfs_is_a_significant_difference_with_exit_codes() {
         &["compare", "btrfs", "ext4", "--fail-on", "regression"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    // Too few samples to decide: 125, for `git bisect run` to skip.
+    // Three samples a side decide a difference this large (separated ranges, many pooled
+    // standard deviations apart: the verdict engine's small-sample rule) …
     let db2 = self::db("ab-few");
     for fs in ["ext4", "btrfs"] {
-        assert!(
-            with_db(
-                &db2,
-                &[
-                    "run", "--fs", fs, "--dir", "a", "-n", "200", "-r", "3", "--label", fs
-                ]
-            )
-            .status
-            .success()
-        );
+        for (reps, label) in [("3", fs.to_string()), ("1", format!("{fs}-once"))] {
+            assert!(
+                with_db(
+                    &db2,
+                    &[
+                        "run", "--fs", fs, "--dir", "a", "-n", "2000", "-r", reps, "--label",
+                        &label
+                    ]
+                )
+                .status
+                .success()
+            );
+        }
     }
     let out = with_db(
         &db2,
+        &["compare", "ext4", "btrfs", "--fail-on", "regression"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let out = with_db(
+        &db2,
         &["compare", "btrfs", "ext4", "--fail-on", "regression"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // … one sample a side decides nothing: 125, for `git bisect run` to skip.
+    let out = with_db(
+        &db2,
+        &[
+            "compare",
+            "btrfs-once",
+            "ext4-once",
+            "--fail-on",
+            "regression",
+        ],
     );
     assert_eq!(out.status.code(), Some(125), "{}", stderr(&out));
     assert!(

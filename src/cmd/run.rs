@@ -107,6 +107,10 @@ pub struct Args {
     /// Seconds the plan may run in a guest once it is up (default 120, ×10 under TCG)
     #[arg(long, value_name = "SECS")]
     guest_timeout: Option<u64>,
+    /// With several --kernel: alternate boots (A B A B …), one repetition per boot, so
+    /// drift of the machine cannot pose as a kernel change
+    #[arg(long)]
+    interleave: bool,
     #[command(flatten)]
     cache: super::options::CacheOptions,
     /// Log every timed call (phase, file, syscall, paths, result) to FILE, to check a
@@ -239,6 +243,9 @@ pub fn run(args: Args) -> Result<i32> {
     let plan = plan_of(&args)?;
     if !args.kernels.is_empty() {
         return run_kernels(&args, &plan);
+    }
+    if args.interleave {
+        bail!("--interleave alternates kernels: give at least two --kernel");
     }
     let store = if args.no_store {
         None
@@ -495,7 +502,13 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
     if args.op_log.is_some() && specs.iter().any(|(_, s)| *s != KernelSpec::Host) {
         bail!("--op-log is not available in a guest");
     }
-    let (guest, signature) = guest_args(args, plan)?;
+    // Boots: one per kernel with every repetition, or (--interleave) one repetition per
+    // boot, kernels alternating.
+    let boots: Vec<u32> = if args.interleave {
+        vec![1; plan.repetitions as usize]
+    } else {
+        vec![plan.repetitions]
+    };
     let accel = match args.accel.as_str() {
         "auto" => None,
         "kvm" => Some(Accel::Kvm),
@@ -517,102 +530,118 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
     let mut docs = Vec::new();
     let mut failures = Vec::new();
     let mut store_failed = false;
-    for (name, spec) in &specs {
-        interrupt::check()?;
-        if *spec == KernelSpec::Host {
-            sigbench::say!(
-                "sigbench: kernel host ({})",
-                sigbench::host::Host::current().kernel_release
-            );
-            let (doc, outcome, store_error) =
-                run_here(args, plan, args.label.clone(), store.take());
-            if let Some(e) = store_error {
-                store_failed = true;
-                failures.push(format!(
-                    "kernel host: could not store the results in {}: {e}",
-                    args.store.db.display()
-                ));
-            }
-            store = if args.no_store {
-                None
-            } else {
-                Some(Store::open(&args.store.db)?)
-            };
-            if let Err(e) = outcome {
-                if e.downcast_ref::<interrupt::Interrupted>().is_some() {
-                    return Err(e);
-                }
-                failures.push(format!("kernel host: {e:#}"));
-            }
-            docs.push(doc);
-            continue;
-        }
-        let outcome = kernel::prepare(spec, name, &opts.cache).and_then(|k| {
-            sigbench::say!("sigbench: kernel {} ({name})", k.release);
-            vm::run(&k, plan.testbed.fs, &guest, signature.as_deref(), &opts)
-        });
-        for w in sigbench::diag::take() {
-            sigbench::say!("sigbench: {w}");
-        }
-        let run = match outcome {
-            Ok(r) => r,
-            Err(e) => {
-                if e.downcast_ref::<interrupt::Interrupted>().is_some() {
-                    return Err(e);
-                }
-                failures.push(format!("{e:#}"));
-                sigbench::say!("sigbench: {}", failures.last().unwrap());
+    let mut broken: Vec<&str> = Vec::new();
+    let full_plan = plan;
+    for (boot, &reps) in boots.iter().enumerate() {
+        let plan = &Plan {
+            repetitions: reps,
+            ..full_plan.clone()
+        };
+        let (guest, signature) = guest_args(args, plan)?;
+        for (name, spec) in &specs {
+            interrupt::check()?;
+            if broken.contains(&name.as_str()) {
                 continue;
             }
-        };
-        if let Some(mut doc) = run.doc {
-            if let Some(l) = &args.label {
-                doc.label = l.clone();
+            if boots.len() > 1 {
+                sigbench::say!("sigbench: boot {} of {}", boot + 1, boots.len());
             }
-            let layout = text::LineLayout::new(
-                plan,
-                doc.cases
-                    .first()
-                    .map_or(0, |c| c.path.len() - c.dir.len() - 1),
-            );
-            let mut out = String::new();
-            for c in &doc.cases {
-                out.push_str(&text::s3e_line(plan, c, &layout));
-                out.push('\n');
+            if *spec == KernelSpec::Host {
+                sigbench::say!(
+                    "sigbench: kernel host ({})",
+                    sigbench::host::Host::current().kernel_release
+                );
+                let (doc, outcome, store_error) =
+                    run_here(args, plan, args.label.clone(), store.take());
+                if let Some(e) = store_error {
+                    store_failed = true;
+                    failures.push(format!(
+                        "kernel host: could not store the results in {}: {e}",
+                        args.store.db.display()
+                    ));
+                }
+                store = if args.no_store {
+                    None
+                } else {
+                    Some(Store::open(&args.store.db)?)
+                };
+                if let Err(e) = outcome {
+                    if e.downcast_ref::<interrupt::Interrupted>().is_some() {
+                        return Err(e);
+                    }
+                    failures.push(format!("kernel host: {e:#}"));
+                }
+                docs.push(doc);
+                continue;
             }
-            out.push_str(&text::summary(
-                &doc,
-                args.verbose,
-                plan.signature.slab_evidence,
-            ));
-            if args.json.as_deref() == Some("-") {
-                sigbench::say_raw!("{out}");
-            } else {
-                stdout(&out);
+            let outcome = kernel::prepare(spec, name, &opts.cache).and_then(|k| {
+                sigbench::say!("sigbench: kernel {} ({name})", k.release);
+                vm::run(&k, plan.testbed.fs, &guest, signature.as_deref(), &opts)
+            });
+            for w in sigbench::diag::take() {
+                sigbench::say!("sigbench: {w}");
             }
-            if let Some(s) = &mut store {
-                match s.import(&doc) {
-                    Ok(_) => sigbench::say!(
-                        "sigbench: stored as `{}` in {}",
-                        doc.label,
-                        s.path.display()
-                    ),
-                    Err(e) => {
-                        store_failed = true;
-                        failures.push(format!(
-                            "kernel {}: could not store the results in {}: {e:#}",
-                            doc.host.kernel_release,
+            let run = match outcome {
+                Ok(r) => r,
+                Err(e) => {
+                    if e.downcast_ref::<interrupt::Interrupted>().is_some() {
+                        return Err(e);
+                    }
+                    failures.push(format!("{e:#}"));
+                    sigbench::say!("sigbench: {}", failures.last().unwrap());
+                    broken.push(name);
+                    continue;
+                }
+            };
+            if let Some(mut doc) = run.doc {
+                if let Some(l) = &args.label {
+                    doc.label = l.clone();
+                }
+                let layout = text::LineLayout::new(
+                    plan,
+                    doc.cases
+                        .first()
+                        .map_or(0, |c| c.path.len() - c.dir.len() - 1),
+                );
+                let mut out = String::new();
+                for c in &doc.cases {
+                    out.push_str(&text::s3e_line(plan, c, &layout));
+                    out.push('\n');
+                }
+                out.push_str(&text::summary(
+                    &doc,
+                    args.verbose,
+                    plan.signature.slab_evidence,
+                ));
+                if args.json.as_deref() == Some("-") {
+                    sigbench::say_raw!("{out}");
+                } else {
+                    stdout(&out);
+                }
+                if let Some(s) = &mut store {
+                    match s.import(&doc) {
+                        Ok(_) => sigbench::say!(
+                            "sigbench: stored as `{}` in {}",
+                            doc.label,
                             s.path.display()
-                        ));
-                        sigbench::say!("sigbench: {}", failures.last().unwrap());
+                        ),
+                        Err(e) => {
+                            store_failed = true;
+                            failures.push(format!(
+                                "kernel {}: could not store the results in {}: {e:#}",
+                                doc.host.kernel_release,
+                                s.path.display()
+                            ));
+                            sigbench::say!("sigbench: {}", failures.last().unwrap());
+                        }
                     }
                 }
+                docs.push(doc);
             }
-            docs.push(doc);
-        }
-        if let Some(e) = run.error {
-            failures.push(format!("{e:#}"));
-            sigbench::say!("sigbench: {}", failures.last().unwrap());
+            if let Some(e) = run.error {
+                failures.push(format!("{e:#}"));
+                sigbench::say!("sigbench: {}", failures.last().unwrap());
+            }
         }
     }
     let dest = match &args.json {
