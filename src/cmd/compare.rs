@@ -3,7 +3,7 @@
 use anyhow::{Result, bail};
 use sigbench::report::compare as fmt;
 use sigbench::stats::Test;
-use sigbench::stats::compare::{Samples, Verdict, compare, metric_names, verdict};
+use sigbench::stats::compare::{Samples, Verdict, compare, compare_metrics, metric_names, verdict};
 use sigbench::store::runs_of;
 
 /// The exit code of every error of `compare` (unknown label, missing file, bad option):
@@ -94,7 +94,9 @@ pub fn run(args: Args) -> Result<i32> {
     } else {
         args.metrics.clone()
     };
-    let v = verdict(&cmp, &metrics, pct);
+    // The judge's own family: the judged metrics, named in advance.
+    let judged = compare_metrics(&samples, test, args.alpha, Some(&metrics));
+    let v = verdict(&judged, &metrics, pct);
     sigbench::say!(
         "sigbench: {}",
         match v {

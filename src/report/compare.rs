@@ -270,6 +270,67 @@ fn scaling_table(c: &Comparison) -> Table {
 }
 
 /// Every table of the comparison, in reading order.
+/// Every significant row of every pair, the evidence first: time, counters and the
+/// kernel's own counters (phase slab changes included) ranked by how far they stand out
+/// of their noise; latency percentiles last. What a maintainer reads first.
+pub fn changed_table(c: &Comparison) -> Table {
+    let mut rows: Vec<(&str, &str, &Row)> = c
+        .pairs
+        .iter()
+        .flat_map(|p| {
+            p.rows
+                .iter()
+                .filter(|r| r.significant)
+                .map(move |r| (p.base.as_str(), p.other.as_str(), r))
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        (a.2.kind == Kind::Latency)
+            .cmp(&(b.2.kind == Kind::Latency))
+            .then_with(|| (a.2.kind == Kind::Kernel).cmp(&(b.2.kind == Kind::Kernel)))
+            .then_with(|| b.2.effect.total_cmp(&a.2.effect))
+            .then_with(|| a.2.metric.cmp(&b.2.metric))
+    });
+    let mut t = Table::new(
+        "what changed",
+        &[
+            ("from", Align::Left),
+            ("to", Align::Left),
+            ("case", Align::Left),
+            ("metric", Align::Left),
+            ("from (median)", Align::Right),
+            ("to (median)", Align::Right),
+            ("change", Align::Right),
+            ("evidence", Align::Left),
+        ],
+    );
+    for (a, b, r) in rows {
+        t.push(vec![
+            a.to_string(),
+            b.to_string(),
+            r.case.short(),
+            r.metric.clone(),
+            num(r.base.median),
+            num(r.other.median),
+            change(r),
+            evidence(r),
+        ]);
+    }
+    if t.rows.is_empty() {
+        t.push(vec![
+            String::new(),
+            String::new(),
+            String::new(),
+            "(nothing changed significantly)".into(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ]);
+    }
+    t
+}
+
 pub fn tables(c: &Comparison, all: bool) -> Vec<Table> {
     let mut v = vec![labels_table(c)];
     for i in 0..c.pairs.len() {

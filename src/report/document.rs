@@ -28,6 +28,9 @@ pub struct Document {
     pub runs: Table,
     /// Emulation and similar notices that change how to read the numbers.
     pub notices: Vec<String>,
+    /// What changed (comparisons only): the significant rows, and s3e's "N× time, M×
+    /// evictions" per case.
+    pub changed: Vec<Table>,
     pub figures: Vec<Figure>,
     pub tables: Vec<Table>,
     pub warnings: Vec<String>,
@@ -103,11 +106,15 @@ fn describe(metric: &str, kind: Kind) -> (String, String) {
     match (metric, kind) {
         ("wall_ms", _) => ("time of the timed window".into(), "ms".into()),
         ("sys_ms", _) => ("system CPU time".into(), "ms".into()),
+        (m, Kind::Time) => (m.replace('_', " "), "ms".into()),
+        (m, Kind::Kernel) if m.contains("slabinfo.") => {
+            (m.replace('_', " "), "objects (change)".into())
+        }
         (m, _) => (m.replace('_', " "), "events".into()),
     }
 }
 
-fn figures(samples: &[Samples]) -> Result<Vec<Figure>> {
+fn figures(samples: &[Samples], changed: &[(String, Kind)]) -> Result<Vec<Figure>> {
     // Metrics to plot: time, system CPU, and every counter any label has.
     let mut metrics: Vec<(String, Kind)> = vec![
         ("wall_ms".into(), Kind::Time),
@@ -124,6 +131,17 @@ fn figures(samples: &[Samples]) -> Result<Vec<Figure>> {
         }
     }
     metrics.extend(counters.into_iter().map(|c| (c, Kind::Counter)));
+    for m in changed {
+        if !metrics.iter().any(|(x, _)| *x == m.0) {
+            metrics.push(m.clone());
+        }
+    }
+    // Labels that share a single N: the repetitions themselves, side by side.
+    let ns: BTreeSet<u64> = samples
+        .iter()
+        .flat_map(|s| s.cases.keys().map(|k| k.n))
+        .collect();
+    let single_n = ns.len() == 1;
     let multi_dir = samples
         .iter()
         .flat_map(|s| s.cases.keys().map(|k| k.dir.clone()))
@@ -132,6 +150,35 @@ fn figures(samples: &[Samples]) -> Result<Vec<Figure>> {
         > 1;
     let mut out = Vec::new();
     for (metric, kind) in metrics {
+        if single_n {
+            let mut groups = Vec::new();
+            for s in samples {
+                for (key, m) in &s.cases {
+                    if let Some((_, v)) = m.get(&metric) {
+                        let name = if multi_dir {
+                            format!("{} · {}", s.label, key.dir)
+                        } else {
+                            s.label.clone()
+                        };
+                        groups.push((name, v.clone()));
+                    }
+                }
+            }
+            if groups.is_empty() {
+                continue;
+            }
+            let (title, unit) = describe(&metric, kind);
+            let n = ns.iter().next().copied().unwrap_or(0);
+            out.push(Figure {
+                id: metric.replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_"),
+                caption: format!(
+                    "{title} at N = {n}: every repetition per label, the bar at the median"
+                ),
+                svg: plot::strip(&title, &unit, &groups)?,
+                title,
+            });
+            continue;
+        }
         let mut series = Vec::new();
         for s in samples {
             let mut by_dir: BTreeMap<&str, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
@@ -249,9 +296,37 @@ pub fn build(
 
     let mut tables = Vec::new();
     let mut warnings = Vec::new();
+    let mut changed = Vec::new();
+    let mut changed_metrics: Vec<(String, Kind)> = Vec::new();
     if samples.len() > 1 {
         let cmp = compare_labels::compare(&samples, test, alpha);
+        changed.push(compare::changed_table(&cmp));
+        // s3e's line per case ("2.82× time, 1.00× inode_evictions").
+        changed.extend(
+            compare::tables(&cmp, all)
+                .into_iter()
+                .skip(1)
+                .step_by(2)
+                .take(cmp.pairs.len()),
+        );
         tables.extend(compare::tables(&cmp, all).into_iter().skip(1));
+        // The significant metrics that are not plotted anyway get a figure too (the
+        // create-phase slab change of reference 004, say).
+        let mut sig: Vec<&crate::stats::compare::Row> = cmp
+            .pairs
+            .iter()
+            .flat_map(|p| {
+                p.rows
+                    .iter()
+                    .filter(|r| r.significant && r.kind != Kind::Latency)
+            })
+            .collect();
+        sig.sort_by(|a, b| b.effect.total_cmp(&a.effect));
+        for r in sig {
+            if !changed_metrics.iter().any(|(m, _)| *m == r.metric) && changed_metrics.len() < 6 {
+                changed_metrics.push((r.metric.clone(), r.kind));
+            }
+        }
         warnings = cmp.warnings;
     } else if let Some(s) = samples.first() {
         let rows = scaling(s);
@@ -273,7 +348,8 @@ pub fn build(
         about,
         runs: runs_table(sets),
         notices,
-        figures: figures(&samples)?,
+        changed,
+        figures: figures(&samples, &changed_metrics)?,
         tables,
         warnings,
     })

@@ -72,9 +72,15 @@ pub fn render(d: &Document) -> String {
     for n in &d.notices {
         out.push_str(&format!("<div class=\"notice\">{}</div>\n", escape(n)));
     }
+    if !d.changed.is_empty() {
+        out.push_str("<h2 id=\"what-changed\">What changed</h2>\n");
+        for t in &d.changed {
+            out.push_str(&t.html());
+        }
+    }
     out.push_str("<h2>What ran where</h2>\n");
     out.push_str(&d.runs.html());
-    out.push_str("<h2>Metrics against N</h2>\n");
+    out.push_str("<h2>Metrics</h2>\n");
     for f in &d.figures {
         out.push_str(&format!(
             "<figure id=\"{}\">\n{}\n<figcaption>{}</figcaption>\n</figure>\n",

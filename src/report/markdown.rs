@@ -11,9 +11,15 @@ pub fn render(d: &Document, stem: &str) -> (String, Vec<(String, String)>) {
     for n in &d.notices {
         out.push_str(&format!("> **Note:** {n}\n\n"));
     }
+    if !d.changed.is_empty() {
+        out.push_str("## What changed\n\n");
+        for t in &d.changed {
+            out.push_str(&t.markdown());
+        }
+    }
     out.push_str("## What ran where\n\n");
     out.push_str(&d.runs.markdown());
-    out.push_str("## Metrics against N\n\n");
+    out.push_str("## Metrics\n\n");
     let mut files = Vec::new();
     for f in &d.figures {
         let file = format!("{stem}-{}.svg", f.id);

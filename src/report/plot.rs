@@ -226,9 +226,110 @@ pub fn metric(title: &str, y_desc: &str, series: &[Series]) -> Result<String> {
     Ok(svg)
 }
 
+/// A strip plot for labels measured at a single N: one column per group (label, or label
+/// and directory), every repetition as a point (spread sideways so equal values stay
+/// visible), the median as a bar.
+pub fn strip(title: &str, y_desc: &str, groups: &[(String, Vec<f64>)]) -> Result<String> {
+    let values: Vec<f64> = groups.iter().flat_map(|g| g.1.iter().copied()).collect();
+    if values.is_empty() {
+        return Err(anyhow!("no data to plot for {title}"));
+    }
+    let y_max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let y_min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let span = (y_max - y_min).max(y_max.abs() * 0.05).max(1e-9);
+    let (lo, hi) = (
+        if y_min >= 0.0 && y_min - span * 0.3 < 0.0 {
+            0.0
+        } else {
+            y_min - span * 0.3
+        },
+        y_max + span * 0.3,
+    );
+    let names: Vec<String> = groups.iter().map(|g| clean(&g.0)).collect();
+    let err = |e: &dyn std::fmt::Display| anyhow!("drawing the plot: {e}");
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH / 2 + 120, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(clean(title), ("sans-serif", 18))
+            .margin(14)
+            .x_label_area_size(42)
+            .y_label_area_size(72)
+            .build_cartesian_2d(-0.5f64..groups.len() as f64 - 0.5, lo..hi)
+            .map_err(|e| err(&e))?;
+        let label_of = |v: &f64| {
+            let k = v.round();
+            if (v - k).abs() < 1e-6 && k >= 0.0 && (k as usize) < names.len() {
+                names[k as usize].clone()
+            } else {
+                String::new()
+            }
+        };
+        chart
+            .configure_mesh()
+            .x_desc("label (each point one repetition; bar: median)")
+            .y_desc(y_desc)
+            .x_labels(groups.len() * 2 + 1)
+            .x_label_formatter(&label_of)
+            .y_label_formatter(&|v| axis_number(*v))
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 15))
+            .disable_x_mesh()
+            .light_line_style(RGBColor(245, 245, 245))
+            .bold_line_style(RGBColor(225, 225, 225))
+            .draw()
+            .map_err(|e| err(&e))?;
+        for (k, (_, vals)) in groups.iter().enumerate() {
+            let color = PALETTE[k % PALETTE.len()];
+            let style = ShapeStyle::from(&color).filled();
+            let x = k as f64;
+            let n = vals.len().max(1) as f64;
+            chart
+                .draw_series(vals.iter().enumerate().map(|(j, &v)| {
+                    let dx = (j as f64 - (n - 1.0) / 2.0) * (0.5 / n);
+                    Circle::new((x + dx, v), 5, style)
+                }))
+                .map_err(|e| err(&e))?;
+            let mut sorted = vals.clone();
+            sorted.sort_by(f64::total_cmp);
+            if let Some(med) = crate::stats::Summary::of(&sorted).map(|s| s.median) {
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![(x - 0.3, med), (x + 0.3, med)],
+                        ShapeStyle::from(&BLACK).stroke_width(3),
+                    )))
+                    .map_err(|e| err(&e))?;
+            }
+        }
+        root.present().map_err(|e| err(&e))?;
+    }
+    Ok(svg)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strip_plots_one_column_per_label() {
+        let svg = strip(
+            "maple_node (create)",
+            "objects",
+            &[
+                ("6.1".into(), vec![0.0, 0.0, 0.0]),
+                ("6.12".into(), vec![1424.0, 1410.0, 1433.0]),
+            ],
+        )
+        .unwrap();
+        assert!(svg.starts_with("<svg"));
+        assert!(svg.contains("6.1") && svg.contains("6.12") && svg.contains("objects"));
+        assert!(
+            svg.matches("<circle").count() >= 6,
+            "every repetition is a point"
+        );
+        assert!(strip("x", "y", &[]).is_err());
+    }
 
     #[test]
     fn renders_both_views_with_a_legend() {

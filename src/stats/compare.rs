@@ -115,6 +115,8 @@ pub struct Samples {
     pub filesystems: BTreeSet<String>,
     /// Labels run under emulation (TCG): their times are not the hardware's.
     pub emulated: bool,
+    /// When each run started (RFC 3339), to tell interleaved labels from separate blocks.
+    pub started: Vec<String>,
 }
 
 impl Samples {
@@ -125,6 +127,7 @@ impl Samples {
             ..Default::default()
         };
         for r in runs {
+            s.started.push(r.started_at.clone());
             s.kernels.insert(r.host.kernel_release.clone());
             s.filesystems.insert(r.testbed.fs.clone());
             s.emulated |= r.host.emulated;
@@ -295,6 +298,19 @@ fn adjust(rows: &mut [Row], alpha: f64) {
 
 /// Compare every label with the first.
 pub fn compare(labels: &[Samples], test: Test, alpha: f64) -> Comparison {
+    compare_metrics(labels, test, alpha, None)
+}
+
+/// Compare only `only`'s metrics (all when None): the family the p-values are adjusted
+/// over is then just those rows. A judge (`--fail-on`) decides on metrics named in
+/// advance, so the other rows of the table are not part of its family.
+pub fn compare_metrics(
+    labels: &[Samples],
+    test: Test,
+    alpha: f64,
+    only: Option<&[String]>,
+) -> Comparison {
+    let wanted = |name: &String| only.is_none_or(|o| o.contains(name));
     let mut warnings = Vec::new();
     // Label → cases with too few samples (one warning per label, not per case).
     let mut few: BTreeMap<String, Vec<(String, usize)>> = BTreeMap::new();
@@ -308,17 +324,21 @@ pub fn compare(labels: &[Samples], test: Test, alpha: f64) -> Comparison {
             .cases
             .iter()
             .filter_map(|(case, bm)| {
-                other
-                    .cases
-                    .get(case)
-                    .map(|om| bm.keys().chain(om.keys()).collect::<BTreeSet<_>>().len())
+                other.cases.get(case).map(|om| {
+                    bm.keys()
+                        .chain(om.keys())
+                        .filter(|n| wanted(n))
+                        .collect::<BTreeSet<_>>()
+                        .len()
+                })
             })
             .sum();
         for (case, bm) in &base.cases {
             let Some(om) = other.cases.get(case) else {
                 continue;
             };
-            let names: BTreeSet<&String> = bm.keys().chain(om.keys()).collect();
+            let names: BTreeSet<&String> =
+                bm.keys().chain(om.keys()).filter(|n| wanted(n)).collect();
             for name in names {
                 let zero_a;
                 let zero_b;
@@ -377,6 +397,11 @@ pub fn compare(labels: &[Samples], test: Test, alpha: f64) -> Comparison {
             }
         }
         adjust(&mut rows, alpha);
+        if let Some(order) = separate_blocks(base, other) {
+            warnings.push(format!(
+                "{order} were measured in separate blocks of time: drift of the machine can pose as a difference (alternate them: `run --kernel A --kernel B --interleave`, or runs with alternating --label)"
+            ));
+        }
         let unmatched: Vec<String> = base
             .cases
             .keys()
@@ -446,6 +471,19 @@ pub fn compare(labels: &[Samples], test: Test, alpha: f64) -> Comparison {
         pairs,
         scaling: labels.iter().flat_map(scaling).collect(),
         warnings,
+    }
+}
+
+/// "A before B" when every run of one label started before every run of the other.
+fn separate_blocks(a: &Samples, b: &Samples) -> Option<String> {
+    let (amin, amax) = (a.started.iter().min()?, a.started.iter().max()?);
+    let (bmin, bmax) = (b.started.iter().min()?, b.started.iter().max()?);
+    if amax < bmin {
+        Some(format!("{} (first) and {}", a.label, b.label))
+    } else if bmax < amin {
+        Some(format!("{} (first) and {}", b.label, a.label))
+    } else {
+        None
     }
 }
 
