@@ -4,44 +4,6 @@
 mod common;
 
 use common::*;
-use std::path::Path;
-use std::process::Command;
-
-/// Decode a PNG and count its distinct colours and non-white pixels.
-fn png_stats(path: &Path) -> (usize, usize, u32, u32) {
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let px = info.color_type.samples();
-    let mut colours = std::collections::HashSet::new();
-    let mut inked = 0;
-    for p in buf[..info.buffer_size()].chunks(px) {
-        colours.insert(p[..3].to_vec());
-        if p[..3].iter().any(|&c| c < 200) {
-            inked += 1;
-        }
-    }
-    (colours.len(), inked, info.width, info.height)
-}
-
-/// URLs the page itself requested, from Chromium's net log: requests whose initiator is a
-/// document. (Chromium's own background requests, "not an origin", are not the page's.)
-fn page_requests(netlog: &Path) -> Vec<String> {
-    let log: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(netlog).unwrap()).unwrap();
-    let start_job = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
-        .as_u64()
-        .unwrap();
-    log["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["type"].as_u64() == Some(start_job))
-        .filter(|e| e["params"]["url"].is_string() && e["params"]["initiator"] != "not an origin")
-        .map(|e| e["params"]["url"].as_str().unwrap().to_string())
-        .collect()
-}
 
 #[test]
 fn report_of_a_real_sweep_renders_offline_in_chromium() {
@@ -111,31 +73,8 @@ fn report_of_a_real_sweep_renders_offline_in_chromium() {
 
     // Headless Chromium: no console errors, no network requests, a non-blank screenshot.
     let shot = dir.join("shot.png");
-    let netlog = dir.join("net.json");
-    let out = Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--window-size=1200,3000",
-        ])
-        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
-        .arg(format!("--log-net-log={}", netlog.display()))
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(format!("file://{}", html.display()))
-        .output()
-        .expect("chromium runs (scripts/deps.sh installs it)");
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{log}");
-    let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE")).collect();
+    let (console, requests) = render_in_chromium(&html, &shot, &dir);
     assert!(console.is_empty(), "console messages: {console:?}");
-    let requests = page_requests(&netlog);
     assert!(
         requests.is_empty(),
         "the page made network requests: {requests:?}"

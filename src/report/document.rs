@@ -101,6 +101,16 @@ fn runs_table(sets: &[(String, Vec<RunDocument>)]) -> Table {
     t
 }
 
+/// A metric of one phase (`create.wall_ms`, `create.slabinfo.maple_node.active_objs`):
+/// where the story usually is, and not plotted otherwise.
+fn is_phase_metric(r: &crate::stats::compare::Row) -> bool {
+    r.kind != Kind::Latency
+        && r.metric.contains('.')
+        && !["slabinfo.", "vmstat.", "block."]
+            .iter()
+            .any(|p| r.metric.starts_with(p))
+}
+
 /// What a plotted metric is called and measured in.
 fn describe(metric: &str, kind: Kind) -> (String, String) {
     match (metric, kind) {
@@ -310,15 +320,15 @@ pub fn build(
                 .take(cmp.pairs.len()),
         );
         tables.extend(compare::tables(&cmp, all).into_iter().skip(1));
-        // The significant metrics that are not plotted anyway get a figure too (the
-        // create-phase slab change of reference 004, say).
+        // The significant per-phase metrics get a figure too (the create-phase slab change
+        // of reference 004, say).
         let mut sig: Vec<&crate::stats::compare::Row> = cmp
             .pairs
             .iter()
             .flat_map(|p| {
                 p.rows
                     .iter()
-                    .filter(|r| r.significant && r.kind != Kind::Latency)
+                    .filter(|r| r.significant && is_phase_metric(r))
             })
             .collect();
         sig.sort_by(|a, b| b.effect.total_cmp(&a.effect));
