@@ -13,6 +13,7 @@ pub mod diag;
 pub mod exec;
 pub mod host;
 pub mod interrupt;
+pub mod minimize;
 pub mod plan;
 pub mod probe;
 pub mod record;

@@ -37,6 +37,8 @@ enum Command {
     Import(cmd::export::ImportArgs),
     /// Turn a program's strace log (or a command run under strace) into a signature
     Record(cmd::record::Args),
+    /// Shrink a signature to the steps that still show an effect (delta debugging)
+    Minimize(Box<cmd::minimize::Args>),
     /// List the built-in signatures
     List(cmd::list::Args),
     /// Print a signature file (built-in or on disk)
@@ -87,6 +89,7 @@ fn main() {
         Command::Export(a) => cmd::export::export(a),
         Command::Import(a) => cmd::export::import(a),
         Command::List(a) => cmd::list::run(a),
+        Command::Minimize(a) => cmd::minimize::run(*a),
         Command::Show(a) => cmd::show::run(a),
         Command::Validate(a) => cmd::validate::run(a),
         Command::Doctor(a) => cmd::doctor::run(a),

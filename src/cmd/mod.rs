@@ -4,6 +4,7 @@ pub mod compare;
 pub mod doctor;
 pub mod export;
 pub mod list;
+pub mod minimize;
 pub mod options;
 pub mod record;
 pub mod report;

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 pub struct Args {
     /// Built-in signature name (see `sigbench list`) or a signature file
     #[arg(default_value = signature::DEFAULT)]
-    signature: String,
+    pub(crate) signature: String,
     /// Filesystem to test: btrfs, ext4 or xfs
     #[arg(long, default_value = "btrfs")]
     fs: String,
@@ -42,7 +42,7 @@ pub struct Args {
     /// Test directory NAME[:key=value,...] (compression=zstd[:L]|lzo|zlib[:L]|none,
     /// nocow, chattr=FLAGS, user.X=V); repeatable; replaces the signature's defaults
     #[arg(long = "dir", value_name = "NAME[:PROPS]")]
-    dirs: Vec<String>,
+    pub(crate) dirs: Vec<String>,
     /// Number of files N; a comma-separated list sweeps N
     #[arg(
         short = 'n',
@@ -58,7 +58,7 @@ pub struct Args {
         default_value_t = 1,
         value_name = "R"
     )]
-    repetitions: u32,
+    pub(crate) repetitions: u32,
     /// Run the phases R times, each round on the next N files (overrides the signature)
     #[arg(long, value_name = "R")]
     rounds: Option<u32>,
@@ -94,7 +94,7 @@ pub struct Args {
     /// Run on this kernel (repeatable): a linux-image-*.deb, IMAGE[:MODULES_DIR], a kernel
     /// build tree, or `host`. Each result set is labelled with its kernel's release
     #[arg(long = "kernel", value_name = "KERNEL")]
-    kernels: Vec<String>,
+    pub(crate) kernels: Vec<String>,
     /// QEMU accelerator for --kernel: auto (KVM if a test boot works here, else TCG), kvm, tcg
     #[arg(long, default_value = "auto")]
     accel: String,
@@ -184,7 +184,7 @@ fn probes(args: &Args, fs: Fs) -> Result<Vec<ProbeSpec>> {
 }
 
 /// The plan the options describe (validated as far as it can be without a device).
-fn plan_of(args: &Args) -> Result<Plan> {
+pub(crate) fn plan_of(args: &Args) -> Result<Plan> {
     let mut sig = Signature::load(&args.signature)?;
     if let Some(r) = args.rounds {
         if r == 0 {

@@ -1,0 +1,171 @@
+//! `sigbench minimize SIG.toml --until PREDICATE -o MIN.toml [run options]`: shrink a
+//! signature to the steps that still show an effect (the library's `minimize`).
+
+use anyhow::{Context, Result, bail};
+use sigbench::minimize::{Minimizer, Predicate, RunJudge, Source};
+use sigbench::signature::Signature;
+use std::time::Instant;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// What must stay true, e.g. 'inode_evictions >= N', 'ratio(wall_ms, zstd/uncompressed) > 3',
+    /// 'create.slabinfo.maple_node.active_objs > 1000' (docs/minimize.md)
+    #[arg(long, value_name = "PREDICATE")]
+    until: String,
+    /// Where to write the minimized signature
+    #[arg(short = 'o', long = "output", value_name = "MIN.toml")]
+    output: std::path::PathBuf,
+    /// Repetitions per evaluation: a candidate keeps the effect only if the predicate holds
+    /// in every one (default: -r, at least 3)
+    #[arg(long, value_name = "R")]
+    reps: Option<u32>,
+    /// Keep the directories' properties (compression, chattr…) as they are
+    #[arg(long)]
+    keep_dir_props: bool,
+    /// Everything `run` takes: the signature, --fs, -n, --dir, --device, options…
+    #[command(flatten)]
+    run: super::run::Args,
+}
+
+pub fn run(args: Args) -> Result<i32> {
+    sigbench::interrupt::install()?;
+    // A bad predicate is one line before anything runs.
+    let predicate = Predicate::parse(&args.until)?;
+    if !args.run.kernels.is_empty() {
+        bail!(
+            "minimize runs on this kernel: --kernel is not supported yet (minimize on the kernel that shows the effect)"
+        );
+    }
+    let plan = super::run::plan_of(&args.run)?;
+    let sig: &Signature = &plan.signature;
+    let source = Source::parse(&sig.source, &sig.origin)?;
+    let dirs: Vec<String> = plan.dirs.iter().map(|d| d.text.clone()).collect();
+    let start = source.whole(dirs);
+    let reps = args.reps.unwrap_or(args.run.repetitions.max(3)).max(1);
+    let mut judge = RunJudge {
+        plan: plan.clone(),
+        predicate: predicate.clone(),
+        reps,
+    };
+    let began = Instant::now();
+    let mut m = Minimizer::new(source, &mut judge);
+    m.on_evaluation = Box::new(|e| {
+        sigbench::say!(
+            "sigbench: minimize: {:<16} {:<5} {:>10}  {:>6.1} s  {}",
+            e.stage,
+            if e.holds { "holds" } else { "no" },
+            e.value,
+            e.took.as_secs_f64(),
+            e.candidate
+        );
+    });
+    let min = m.run(start.clone(), !args.keep_dir_props)?;
+    let removable = m.check_one_minimal(&min)?;
+
+    // What was removed, as comments in the file.
+    let mut removed = Vec::new();
+    for (k, steps) in &start.phases {
+        let name = &sig.phases[*k].name;
+        match min.phases.iter().find(|(j, _)| j == k) {
+            None => removed.push(format!("phase `{name}` (all its steps)")),
+            Some((_, kept)) => {
+                for i in steps.iter().filter(|i| !kept.contains(i)) {
+                    removed.push(format!(
+                        "phase `{name}` step {}: {}",
+                        i + 1,
+                        sig.phases[*k].steps[*i].describe()
+                    ));
+                }
+            }
+        }
+    }
+    for i in start.prelude.iter().filter(|i| !min.prelude.contains(i)) {
+        removed.push(format!(
+            "prelude step {}: {}",
+            i + 1,
+            sig.prelude[*i].describe()
+        ));
+    }
+    for (was, now, name) in [
+        (start.populate, min.populate, "setup.populate"),
+        (start.sync, min.sync, "setup.sync"),
+        (start.fsync_dir, min.fsync_dir, "setup.fsync_dir"),
+    ] {
+        if was && !now {
+            removed.push(name.to_string());
+        }
+    }
+    for (a, b) in start.dirs.iter().zip(&min.dirs) {
+        if a != b {
+            removed.push(format!("directory `{a}` → `{b}`"));
+        }
+    }
+    let mut header = format!(
+        "# Minimized by `sigbench minimize` from {} ({}).\n# Keeps: --until '{}' in every one of {reps} repetitions, N = {}, {}.\n# Removed:\n",
+        sig.origin,
+        sig.name,
+        predicate.text,
+        plan.ns
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+        plan.testbed.fs.name()
+    );
+    if removed.is_empty() {
+        header.push_str("#   (nothing: every step is needed)\n");
+    }
+    for r in &removed {
+        header.push_str(&format!("#   {r}\n"));
+    }
+    header.push_str(&format!(
+        "# 1-minimal: {}\n",
+        if removable.is_empty() {
+            "yes, removing any single remaining step breaks the predicate".to_string()
+        } else {
+            format!("no, these could go: {}", removable.join(", "))
+        }
+    ));
+    let text = m.source.render(&min, &header)?;
+    Signature::parse(&text, &args.output.display().to_string())
+        .context("the minimized signature does not parse (a sigbench bug)")?;
+    std::fs::write(&args.output, &text)
+        .with_context(|| format!("cannot write {}", args.output.display()))?;
+
+    let mut o = String::new();
+    super::outln!(
+        o,
+        "{:<4} {:<18} {:<6} {:>12} {:>8}  candidate",
+        "#",
+        "stage",
+        "holds",
+        "value",
+        "time s"
+    );
+    for (k, e) in m.log.iter().enumerate() {
+        super::outln!(
+            o,
+            "{:<4} {:<18} {:<6} {:>12} {:>8.2}  {}",
+            k + 1,
+            e.stage,
+            if e.holds { "yes" } else { "no" },
+            e.value,
+            e.took.as_secs_f64(),
+            e.candidate
+        );
+    }
+    let steps =
+        |c: &sigbench::minimize::Candidate| c.phases.iter().map(|p| p.1.len()).sum::<usize>();
+    super::outln!(
+        o,
+        "\n{} evaluations in {:.1} s; {} → {} steps; 1-minimal: {}; wrote {}",
+        m.log.len(),
+        began.elapsed().as_secs_f64(),
+        steps(&start),
+        steps(&min),
+        if removable.is_empty() { "yes" } else { "no" },
+        args.output.display()
+    );
+    super::out(&o)?;
+    Ok(0)
+}
