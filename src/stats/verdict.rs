@@ -10,7 +10,8 @@
 //!   for m ≈ 30);
 //! - **separation** — for smaller samples, where no rank test can reach α / m (3 vs 3 can
 //!   never go below p = 0.1): the two sides' ranges do not overlap, the medians differ by
-//!   at least [`SEPARATION_K`] pooled standard deviations, and Student's pooled t-test —
+//!   at least [`SEPARATION_K`] pooled standard deviations, the spread taken as at least
+//!   [`NOISE_FLOOR`] of the level (so at least 3 %), and Student's pooled t-test —
 //!   on the logarithms when every value is positive (timings: a roughly constant CV) —
 //!   gives its p-value (both sides without any spread and different: p = 0, a
 //!   near-deterministic counter that moved). It assumes noise that is roughly symmetric
@@ -80,11 +81,18 @@ pub fn pooled_sd(a: &[f64], b: &[f64]) -> f64 {
     ((sd(a).powi(2) + sd(b).powi(2)) / 2.0).sqrt()
 }
 
-/// |Δ median| in pooled standard deviations (infinite when both sides are constant and
-/// differ, 0 when nothing changed): how far a change stands out of its noise.
+/// The smallest spread a change is measured against: 1 % of the level. A cache of 20 000
+/// objects that is 19 992 in three runs and 20 000 in three others has almost no spread,
+/// but an 8-object change is not news.
+pub const NOISE_FLOOR: f64 = 0.01;
+
+/// |Δ median| in pooled standard deviations — at least [`NOISE_FLOOR`] of the level —
+/// (infinite when both sides are constant at 0 and differ, 0 when nothing changed): how
+/// far a change stands out of its noise.
 pub fn effect(a: &[f64], b: &[f64]) -> f64 {
-    let d = (median(b) - median(a)).abs();
-    let s = pooled_sd(a, b);
+    let (ma, mb) = (median(a), median(b));
+    let d = (mb - ma).abs();
+    let s = pooled_sd(a, b).max(NOISE_FLOOR * ma.abs().max(mb.abs()));
     if d == 0.0 {
         0.0
     } else if s == 0.0 {
