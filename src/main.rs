@@ -38,7 +38,7 @@ enum Command {
     /// Turn a program's strace log (or a command run under strace) into a signature
     Record(cmd::record::Args),
     /// Shrink a signature to the steps that still show an effect (delta debugging)
-    Minimize(Box<cmd::minimize::Args>),
+    Minimize(Box<cmd::minimize::MinimizeArgs>),
     /// List the built-in signatures
     List(cmd::list::Args),
     /// Print a signature file (built-in or on disk)
@@ -125,5 +125,14 @@ fn exit_code(result: anyhow::Result<i32>, error: i32) -> i32 {
                 error
             }
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
     }
 }

@@ -45,9 +45,11 @@ fn s3e_test5_shrinks_to_rename_and_unlink() {
     assert!(text.contains("1-minimal: yes"), "{text}");
     assert_eq!(
         steps_of(&min),
+        // rpm's calls of test 5 without the stat probes, the write — and the create, whose
+        // open and close can only go together: rename → unlink, each file's last link.
         [(
             "update".to_string(),
-            vec!["rename".to_string(), "unlink".to_string()]
+            ["rename", "unlink"].map(String::from).to_vec()
         )],
         "{}",
         std::fs::read_to_string(&min).unwrap()
@@ -106,7 +108,10 @@ fn a_predicate_false_from_the_start_or_malformed_is_one_line() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    let lines: Vec<&str> = err.lines().filter(|l| !l.contains("minimize:")).collect();
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| !l.contains("minimize:") && !l.contains("waiting for another"))
+        .collect();
     assert_eq!(lines.len(), 1, "{err}");
     assert!(
         lines[0].contains("does not hold for the signature as it is"),
@@ -125,6 +130,6 @@ fn a_predicate_false_from_the_start_or_malformed_is_one_line() {
         assert_eq!(out.status.code(), Some(1), "{bad}");
         let err = stderr(&out);
         assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.contains("--until"), "{err}");
+        assert!(err.contains("--until") && !err.contains("waiting"), "{err}");
     }
 }

@@ -169,6 +169,40 @@ fn record_and_replay(dir: &Scratch, trace: &Path) -> (String, BTreeMap<(u64, u32
     (toml, recorded)
 }
 
+/// `sigbench minimize` of the recorded signature with `inode_evictions >= N`: the steps
+/// left per phase (syscall names). The result must be 1-minimal, replay, and keep the
+/// predicate.
+fn minimize_recorded(dir: &Scratch) -> Vec<(String, Vec<String>)> {
+    let min = dir.path("min.toml");
+    let out = run(&[
+        "minimize",
+        &dir.s("sig.toml"),
+        "--until",
+        "inode_evictions >= N",
+        "-o",
+        min.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let summary = stdout(&out);
+    assert!(summary.contains("1-minimal: yes"), "{summary}");
+    let replay = run(&["run", min.to_str().unwrap(), "--no-store"]);
+    assert!(replay.status.success(), "{}", stderr(&replay));
+    for line in s3e_lines(&replay) {
+        let evictions: u64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+        assert!(evictions >= FILES as u64, "{line}");
+    }
+    let sig = sigbench::signature::Signature::from_file(&min).unwrap();
+    sig.phases
+        .iter()
+        .map(|p| {
+            (
+                p.name.clone(),
+                p.steps.iter().map(|s| s.syscall.to_string()).collect(),
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn rpm_upgrade_is_recorded_and_replayed_call_for_call() {
     require_root();
@@ -229,6 +263,14 @@ fn rpm_upgrade_is_recorded_and_replayed_call_for_call() {
         "the old files exist before the upgrade: {toml}"
     );
     assert_eq!(recorded[&(1, 2)], ["renameat"]);
+
+    // Minimized: create the temporary name (and close it), rename it over the old file.
+    let min = minimize_recorded(&d);
+    let calls: Vec<&str> = min
+        .iter()
+        .flat_map(|(_, s)| s.iter().map(String::as_str))
+        .collect();
+    assert_eq!(calls, ["openat", "close", "renameat"], "{min:?}");
 }
 
 #[test]
@@ -315,6 +357,15 @@ fn dpkg_upgrade_keeps_its_three_phases() {
         "{toml}"
     );
     assert_eq!(recorded[&(7, 2)], ["rename"]);
+
+    // Minimized: unpack as .dpkg-new and rename it over the old file; the backup link and
+    // its unlink only move the eviction to the last phase.
+    let min = minimize_recorded(&d);
+    let calls: Vec<&str> = min
+        .iter()
+        .flat_map(|(_, s)| s.iter().map(String::as_str))
+        .collect();
+    assert_eq!(calls, ["openat", "close", "rename"], "{min:?}");
 }
 
 #[test]

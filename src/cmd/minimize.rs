@@ -7,7 +7,7 @@ use sigbench::signature::Signature;
 use std::time::Instant;
 
 #[derive(clap::Args)]
-pub struct Args {
+pub struct MinimizeArgs {
     /// What must stay true, e.g. 'inode_evictions >= N', 'ratio(wall_ms, zstd/uncompressed) > 3',
     /// 'create.slabinfo.maple_node.active_objs > 1000' (docs/minimize.md)
     #[arg(long, value_name = "PREDICATE")]
@@ -27,7 +27,7 @@ pub struct Args {
     run: super::run::Args,
 }
 
-pub fn run(args: Args) -> Result<i32> {
+pub fn run(args: MinimizeArgs) -> Result<i32> {
     sigbench::interrupt::install()?;
     // A bad predicate is one line before anything runs.
     let predicate = Predicate::parse(&args.until)?;

@@ -331,6 +331,31 @@ impl<'a> Minimizer<'a> {
         // Whole phases.
         let phases = cur.phases.clone();
         self.shrink("phases", &mut cur, phases, |c, s| c.phases = s.to_vec())?;
+        // Pairs of steps, across phases: steps that only make sense together (an open and
+        // its close, a dup and the close of the copy, a link and the unlink of the link)
+        // survive every single removal. Repeat until no pair can go.
+        'pairs: loop {
+            let all: Vec<(usize, usize)> = cur
+                .phases
+                .iter()
+                .enumerate()
+                .flat_map(|(k, (_, s))| s.iter().map(move |&i| (k, i)))
+                .collect();
+            for x in 0..all.len() {
+                for y in x + 1..all.len() {
+                    let mut c = cur.clone();
+                    for (k, i) in [all[x], all[y]] {
+                        c.phases[k].1.retain(|&j| j != i);
+                    }
+                    c.phases.retain(|(_, s)| !s.is_empty());
+                    if self.test("pairs", &c)? {
+                        cur = c;
+                        continue 'pairs;
+                    }
+                }
+            }
+            break;
+        }
         // The prelude's steps.
         let prelude = cur.prelude.clone();
         self.shrink("prelude", &mut cur, prelude, |c, s| c.prelude = s.to_vec())?;
