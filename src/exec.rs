@@ -318,12 +318,17 @@ impl<'s> Executor<'s> {
         }
     }
 
-    fn reopen_error(&self, step: &Step, slot: usize, phase: &str, i: u64) -> anyhow::Error {
-        let at = if i == 0 {
+    /// Where in the workload a step ran, for messages (file 0: the prelude).
+    fn at(&self, phase: &str, i: u64) -> String {
+        if i == 0 {
             phase.to_string()
         } else {
             format!("phase `{phase}`, file {i} of {}", self.n)
-        };
+        }
+    }
+
+    fn reopen_error(&self, step: &Step, slot: usize, phase: &str, i: u64) -> anyhow::Error {
+        let at = self.at(phase, i);
         anyhow!(
             "{}:{}: {at}: {} opens slot `{}` while it is still open: add {{ op = \"close\", slot = \"{}\" }} before it (sigbench issues only the calls a signature names)",
             self.sig.origin,
@@ -354,11 +359,7 @@ impl<'s> Executor<'s> {
             Some(s) => format!(" (slot `{}` is not open)", self.sig.slots[s]),
             None => String::new(),
         };
-        let at = if i == 0 {
-            phase.to_string()
-        } else {
-            format!("phase `{phase}`, file {i} of {}", self.n)
-        };
+        let at = self.at(phase, i);
         anyhow!(
             "{}:{}: {at}: {}({}) {got}, expected {want}{hint}",
             self.sig.origin,

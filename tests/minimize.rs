@@ -11,20 +11,6 @@ fn out_file(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("sigbench-min-{name}-{}.toml", std::process::id()))
 }
 
-/// The steps of each phase of a signature file, as `syscall` names.
-pub fn steps_of(path: &std::path::Path) -> Vec<(String, Vec<String>)> {
-    let sig = sigbench::signature::Signature::from_file(path).unwrap();
-    sig.phases
-        .iter()
-        .map(|p| {
-            (
-                p.name.clone(),
-                p.steps.iter().map(|s| s.syscall.to_string()).collect(),
-            )
-        })
-        .collect()
-}
-
 #[test]
 fn s3e_test5_shrinks_to_rename_and_unlink() {
     let min = out_file("test5");

@@ -191,16 +191,7 @@ fn minimize_recorded(dir: &Scratch) -> Vec<(String, Vec<String>)> {
         let evictions: u64 = line.rsplit(' ').next().unwrap().parse().unwrap();
         assert!(evictions >= FILES as u64, "{line}");
     }
-    let sig = sigbench::signature::Signature::from_file(&min).unwrap();
-    sig.phases
-        .iter()
-        .map(|p| {
-            (
-                p.name.clone(),
-                p.steps.iter().map(|s| s.syscall.to_string()).collect(),
-            )
-        })
-        .collect()
+    steps_of(&min)
 }
 
 #[test]

@@ -8,6 +8,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+/// `sigbench run --fs tmpfs -n 5 --dir a` with `extra` arguments: the smallest real run.
+fn tiny(extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["run", "--fs", "tmpfs", "-n", "5", "--dir", "a"];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
 fn tmp(name: &str) -> PathBuf {
     let p = std::env::temp_dir().join(format!("sigbench-st-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&p);
@@ -81,17 +88,7 @@ fn count_cases(db: &Path) -> usize {
 fn a_store_that_fills_up_mid_run_is_an_error_and_the_results_survive() {
     let fs = SmallFs::new("full", "2m");
     let db = fs.dir.join("full.db");
-    let first = run(&[
-        "run",
-        "--fs",
-        "tmpfs",
-        "-n",
-        "5",
-        "--dir",
-        "a",
-        "--db",
-        db.to_str().unwrap(),
-    ]);
+    let first = tiny(&["--db", db.to_str().unwrap()]);
     assert!(first.status.success(), "{}", stderr(&first));
     let mut child = spawn(&[
         "run",
@@ -297,33 +294,11 @@ fn a_failed_run_still_writes_its_document() {
 fn outputs_cannot_overwrite_the_store() {
     let dir = tmp("outputs");
     let db = dir.join("keep.db");
-    let first = run(&[
-        "run",
-        "--fs",
-        "tmpfs",
-        "-n",
-        "5",
-        "--dir",
-        "a",
-        "--db",
-        db.to_str().unwrap(),
-    ]);
+    let first = tiny(&["--db", db.to_str().unwrap()]);
     assert!(first.status.success());
     let before = std::fs::read(&db).unwrap();
     for flag in ["--json", "--op-log"] {
-        let out = run(&[
-            "run",
-            "--fs",
-            "tmpfs",
-            "-n",
-            "5",
-            "--dir",
-            "a",
-            "--db",
-            db.to_str().unwrap(),
-            flag,
-            db.to_str().unwrap(),
-        ]);
+        let out = tiny(&["--db", db.to_str().unwrap(), flag, db.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(1), "{flag}");
         assert!(
             stderr(&out).contains("is the results store"),
@@ -350,19 +325,7 @@ fn outputs_cannot_overwrite_the_store() {
 fn a_read_only_store_can_be_read() {
     let dir = tmp("ro");
     let db = dir.join("ro.db");
-    let out = run(&[
-        "run",
-        "--fs",
-        "tmpfs",
-        "-n",
-        "5",
-        "--dir",
-        "a",
-        "--label",
-        "ro",
-        "--db",
-        db.to_str().unwrap(),
-    ]);
+    let out = tiny(&["--label", "ro", "--db", db.to_str().unwrap()]);
     assert!(out.status.success());
     sh(
         "mount",
@@ -384,18 +347,7 @@ fn a_read_only_store_can_be_read() {
 fn import_refuses_a_newer_run_inside_an_older_export() {
     let dir = tmp("import");
     let doc = dir.join("x.json");
-    let out = run(&[
-        "run",
-        "--fs",
-        "tmpfs",
-        "-n",
-        "5",
-        "--dir",
-        "a",
-        "--no-store",
-        "--json",
-        doc.to_str().unwrap(),
-    ]);
+    let out = tiny(&["--no-store", "--json", doc.to_str().unwrap()]);
     assert!(out.status.success());
     let mut run_doc: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&doc).unwrap()).unwrap();
@@ -458,18 +410,7 @@ fn a_sigkilled_run_is_marked_killed_by_doctor_cleanup() {
 #[test]
 fn small_things_are_errors_or_escaped() {
     // The same directory twice would run every case twice and call it 2 repetitions.
-    let out = run(&[
-        "run",
-        "--fs",
-        "tmpfs",
-        "-n",
-        "5",
-        "--dir",
-        "a",
-        "--dir",
-        "a",
-        "--no-store",
-    ]);
+    let out = tiny(&["--dir", "a", "--no-store"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("given twice"), "{}", stderr(&out));
 
@@ -513,19 +454,7 @@ fn small_things_are_errors_or_escaped() {
     let dir = tmp("escape");
     let db = dir.join("e.db");
     let label = "evil\u{1b}]0;pwned\u{7}\u{1b}[2J";
-    let out = run(&[
-        "run",
-        "--fs",
-        "tmpfs",
-        "-n",
-        "5",
-        "--dir",
-        "a",
-        "--label",
-        label,
-        "--db",
-        db.to_str().unwrap(),
-    ]);
+    let out = tiny(&["--label", label, "--db", db.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));
     for args in [
         vec!["runs", "--db", db.to_str().unwrap()],

@@ -287,3 +287,17 @@ pub fn render_in_chromium(html: &Path, shot: &Path, dir: &Path) -> (Vec<String>,
         .collect();
     (console, page_requests(&netlog))
 }
+
+/// The steps of each phase of a signature file, as `syscall` names.
+pub fn steps_of(path: &std::path::Path) -> Vec<(String, Vec<String>)> {
+    let sig = sigbench::signature::Signature::from_file(path).unwrap();
+    sig.phases
+        .iter()
+        .map(|p| {
+            (
+                p.name.clone(),
+                p.steps.iter().map(|s| s.syscall.to_string()).collect(),
+            )
+        })
+        .collect()
+}
