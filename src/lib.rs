@@ -8,6 +8,7 @@
 #![deny(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod bisect;
 pub mod child;
 pub mod diag;
 pub mod exec;
