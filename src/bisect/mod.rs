@@ -97,7 +97,7 @@ pub fn bisect(
         bail!("bisect needs at least two kernels, oldest (good) first, newest (bad) last");
     }
     let mut steps: Vec<Step> = Vec::new();
-    let mut samples =
+    let samples =
         |m: &mut dyn Measure, i: usize, r: u32| -> Result<std::result::Result<Vec<f64>, String>> {
             Ok(match m.measure(i, r)? {
                 Measured::Samples(s) if !s.is_empty() => Ok(s),
