@@ -37,6 +37,8 @@ enum Command {
     Import(cmd::export::ImportArgs),
     /// Turn a program's strace log (or a command run under strace) into a signature
     Record(cmd::record::Args),
+    /// Find the first bad kernel of an ordered list (oldest good, newest bad)
+    Bisect(Box<cmd::bisect::BisectArgs>),
     /// Shrink a signature to the steps that still show an effect (delta debugging)
     Minimize(Box<cmd::minimize::MinimizeArgs>),
     /// List the built-in signatures
@@ -89,6 +91,7 @@ fn main() {
         Command::Export(a) => cmd::export::export(a),
         Command::Import(a) => cmd::export::import(a),
         Command::List(a) => cmd::list::run(a),
+        Command::Bisect(a) => cmd::bisect::run(*a),
         Command::Minimize(a) => cmd::minimize::run(*a),
         Command::Show(a) => cmd::show::run(a),
         Command::Validate(a) => cmd::validate::run(a),

@@ -1,5 +1,6 @@
 //! Subcommands: each parses its arguments and calls the library.
 
+pub mod bisect;
 pub mod compare;
 pub mod doctor;
 pub mod export;

@@ -79,7 +79,7 @@ pub struct Args {
     no_default_probes: bool,
     /// Write the run document as JSON to FILE (`-` for stdout; then nothing else goes there)
     #[arg(long, value_name = "FILE")]
-    json: Option<String>,
+    pub(crate) json: Option<String>,
     /// Also print the kernel counters that moved most (slabinfo, vmstat, block device)
     #[arg(short, long)]
     verbose: bool,
@@ -87,10 +87,10 @@ pub struct Args {
     #[arg(long)]
     label: Option<String>,
     #[command(flatten)]
-    store: super::options::StoreOptions,
+    pub(crate) store: super::options::StoreOptions,
     /// Do not store the results
     #[arg(long)]
-    no_store: bool,
+    pub(crate) no_store: bool,
     /// Run on this kernel (repeatable): a linux-image-*.deb, IMAGE[:MODULES_DIR], a kernel
     /// build tree, or `host`. Each result set is labelled with its kernel's release
     #[arg(long = "kernel", value_name = "KERNEL")]
@@ -417,7 +417,7 @@ fn run_here(
 }
 
 /// The guest's `run` arguments: the same plan, as options (host-only ones left out).
-fn guest_args(args: &Args, plan: &Plan) -> Result<(Vec<String>, Option<String>)> {
+pub(crate) fn guest_args(args: &Args, plan: &Plan) -> Result<(Vec<String>, Option<String>)> {
     let builtin = sigbench::signature::builtins()
         .iter()
         .any(|s| s.origin == plan.signature.origin);
@@ -488,6 +488,23 @@ fn guest_args(args: &Args, plan: &Plan) -> Result<(Vec<String>, Option<String>)>
 
 /// `--kernel K…`: the plan on each kernel in turn, each result set labelled with its
 /// kernel's release. A kernel that fails does not stop the others.
+/// How guests are run, from the options.
+pub(crate) fn vm_options(args: &Args) -> Result<VmOptions> {
+    let accel = match args.accel.as_str() {
+        "auto" => None,
+        "kvm" => Some(Accel::Kvm),
+        "tcg" => Some(Accel::Tcg),
+        other => bail!("unknown --accel `{other}` (auto, kvm, tcg)"),
+    };
+    Ok(VmOptions {
+        cache: args.cache.cache_dir.clone(),
+        accel,
+        mem_mib: args.guest_mem,
+        cpus: args.guest_cpus,
+        timeout: args.guest_timeout.map(Duration::from_secs),
+    })
+}
+
 fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
     let specs: Vec<(String, KernelSpec)> = args
         .kernels
@@ -509,19 +526,7 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
     } else {
         vec![plan.repetitions]
     };
-    let accel = match args.accel.as_str() {
-        "auto" => None,
-        "kvm" => Some(Accel::Kvm),
-        "tcg" => Some(Accel::Tcg),
-        other => bail!("unknown --accel `{other}` (auto, kvm, tcg)"),
-    };
-    let opts = VmOptions {
-        cache: args.cache.cache_dir.clone(),
-        accel,
-        mem_mib: args.guest_mem,
-        cpus: args.guest_cpus,
-        timeout: args.guest_timeout.map(Duration::from_secs),
-    };
+    let opts = vm_options(args)?;
     let mut store = if args.no_store {
         None
     } else {
