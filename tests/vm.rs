@@ -10,6 +10,11 @@ use std::process::Command;
 /// A Debian linux-image package of `series` (`6.1` or `6.12`), downloaded once into the
 /// cache (apt-get download: the package registry is reachable from CI).
 fn debian_kernel(pattern: &str) -> PathBuf {
+    debian_kernel_nth(pattern, 0)
+}
+
+/// The `back`-th newest Debian linux-image package matching `pattern` (0: the newest).
+fn debian_kernel_nth(pattern: &str, back: usize) -> PathBuf {
     let dir = Path::new("/var/cache/sigbench/debs");
     std::fs::create_dir_all(dir).unwrap();
     // Tests run in parallel: one downloads (and runs apt-get update) while the others wait,
@@ -45,8 +50,10 @@ fn debian_kernel(pattern: &str) -> PathBuf {
         names = search(pattern);
     }
     let name = names
-        .last()
-        .unwrap_or_else(|| panic!("no Debian package matches {pattern}"))
+        .iter()
+        .rev()
+        .nth(back)
+        .unwrap_or_else(|| panic!("no Debian package matches {pattern} ({back} back)"))
         .clone();
     let existing = |d: &Path| {
         std::fs::read_dir(d)
@@ -386,6 +393,166 @@ fn kernels_compared_show_the_create_phase_slab_change_first() {
     let _ = std::fs::copy(
         &shot,
         std::env::temp_dir().join("sigbench-verdict-screenshot.png"),
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Two 6.1 builds, then two 6.12 builds, oldest first.
+fn four_kernels() -> Vec<PathBuf> {
+    let k61 = "^linux-image-6\\.1\\.0-[0-9]+-amd64$";
+    let k612 = "^linux-image-6\\.12\\.[0-9]+\\+deb12-amd64$";
+    vec![
+        debian_kernel_nth(k61, 1),
+        debian_kernel_nth(k61, 0),
+        debian_kernel_nth(k612, 1),
+        debian_kernel_nth(k612, 0),
+    ]
+}
+
+const MAPLE: &str = "create.slabinfo.maple_node.active_objs";
+
+fn bisect_args<'a>(kernels: &'a [String], db: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec![
+        "bisect",
+        "churn",
+        "--fs",
+        "tmpfs",
+        "-n",
+        "20000",
+        "-r",
+        "3",
+        "--metric",
+        MAPLE,
+        "--db",
+        db,
+        "--kernels",
+    ];
+    v.extend(kernels.iter().map(String::as_str));
+    v.extend_from_slice(extra);
+    v
+}
+
+/// The release `file` boots (from the package name: linux-image-RELEASE_…).
+fn release_of(file: &Path) -> String {
+    let name = file.file_name().unwrap().to_string_lossy().into_owned();
+    name.trim_start_matches("linux-image-")
+        .split('_')
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn bisect_names_the_first_612_build_and_skips_a_broken_image() {
+    let ks = four_kernels();
+    let first_bad = release_of(&ks[2]);
+    let dir = std::env::temp_dir().join(format!("sigbench-bisect-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("b.db");
+    let db = db.to_str().unwrap();
+    let names: Vec<String> = ks.iter().map(|k| k.display().to_string()).collect();
+    let json = dir.join("b.json");
+    let out = run(&bisect_args(
+        &names,
+        db,
+        &["--bisect-json", json.to_str().unwrap()],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let marked: Vec<&str> = text
+        .lines()
+        .filter(|l| l.ends_with("<- first bad"))
+        .collect();
+    assert_eq!(marked.len(), 1, "{text}");
+    assert!(marked[0].starts_with(&first_bad), "{text}");
+    assert!(text.contains(&format!("first bad: {first_bad}")), "{text}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["first_bad"], first_bad.as_str());
+    assert!(doc["steps"].as_array().unwrap().len() >= 3);
+
+    // A truncated image in the middle: skipped, said so, the same answer — and every
+    // kernel measured above is reused from the store (--resume).
+    let vmlinuz = std::fs::read_dir(std::path::Path::new("/var/cache/sigbench/kernels"))
+        .unwrap()
+        .flatten()
+        .flat_map(|e| {
+            std::fs::read_dir(e.path().join("root/boot"))
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("vmlinuz")
+        })
+        .unwrap();
+    let bytes = std::fs::read(&vmlinuz).unwrap();
+    let broken = dir.join("vmlinuz-truncated");
+    std::fs::write(&broken, &bytes[..bytes.len() / 4]).unwrap();
+    let mut with_broken = names.clone();
+    with_broken.insert(2, broken.display().to_string());
+    let out = run(&bisect_args(&with_broken, db, &["--resume"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("skipped vmlinuz-truncated") || text.contains("skipped "),
+        "{text}"
+    );
+    assert!(text.contains(&format!("first bad: {first_bad}")), "{text}");
+    assert!(
+        text.contains("0 kernels measured now"),
+        "nothing measured twice: {text}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_bisect_interrupted_and_resumed_measures_nothing_twice() {
+    let ks = four_kernels();
+    let dir = std::env::temp_dir().join(format!("sigbench-resume-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("r.db");
+    let dbs = db.to_str().unwrap();
+    let names: Vec<String> = ks.iter().map(|k| k.display().to_string()).collect();
+    let args = bisect_args(&names, dbs, &[]);
+    let mut child = spawn(&args);
+    // Wait for the two ends to be stored, then Ctrl-C.
+    let start = std::time::Instant::now();
+    loop {
+        let listed = stdout(&run(&["runs", "--db", dbs]));
+        if listed.lines().filter(|l| l.contains("complete")).count() >= 2 {
+            break;
+        }
+        assert!(
+            start.elapsed().as_secs() < 600,
+            "the ends were never stored: {listed}"
+        );
+        if let Ok(Some(s)) = child.try_wait() {
+            panic!("bisect ended early: {s}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    signal(&child, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let stored = stdout(&run(&["runs", "--db", dbs]))
+        .lines()
+        .filter(|l| l.contains("complete"))
+        .count();
+    let mut resumed = args.clone();
+    resumed.push("--resume");
+    let out = run(&resumed);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!("{stored} from the store")),
+        "the {stored} stored steps are reused: {text}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
