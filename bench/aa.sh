@@ -27,16 +27,17 @@ for i in $(seq 1 "$PAIRS"); do
             >/dev/null 2>&1
     done
     set +e
-    "$sigbench" compare "a$i" "b$i" --fail-on regression --db "$db" >"$work/cmp" 2>"$work/err"
+    "$sigbench" compare "a$i" "b$i" --all --fail-on regression --db "$db" >"$work/cmp" 2>"$work/err"
     code=$?
     set -e
-    change=$(grep -m1 -E '/wall_ms$' "$work/cmp" | awk '{print $3, $4}' || true)
+    # The wall-time row: "%change" (with `~` when not significant) and its evidence.
+    change=$(grep -m1 -E '/wall_ms$' "$work/cmp" | sed -E 's/ +/ /g' || true)
     case $code in
         0) fine=$((fine + 1)); verdict=ok ;;
         1) regressions=$((regressions + 1)); verdict=REGRESSION ;;
         125) undecidable=$((undecidable + 1)); verdict=undecidable ;;
         *) echo "pair $i: compare failed ($code): $(cat "$work/err")" >&2; exit 1 ;;
     esac
-    printf 'pair %2d: %-12s wall %s\n' "$i" "$verdict" "${change:-(no significant change)}"
+    printf 'pair %2d: %-12s %s\n' "$i" "$verdict" "$change"
 done
 echo "A/A pairs: $PAIRS at -r $REPS, N = $N, $FS: $regressions called a regression, $undecidable undecidable, $fine fine"
