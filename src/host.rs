@@ -22,6 +22,10 @@ pub struct Host {
     /// `qemu-tcg` or `qemu-kvm` when the run happened in a guest booted by `run --kernel`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accelerator: Option<String>,
+    /// For a guest: the identity (short hash) of the kernel image it booted, so results of
+    /// two images with one release are told apart (`bisect --resume`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_image: Option<String>,
 }
 
 fn field(c: &[libc::c_char]) -> String {
@@ -63,6 +67,7 @@ impl Host {
             mem_total_kib,
             emulated: false,
             accelerator: None,
+            kernel_image: None,
         }
     }
 }

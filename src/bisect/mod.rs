@@ -58,6 +58,7 @@ pub struct Outcome {
     /// Steps in the order they were measured (the two ends first).
     pub steps: Vec<Step>,
     /// The first bad kernel's index, when the skips leave no doubt.
+    #[serde(rename = "first_bad_index")]
     pub first_bad: Option<usize>,
     /// Kernels the first bad one may be among, when skipped ones leave doubt.
     pub candidates: Vec<usize>,

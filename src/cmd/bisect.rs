@@ -66,15 +66,16 @@ impl Kernels<'_> {
             .collect()
     }
 
-    /// Stored runs of this release that measured the same thing.
-    fn stored(&self, release: &str) -> Result<Vec<RunDocument>> {
+    /// Stored runs of this kernel image (not only of its release) that measured the same.
+    fn stored(&self, release: &str, image: &str) -> Result<Vec<RunDocument>> {
         let want = self.plan.document();
         Ok(self
             .store
             .load(&Selector::Label(release.to_string()))?
             .into_iter()
             .filter(|d| {
-                d.signature.sha256 == want.signature.sha256
+                d.host.kernel_image.as_deref() == Some(image)
+                    && d.signature.sha256 == want.signature.sha256
                     && d.testbed.fs == want.testbed.fs
                     && d.plan.dirs == want.plan.dirs
                     && d.plan.n == want.plan.n
@@ -101,7 +102,7 @@ impl Measure for Kernels<'_> {
         self.releases[i] = Some(k.release.clone());
         if self.docs[i].is_none() {
             self.docs[i] = Some(if self.resume {
-                self.stored(&k.release)?
+                self.stored(&k.release, &k.key)?
             } else {
                 Vec::new()
             });
@@ -269,14 +270,14 @@ pub fn run(args: BisectArgs) -> Result<i32> {
     for s in &order {
         let row = match Summary::of(&s.samples) {
             Some(x) => format!(
-                "{:>5} {:>12.2} {:>23} {:>8.1}% {:>10.2} {:>6.2}%",
+                "{:>5} {:>12.2} {:>23} {:>9} {:>10.2} {:>6.2}%",
                 x.n,
                 x.mean,
                 format!("{:.1} … {:.1}", x.min, x.max),
                 if good_mean != 0.0 {
-                    (x.mean / good_mean - 1.0) * 100.0
+                    format!("{:+.1}%", (x.mean / good_mean - 1.0) * 100.0)
                 } else {
-                    f64::NAN
+                    format!("{:+.1}", x.mean - good_mean)
                 },
                 x.stdev,
                 x.cv * 100.0

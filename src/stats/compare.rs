@@ -680,6 +680,7 @@ mod tests {
                 mem_total_kib: 0,
                 emulated: false,
                 accelerator: None,
+                kernel_image: None,
             },
             signature: SignatureMeta {
                 name: "lkp-churn".into(),

@@ -169,6 +169,7 @@ fn run_in(
     let doc = doc.map(|mut d| {
         // The guest's own hostname is "(none)": where it ran is this machine.
         d.host.hostname = crate::host::Host::current().hostname;
+        d.host.kernel_image = Some(kernel.key.clone());
         d.host.emulated = accel == Accel::Tcg;
         d.host.accelerator = Some(format!("qemu-{}", accel.name()));
         d
