@@ -39,6 +39,9 @@ enum Command {
     Record(cmd::record::Args),
     /// Find the first bad kernel of an ordered list (oldest good, newest bad)
     Bisect(Box<cmd::bisect::BisectArgs>),
+    /// One step of a `git bisect run`: run on --kernel, compare with --baseline; exit 0 good,
+    /// 1 bad, 125 skip, 128 error
+    Judge(Box<cmd::judge::JudgeArgs>),
     /// Shrink a signature to the steps that still show an effect (delta debugging)
     Minimize(Box<cmd::minimize::MinimizeArgs>),
     /// List the built-in signatures
@@ -79,7 +82,7 @@ fn main() {
     };
     // A judge's (`compare`) errors must not read as a verdict to `git bisect run`.
     let error_code = match cli.command {
-        Command::Compare(_) => cmd::compare::ERROR_EXIT,
+        Command::Compare(_) | Command::Judge(_) => cmd::compare::ERROR_EXIT,
         _ => 1,
     };
     let result = match cli.command {
@@ -92,6 +95,7 @@ fn main() {
         Command::Import(a) => cmd::export::import(a),
         Command::List(a) => cmd::list::run(a),
         Command::Bisect(a) => cmd::bisect::run(*a),
+        Command::Judge(a) => cmd::judge::run(*a),
         Command::Minimize(a) => cmd::minimize::run(*a),
         Command::Show(a) => cmd::show::run(a),
         Command::Validate(a) => cmd::validate::run(a),
@@ -109,7 +113,7 @@ fn main() {
 /// usage error must stop a `git bisect run`, not mark a commit bad), 2 otherwise.
 fn usage_error_code() -> i32 {
     match std::env::args().nth(1).as_deref() {
-        Some("compare") => cmd::compare::ERROR_EXIT,
+        Some("compare" | "judge") => cmd::compare::ERROR_EXIT,
         _ => 2,
     }
 }

@@ -441,3 +441,45 @@ fn errors_stop_a_bisect_instead_of_judging() {
     assert!(stdout(&out).is_empty(), "no table before the error");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn judge_is_one_bisect_step_with_git_bisect_exit_codes() {
+    // `git bisect run sigbench judge …`: 0 good, 1 bad, 125 skip, 128 stop. Judged on
+    // `calls`, an exact count, so the answers do not depend on how busy the machine is.
+    let db = db("judge");
+    let dbs = db.to_str().unwrap();
+    let base = [
+        "run", "churn", "--fs", "tmpfs", "-n", "2000", "-r", "3", "--label", "good",
+    ];
+    let out = with_db(&db, &base);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let judge = |extra: &[&str]| {
+        let mut a = vec!["judge", "churn", "--kernel", "host", "--baseline", "good"];
+        a.extend_from_slice(&["--fs", "tmpfs", "-n", "2000", "--db", dbs]);
+        a.extend_from_slice(extra);
+        run(&a)
+    };
+    // The same work: good.
+    let out = judge(&["-r", "3", "--metric", "calls"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Twice the calls (two rounds): bad.
+    let out = judge(&["-r", "3", "--rounds", "2", "--metric", "calls"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains(": bad"), "{}", stderr(&out));
+    // One repetition of a time cannot be judged: skip.
+    let out = judge(&["-r", "1"]);
+    assert_eq!(out.status.code(), Some(125), "{}", stderr(&out));
+    // A baseline that does not exist, a metric that does not: stop the bisect.
+    let out = run(&[
+        "judge",
+        "--kernel",
+        "host",
+        "--baseline",
+        "nope",
+        "--db",
+        dbs,
+    ]);
+    assert_eq!(out.status.code(), Some(128), "{}", stderr(&out));
+    let out = judge(&["--metric", "nosuchmetric"]);
+    assert_eq!(out.status.code(), Some(128), "{}", stderr(&out));
+}

@@ -4,6 +4,7 @@ pub mod bisect;
 pub mod compare;
 pub mod doctor;
 pub mod export;
+pub mod judge;
 pub mod list;
 pub mod minimize;
 pub mod options;

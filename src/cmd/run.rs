@@ -85,7 +85,7 @@ pub struct Args {
     verbose: bool,
     /// Label of this run's results in the store (default: the kernel release)
     #[arg(long)]
-    label: Option<String>,
+    pub(crate) label: Option<String>,
     #[command(flatten)]
     pub(crate) store: super::options::StoreOptions,
     /// Do not store the results
@@ -373,7 +373,7 @@ fn check_outputs(args: &Args) -> Result<()> {
 /// the run ended (the document holds every finished case either way).
 /// The first store error is returned beside the outcome: the run goes on measuring (its
 /// document keeps every case), and the caller turns it into a failure.
-fn run_here(
+pub(crate) fn run_here(
     args: &Args,
     plan: &Plan,
     label: Option<String>,

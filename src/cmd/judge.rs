@@ -1,0 +1,130 @@
+//! `sigbench judge --kernel K --baseline LABEL [--metric M] [run options]`: one step of a
+//! `git bisect run` someone drives themselves. Runs the plan on K (booted as `run --kernel`
+//! does, or `host`), stores it, and compares it with a stored baseline with the verdict
+//! engine: exit 0 good, 1 bad (a regression beyond the minimum effect), 125 skip (the
+//! kernel did not boot or the data cannot decide), 128 on any error (stops the bisect).
+
+use anyhow::{Result, bail};
+use sigbench::stats::Test;
+use sigbench::stats::compare::{
+    DEFAULT_MIN_EFFECT_PCT, Samples, Verdict, compare_metrics, metric_names, verdict,
+};
+use sigbench::store::{Store, runs_of};
+use sigbench::vm::{self, kernel};
+
+#[derive(clap::Args)]
+pub struct JudgeArgs {
+    /// The stored label of the known-good kernel's results
+    #[arg(long)]
+    baseline: String,
+    /// Metrics that tell good from bad (default wall_ms)
+    #[arg(long = "metric", value_name = "NAME")]
+    metrics: Vec<String>,
+    /// Minimum effect in percent a significant change must clear to be "bad"
+    #[arg(long, default_value_t = DEFAULT_MIN_EFFECT_PCT)]
+    min_effect: f64,
+    /// Everything `run` takes: the signature, --kernel (exactly one), --fs, -n, -r…
+    #[command(flatten)]
+    run: super::run::Args,
+}
+
+pub fn run(args: JudgeArgs) -> Result<i32> {
+    sigbench::interrupt::install()?;
+    if args.run.kernels.len() != 1 {
+        bail!("judge needs exactly one --kernel (a build tree, an image, a .deb, or host)");
+    }
+    if !(args.min_effect.is_finite() && args.min_effect >= 0.0) {
+        bail!("--min-effect must be a percentage ≥ 0");
+    }
+    let metrics = if args.metrics.is_empty() {
+        vec!["wall_ms".to_string()]
+    } else {
+        args.metrics.clone()
+    };
+    let plan = super::run::plan_of(&args.run)?;
+    // The baseline must exist before anything is booted.
+    let mut store = None;
+    let (base_label, base_runs) = runs_of(&args.baseline, &args.run.store.db, &mut store)?;
+    drop(store);
+    let spec = kernel::KernelSpec::parse(&args.run.kernels[0])?;
+    let doc = if spec == kernel::KernelSpec::Host {
+        let s = Store::open(&args.run.store.db)?;
+        let (doc, outcome, store_error) =
+            super::run::run_here(&args.run, &plan, args.run.label.clone(), Some(s));
+        if let Some(e) = store_error {
+            bail!("could not store the results: {e}");
+        }
+        if let Err(e) = outcome {
+            if e.downcast_ref::<sigbench::interrupt::Interrupted>()
+                .is_some()
+            {
+                return Err(e);
+            }
+            sigbench::say!("sigbench: judge: the run failed, skip this one: {e:#}");
+            return Ok(125);
+        }
+        doc
+    } else {
+        let opts = super::run::vm_options(&args.run)?;
+        let (guest, signature) = super::run::guest_args(&args.run, &plan)?;
+        let outcome = kernel::prepare(&spec, &args.run.kernels[0], &opts.cache)
+            .and_then(|k| vm::run(&k, plan.testbed.fs, &guest, signature.as_deref(), &opts));
+        for w in sigbench::diag::take() {
+            sigbench::say!("sigbench: {w}");
+        }
+        let run = match outcome {
+            Ok(r) => r,
+            Err(e)
+                if e.downcast_ref::<sigbench::interrupt::Interrupted>()
+                    .is_some() =>
+            {
+                return Err(e);
+            }
+            Err(e) => {
+                sigbench::say!("sigbench: judge: {e:#}; skip this one");
+                return Ok(125);
+            }
+        };
+        match (run.doc, run.error) {
+            (Some(mut doc), None) => {
+                if let Some(l) = &args.run.label {
+                    doc.label = l.clone();
+                }
+                Store::open(&args.run.store.db)?.import(&doc)?;
+                doc
+            }
+            (_, Some(e)) => {
+                sigbench::say!("sigbench: judge: {e:#}; skip this one");
+                return Ok(125);
+            }
+            (None, None) => {
+                sigbench::say!("sigbench: judge: no results; skip this one");
+                return Ok(125);
+            }
+        }
+    };
+    let samples = [
+        Samples::from_runs(&base_label, &base_runs),
+        Samples::from_runs(&doc.label, std::slice::from_ref(&doc)),
+    ];
+    let judged = compare_metrics(&samples, Test::MannWhitney, 0.05, Some(&metrics));
+    let known = metric_names(&compare_metrics(&samples, Test::MannWhitney, 0.05, None));
+    if let Some(m) = metrics.iter().find(|m| !known.contains(m)) {
+        bail!(
+            "--metric {m}: no such metric here (metrics: {})",
+            known.join(", ")
+        );
+    }
+    let v = verdict(&judged, &metrics, args.min_effect);
+    sigbench::say!(
+        "sigbench: judge: {} vs {base_label} on {}: {}",
+        doc.label,
+        metrics.join(", "),
+        match v {
+            Verdict::NoRegression => "good",
+            Verdict::Regression => "bad",
+            Verdict::Undecidable => "cannot decide (skip; more repetitions: -r)",
+        }
+    );
+    Ok(v.exit_code())
+}
