@@ -88,8 +88,18 @@ pub const NOISE_FLOOR: f64 = 0.01;
 
 /// |Δ median| in pooled standard deviations — at least [`NOISE_FLOOR`] of the level —
 /// (infinite when both sides are constant at 0 and differ, 0 when nothing changed): how
-/// far a change stands out of its noise.
+/// far a change stands out of its noise. When every value is positive it is measured on
+/// the logarithms, as the t-test is: timings' noise grows with their level, so a slow,
+/// noisy side does not hide a large change.
 pub fn effect(a: &[f64], b: &[f64]) -> f64 {
+    if !a.is_empty() && !b.is_empty() && a.iter().chain(b).all(|&x| x > 0.0) {
+        let ln = |v: &[f64]| v.iter().map(|x| x.ln()).collect::<Vec<_>>();
+        let (la, lb) = (ln(a), ln(b));
+        let d = (median(&lb) - median(&la)).abs();
+        // On the log scale 1 % of the level is ln(1.01) ≈ 0.01.
+        let s = pooled_sd(&la, &lb).max(NOISE_FLOOR);
+        return d / s;
+    }
     let (ma, mb) = (median(a), median(b));
     let d = (mb - ma).abs();
     let s = pooled_sd(a, b).max(NOISE_FLOOR * ma.abs().max(mb.abs()));
