@@ -1,6 +1,6 @@
 //! The ratio B/A of two medians with a bootstrap confidence interval.
 
-use super::summary::median;
+use super::summary::{median, median_of};
 use crate::signature::template::mix64;
 use serde::{Deserialize, Serialize};
 
@@ -21,12 +21,7 @@ pub fn ratio_of_medians(a: &[f64], b: &[f64]) -> Option<Ratio> {
     if a.is_empty() || b.is_empty() {
         return None;
     }
-    let med = |v: &[f64]| {
-        let mut s = v.to_vec();
-        s.sort_by(|x, y| x.total_cmp(y));
-        median(&s)
-    };
-    let (ma, mb) = (med(a), med(b));
+    let (ma, mb) = (median_of(a), median_of(b));
     if ma == 0.0 {
         return None;
     }

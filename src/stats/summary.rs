@@ -24,6 +24,23 @@ pub struct Summary {
 }
 
 /// Median of sorted samples.
+/// The median of unsorted samples.
+pub fn median_of(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    median(&s)
+}
+
+/// Sample standard deviation (n − 1), 0 for fewer than two samples.
+pub fn stdev(v: &[f64]) -> f64 {
+    let n = v.len();
+    if n < 2 {
+        return 0.0;
+    }
+    let mean = v.iter().sum::<f64>() / n as f64;
+    (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+}
+
 pub fn median(sorted: &[f64]) -> f64 {
     let n = sorted.len();
     if n == 0 {
@@ -90,11 +107,7 @@ impl Summary {
         s.sort_by(|a, b| a.total_cmp(b));
         let n = s.len();
         let mean = s.iter().sum::<f64>() / n as f64;
-        let stdev = if n > 1 {
-            (s.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
-        } else {
-            0.0
-        };
+        let stdev = stdev(&s);
         let (q1, q3) = (quantile(&s, 0.25), quantile(&s, 0.75));
         let iqr = q3 - q1;
         let outliers = s

@@ -29,6 +29,7 @@
 //! `cargo test -- --nocapture verdict` and quoted in docs/statistics.md.
 
 use super::hypothesis::student_t;
+use super::summary::{median_of, stdev};
 use super::{Test, min_p_value};
 use serde::{Deserialize, Serialize};
 
@@ -57,28 +58,9 @@ impl Evidence {
     }
 }
 
-fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    }
-}
-
-fn sd(v: &[f64]) -> f64 {
-    if v.len() < 2 {
-        return 0.0;
-    }
-    let m = v.iter().sum::<f64>() / v.len() as f64;
-    (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (v.len() - 1) as f64).sqrt()
-}
-
 /// The pooled standard deviation of two samples (sqrt of the mean of the variances).
 pub fn pooled_sd(a: &[f64], b: &[f64]) -> f64 {
-    ((sd(a).powi(2) + sd(b).powi(2)) / 2.0).sqrt()
+    ((stdev(a).powi(2) + stdev(b).powi(2)) / 2.0).sqrt()
 }
 
 /// The smallest spread a change is measured against: 1 % of the level. A cache of 20 000
@@ -95,12 +77,12 @@ pub fn effect(a: &[f64], b: &[f64]) -> f64 {
     if !a.is_empty() && !b.is_empty() && a.iter().chain(b).all(|&x| x > 0.0) {
         let ln = |v: &[f64]| v.iter().map(|x| x.ln()).collect::<Vec<_>>();
         let (la, lb) = (ln(a), ln(b));
-        let d = (median(&lb) - median(&la)).abs();
+        let d = (median_of(&lb) - median_of(&la)).abs();
         // On the log scale 1 % of the level is ln(1.01) ≈ 0.01.
         let s = pooled_sd(&la, &lb).max(NOISE_FLOOR);
         return d / s;
     }
-    let (ma, mb) = (median(a), median(b));
+    let (ma, mb) = (median_of(a), median_of(b));
     let d = (mb - ma).abs();
     let s = pooled_sd(a, b).max(NOISE_FLOOR * ma.abs().max(mb.abs()));
     if d == 0.0 {
@@ -141,7 +123,7 @@ pub fn evidence(
     if !separated || effect(a, b) < SEPARATION_K {
         return (Evidence::Undecidable, 1.0);
     }
-    if sd(a) == 0.0 && sd(b) == 0.0 {
+    if stdev(a) == 0.0 && stdev(b) == 0.0 {
         return (Evidence::Separation, 0.0);
     }
     // Timings' noise grows with their level (a roughly constant CV): on a log scale the
