@@ -8,8 +8,8 @@ use sigbench::plan::Plan;
 use sigbench::results::RunDocument;
 use sigbench::stats::Summary;
 use sigbench::store::{Selector, Store};
+use sigbench::vm::VmOptions;
 use sigbench::vm::kernel::{self, KernelSpec};
-use sigbench::vm::{self, VmOptions};
 
 #[derive(clap::Args)]
 pub struct BisectArgs {
@@ -115,19 +115,12 @@ impl Measure for Kernels<'_> {
                 repetitions: reps - have,
                 ..self.plan.clone()
             };
-            let (guest, signature) = super::run::guest_args(self.args, &plan)?;
             sigbench::say!(
                 "sigbench: bisect: {} ({name}): {} repetition(s)",
                 k.release,
                 reps - have
             );
-            let run = match vm::run(
-                &k,
-                plan.testbed.fs,
-                &guest,
-                signature.as_deref(),
-                &self.opts,
-            ) {
+            let run = match super::run::guest_run(self.args, &plan, &k, &self.opts) {
                 Ok(r) => r,
                 Err(e) => {
                     if e.downcast_ref::<sigbench::interrupt::Interrupted>()
@@ -138,9 +131,6 @@ impl Measure for Kernels<'_> {
                     return Ok(Measured::Failed(format!("{e:#}")));
                 }
             };
-            for w in sigbench::diag::take() {
-                sigbench::say!("sigbench: {w}");
-            }
             if let Some(e) = run.error {
                 return Ok(Measured::Failed(format!("{e:#}")));
             }

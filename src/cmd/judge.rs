@@ -10,7 +10,7 @@ use sigbench::stats::compare::{
     DEFAULT_MIN_EFFECT_PCT, Samples, Verdict, compare_metrics, metric_names, verdict,
 };
 use sigbench::store::{Store, runs_of};
-use sigbench::vm::{self, kernel};
+use sigbench::vm::kernel;
 
 #[derive(clap::Args)]
 pub struct JudgeArgs {
@@ -66,12 +66,8 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
         doc
     } else {
         let opts = super::run::vm_options(&args.run)?;
-        let (guest, signature) = super::run::guest_args(&args.run, &plan)?;
         let outcome = kernel::prepare(&spec, &args.run.kernels[0], &opts.cache)
-            .and_then(|k| vm::run(&k, plan.testbed.fs, &guest, signature.as_deref(), &opts));
-        for w in sigbench::diag::take() {
-            sigbench::say!("sigbench: {w}");
-        }
+            .and_then(|k| super::run::guest_run(&args.run, &plan, &k, &opts));
         let run = match outcome {
             Ok(r) => r,
             Err(e)

@@ -281,10 +281,9 @@ pub fn run(args: Args) -> Result<i32> {
             Some(_) => "; the results are in the JSON on stdout".into(),
             None => "; the results could not be written anywhere else either".into(),
         };
-        outcome
-            .as_ref()
-            .map_err(|e| sigbench::say!("sigbench: {e:#}"))
-            .ok();
+        if let Err(e) = &outcome {
+            sigbench::say!("sigbench: {e:#}");
+        }
         bail!(
             "could not store the results in {}: {e}{kept}",
             args.store.db.display()
@@ -488,6 +487,22 @@ pub(crate) fn guest_args(args: &Args, plan: &Plan) -> Result<(Vec<String>, Optio
 
 /// `--kernel K…`: the plan on each kernel in turn, each result set labelled with its
 /// kernel's release. A kernel that fails does not stop the others.
+/// Run `plan` on the prepared kernel `k` in a guest, as `run --kernel` does, and print
+/// what the library queued meanwhile (the KVM verdict, say).
+pub(crate) fn guest_run(
+    args: &Args,
+    plan: &Plan,
+    k: &kernel::Kernel,
+    opts: &VmOptions,
+) -> Result<vm::GuestRun> {
+    let (guest, signature) = guest_args(args, plan)?;
+    let run = vm::run(k, plan.testbed.fs, &guest, signature.as_deref(), opts);
+    for w in sigbench::diag::take() {
+        sigbench::say!("sigbench: {w}");
+    }
+    run
+}
+
 /// How guests are run, from the options.
 pub(crate) fn vm_options(args: &Args) -> Result<VmOptions> {
     let accel = match args.accel.as_str() {
@@ -537,12 +552,13 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
     let mut store_failed = false;
     let mut broken: Vec<&str> = Vec::new();
     let full_plan = plan;
+    // What cannot go to a guest (a --device path) is refused before any kernel runs.
+    guest_args(args, full_plan)?;
     for (boot, &reps) in boots.iter().enumerate() {
         let plan = &Plan {
             repetitions: reps,
             ..full_plan.clone()
         };
-        let (guest, signature) = guest_args(args, plan)?;
         for (name, spec) in &specs {
             interrupt::check()?;
             if broken.contains(&name.as_str()) {
@@ -581,11 +597,8 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
             }
             let outcome = kernel::prepare(spec, name, &opts.cache).and_then(|k| {
                 sigbench::say!("sigbench: kernel {} ({name})", k.release);
-                vm::run(&k, plan.testbed.fs, &guest, signature.as_deref(), &opts)
+                guest_run(args, plan, &k, &opts)
             });
-            for w in sigbench::diag::take() {
-                sigbench::say!("sigbench: {w}");
-            }
             let run = match outcome {
                 Ok(r) => r,
                 Err(e) => {

@@ -28,15 +28,15 @@ pub fn ddmin<T: Clone>(items: &[T], test: &mut dyn FnMut(&[T]) -> bool) -> Vec<T
         let chunk = cur.len().div_ceil(n);
         let parts: Vec<Vec<T>> = cur.chunks(chunk).map(|c| c.to_vec()).collect();
         let mut reduced = false;
-        for (k, p) in parts.iter().enumerate() {
+        for p in &parts {
             if test(p) {
                 cur = p.clone();
                 n = 2;
                 reduced = true;
-                let _ = k;
                 break;
             }
         }
+        // With two parts the complements are the parts themselves, already tried.
         if !reduced && parts.len() > 2 {
             for k in 0..parts.len() {
                 let complement: Vec<T> = parts
@@ -52,9 +52,6 @@ pub fn ddmin<T: Clone>(items: &[T], test: &mut dyn FnMut(&[T]) -> bool) -> Vec<T
                     break;
                 }
             }
-        }
-        if !reduced && parts.len() == 2 {
-            // With two parts the complements are the parts themselves: already tried.
         }
         if !reduced {
             if n >= cur.len() {

@@ -4,11 +4,12 @@
 
 use anyhow::{Result, bail};
 use perf_event_open_sys as sys;
+use std::fs::File;
 use std::io::Read;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 
 pub struct TracepointCounter {
-    fds: Vec<OwnedFd>,
+    fds: Vec<File>,
 }
 
 /// CPUs in /sys/devices/system/cpu/online.
@@ -55,7 +56,7 @@ impl TracepointCounter {
                     bail!("the kernel rejected filter `{f}`: {e}");
                 }
             }
-            fds.push(fd);
+            fds.push(File::from(fd));
         }
         Ok(TracepointCounter { fds })
     }
@@ -77,7 +78,7 @@ impl TracepointCounter {
         let mut total = 0;
         for fd in &self.fds {
             let mut v = [0u8; 8];
-            std::fs::File::from(fd.try_clone()?)
+            (&*fd)
                 .read_exact(&mut v)
                 .map_err(|e| anyhow::anyhow!("reading a perf counter: {e}"))?;
             total += u64::from_ne_bytes(v);
