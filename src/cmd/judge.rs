@@ -7,7 +7,7 @@
 use anyhow::{Result, bail};
 use sigbench::stats::Test;
 use sigbench::stats::compare::{
-    DEFAULT_MIN_EFFECT_PCT, Samples, Verdict, compare_metrics, metric_names, verdict,
+    DEFAULT_MIN_EFFECT_PCT, Samples, Verdict, compare_metrics, verdict,
 };
 use sigbench::store::{Store, runs_of};
 use sigbench::vm::kernel;
@@ -104,11 +104,18 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
         Samples::from_runs(&doc.label, std::slice::from_ref(&doc)),
     ];
     let judged = compare_metrics(&samples, Test::MannWhitney, 0.05, Some(&metrics));
-    let known = metric_names(&compare_metrics(&samples, Test::MannWhitney, 0.05, None));
+    let known: std::collections::BTreeSet<&String> = samples
+        .iter()
+        .flat_map(|s| s.cases.values().flat_map(|m| m.keys()))
+        .collect();
     if let Some(m) = metrics.iter().find(|m| !known.contains(m)) {
         bail!(
             "--metric {m}: no such metric here (metrics: {})",
-            known.join(", ")
+            known
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     let v = verdict(&judged, &metrics, args.min_effect);
