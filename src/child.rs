@@ -55,6 +55,19 @@ pub fn status(cmd: &mut Command, what: &str) -> Result<ExitStatus> {
     wait(&mut child, what, false)
 }
 
+/// Run `cmd` with its stdout and stderr going to `log` (a kernel build), in a process group
+/// of its own that a signal to sigbench stops as a whole.
+pub fn logged(cmd: &mut Command, what: &str, log: &std::fs::File) -> Result<ExitStatus> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log.try_clone()?)
+        .process_group(0)
+        .spawn()
+        .with_context(|| format!("cannot run {what}"))?;
+    wait(&mut child, what, true)
+}
+
 fn wait(child: &mut Child, what: &str, group: bool) -> Result<ExitStatus> {
     loop {
         if let Some(s) = child

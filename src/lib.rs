@@ -14,6 +14,7 @@ pub mod diag;
 pub mod exec;
 pub mod host;
 pub mod interrupt;
+pub mod kbuild;
 pub mod minimize;
 pub mod plan;
 pub mod probe;

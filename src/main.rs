@@ -44,6 +44,8 @@ enum Command {
     Judge(Box<cmd::judge::JudgeArgs>),
     /// Shrink a signature to the steps that still show an effect (delta debugging)
     Minimize(Box<cmd::minimize::MinimizeArgs>),
+    /// Run the plan as a Slurm job array, one slice per task, into a shared store
+    Submit(Box<cmd::submit::SubmitArgs>),
     /// List the built-in signatures
     List(cmd::list::Args),
     /// Print a signature file (built-in or on disk)
@@ -97,6 +99,7 @@ fn main() {
         Command::Bisect(a) => cmd::bisect::run(*a),
         Command::Judge(a) => cmd::judge::run(*a),
         Command::Minimize(a) => cmd::minimize::run(*a),
+        Command::Submit(a) => cmd::submit::run(*a),
         Command::Show(a) => cmd::show::run(a),
         Command::Validate(a) => cmd::validate::run(a),
         Command::Doctor(a) => cmd::doctor::run(a),

@@ -56,7 +56,9 @@ pub trait Observer: Send {
     fn case_started(&mut self, case: &Case, plan: &Plan, work: u64);
     /// Progress inside the current case.
     fn tick(&mut self, done: u64);
-    fn case_done(&mut self, result: &CaseResult, plan: &Plan);
+    /// A case finished (it is in the document already). An error stops the run: the
+    /// observer could not keep the case (its store failed).
+    fn case_done(&mut self, result: &CaseResult, plan: &Plan) -> Result<()>;
     fn warning(&mut self, message: &str);
 }
 
@@ -140,6 +142,8 @@ impl Plan {
             cases: Vec::new(),
             warnings: Vec::new(),
             peak_rss_kib: 0,
+            slice: None,
+            slurm_job: None,
         }
     }
 
@@ -190,9 +194,9 @@ impl Plan {
             let result = self.run_case(&bed, &probes, scope.as_ref(), &case, &mut warnings, obs);
             flush(&mut warnings, doc, obs);
             let result = result?;
-            obs.case_done(&result, self);
             doc.cases.push(result);
             doc.peak_rss_kib = probe::peak_rss_kib();
+            obs.case_done(doc.cases.last().expect("just pushed"), self)?;
         }
         Ok(())
     }

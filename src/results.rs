@@ -37,6 +37,12 @@ pub struct RunDocument {
     pub warnings: Vec<String>,
     /// Peak resident memory of sigbench over the run.
     pub peak_rss_kib: u64,
+    /// `I/S` when the run is slice I of a plan split into S (`run --slice`, `submit`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub slice: Option<String>,
+    /// The Slurm job that ran it (`JOBID_TASK` of a job array).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub slurm_job: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -181,4 +187,98 @@ pub fn new_run_id() -> String {
                 .unwrap_or(0);
             format!("{:032x}", t ^ ((std::process::id() as u128) << 64))
         })
+}
+
+/// The machine a run was measured on (for a guest: the host it ran on).
+pub fn machine(doc: &RunDocument) -> &str {
+    &doc.host.hostname
+}
+
+/// Keep the runs measured on one of `machines` (all of them when empty).
+pub fn on_machines(runs: Vec<RunDocument>, machines: &[String]) -> Vec<RunDocument> {
+    if machines.is_empty() {
+        return runs;
+    }
+    runs.into_iter()
+        .filter(|d| machines.iter().any(|m| m == machine(d)))
+        .collect()
+}
+
+/// A label's runs split by machine, as `LABEL@HOST` (one set when all ran on one machine).
+pub fn split_by_machine(label: &str, runs: Vec<RunDocument>) -> Vec<(String, Vec<RunDocument>)> {
+    let mut sets: Vec<(String, Vec<RunDocument>)> = Vec::new();
+    for d in runs {
+        let name = format!("{label}@{}", machine(&d));
+        match sets.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, v)) => v.push(d),
+            None => sets.push((name, vec![d])),
+        }
+    }
+    sets
+}
+
+/// A warning when labels were measured on different machines (or one label on several):
+/// part of a difference may then be the machines'.
+pub fn machines_warning(sets: &[(String, Vec<RunDocument>)]) -> Option<String> {
+    let per: Vec<(String, std::collections::BTreeSet<&str>)> = sets
+        .iter()
+        .map(|(l, runs)| (l.clone(), runs.iter().map(machine).collect()))
+        .collect();
+    let first = &per.first()?.1;
+    if per.iter().all(|(_, m)| m == first && m.len() <= 1) {
+        return None;
+    }
+    let said: Vec<String> = per
+        .iter()
+        .map(|(l, m)| {
+            format!(
+                "`{l}` on {}",
+                m.iter().copied().collect::<Vec<_>>().join(" and ")
+            )
+        })
+        .collect();
+    Some(format!(
+        "the labels were not all measured on one machine ({}): part of a difference may be the machines' (--machine HOST keeps one, --by-machine compares them apart)",
+        said.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod machine_tests {
+    use super::*;
+
+    fn on(host: &str) -> RunDocument {
+        let mut d = crate::stats::compare::tests::doc("l", &[1.0], &[0]);
+        d.host.hostname = host.into();
+        d
+    }
+
+    #[test]
+    fn tells_machines_apart() {
+        let sets = vec![
+            ("a".to_string(), vec![on("n1"), on("n1")]),
+            ("b".to_string(), vec![on("n1")]),
+        ];
+        assert_eq!(machines_warning(&sets), None);
+        let sets = vec![
+            ("a".to_string(), vec![on("n1")]),
+            ("b".to_string(), vec![on("n2")]),
+        ];
+        let w = machines_warning(&sets).unwrap();
+        assert!(w.contains("`a` on n1, `b` on n2"), "{w}");
+        let mixed = vec![("a".to_string(), vec![on("n1"), on("n2")])];
+        assert!(machines_warning(&mixed).unwrap().contains("n1 and n2"));
+        let split = split_by_machine("a", vec![on("n1"), on("n2"), on("n1")]);
+        assert_eq!(
+            split
+                .iter()
+                .map(|(l, r)| (l.as_str(), r.len()))
+                .collect::<Vec<_>>(),
+            [("a@n1", 2), ("a@n2", 1)]
+        );
+        assert_eq!(
+            on_machines(vec![on("n1"), on("n2")], &["n2".into()]).len(),
+            1
+        );
+    }
 }

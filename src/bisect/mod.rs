@@ -11,11 +11,12 @@
 //! run. The measuring is behind [`Measure`], so the search is tested without kernels.
 
 pub mod debversion;
+pub mod git;
 
 use crate::stats::Test;
 use crate::stats::verdict::{Evidence, evidence};
 use anyhow::{Result, bail};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// What a kernel of the list gave.
@@ -33,7 +34,7 @@ pub trait Measure {
     fn name(&self, index: usize) -> String;
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Call {
     Good,
@@ -42,7 +43,7 @@ pub enum Call {
 }
 
 /// One measured kernel.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Step {
     pub index: usize,
     pub kernel: String,
@@ -52,7 +53,7 @@ pub struct Step {
     pub why: String,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Outcome {
     pub metric: String,
     /// Steps in the order they were measured (the two ends first).
@@ -62,6 +63,61 @@ pub struct Outcome {
     pub first_bad: Option<usize>,
     /// Kernels the first bad one may be among, when skipped ones leave doubt.
     pub candidates: Vec<usize>,
+}
+
+/// A bisect's outcome as `--bisect-json` writes it and `report --bisect` reads it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Report {
+    /// `sigbench.bisect`
+    pub schema: String,
+    pub version: u32,
+    /// What was bisected ("4 kernels", "9 commits of DIR") and the signature.
+    pub what: String,
+    pub signature: String,
+    /// The first bad kernel's or commit's name, when the skips leave no doubt.
+    pub first_bad: Option<String>,
+    /// Every kernel or commit of the list, oldest first (commits with their subject).
+    pub kernels: Vec<String>,
+    #[serde(flatten)]
+    pub outcome: Outcome,
+}
+
+impl Report {
+    pub const SCHEMA: &'static str = "sigbench.bisect";
+
+    pub fn new(what: String, signature: String, kernels: Vec<String>, outcome: Outcome) -> Report {
+        Report {
+            schema: Report::SCHEMA.into(),
+            version: 1,
+            what,
+            signature,
+            first_bad: outcome.first_bad.map(|i| kernels[i].clone()),
+            kernels,
+            outcome,
+        }
+    }
+
+    /// Read a `--bisect-json` file.
+    pub fn read(path: &std::path::Path) -> Result<Report> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        let r: Report = serde_json::from_str(&text).map_err(|e| {
+            anyhow::anyhow!("{}: not a sigbench bisect document ({e})", path.display())
+        })?;
+        if r.schema != Report::SCHEMA || r.version != 1 {
+            bail!(
+                "{}: schema {} version {}, expected {} version 1",
+                path.display(),
+                r.schema,
+                r.version,
+                Report::SCHEMA
+            );
+        }
+        if r.outcome.steps.iter().any(|s| s.index >= r.kernels.len()) {
+            bail!("{}: a step beyond the list of kernels", path.display());
+        }
+        Ok(r)
+    }
 }
 
 /// Is `x` different from `y`? (raw p below `alpha / 2`: two comparisons per step.)
@@ -84,59 +140,77 @@ fn median(v: &[f64]) -> f64 {
     crate::stats::Summary::of(v).map_or(f64::NAN, |s| s.median)
 }
 
-/// Bisect `count` kernels with `m`, starting at `reps` repetitions per kernel.
-pub fn bisect(
+/// How steps are measured and judged.
+#[derive(Clone, Debug)]
+pub struct Params {
+    pub metric: String,
+    /// Repetitions per kernel to start with.
+    pub reps: u32,
+    /// Repetitions an undecidable kernel may grow to.
+    pub max_reps: u32,
+    pub alpha: f64,
+}
+
+/// The two ends' samples, once they differ.
+pub struct Ends {
+    pub good: Vec<f64>,
+    pub bad: Vec<f64>,
+}
+
+fn samples_of(
     m: &mut dyn Measure,
-    count: usize,
+    i: usize,
+    r: u32,
     metric: &str,
-    reps: u32,
-    max_reps: u32,
-    alpha: f64,
+) -> Result<std::result::Result<Vec<f64>, String>> {
+    Ok(match m.measure(i, r)? {
+        Measured::Samples(s) if !s.is_empty() => Ok(s),
+        Measured::Samples(_) => Err(format!("no value of {metric} in its results")),
+        Measured::Failed(why) => Err(why),
+    })
+}
+
+/// Measure the good end `lo` and the bad end `hi` until they differ (more repetitions
+/// while they cannot be told apart yet); an error when they still do not at `max_reps`.
+pub fn measure_ends(
+    m: &mut dyn Measure,
+    lo: usize,
+    hi: usize,
+    p: &Params,
     progress: &mut dyn FnMut(&str),
-) -> Result<Outcome> {
-    if count < 2 {
-        bail!("bisect needs at least two kernels, oldest (good) first, newest (bad) last");
-    }
-    let mut steps: Vec<Step> = Vec::new();
-    let samples =
-        |m: &mut dyn Measure, i: usize, r: u32| -> Result<std::result::Result<Vec<f64>, String>> {
-            Ok(match m.measure(i, r)? {
-                Measured::Samples(s) if !s.is_empty() => Ok(s),
-                Measured::Samples(_) => Err(format!("no value of {metric} in its results")),
-                Measured::Failed(why) => Err(why),
-            })
-        };
-    let (lo, hi) = (0, count - 1);
-    let mut good = match samples(m, lo, reps)? {
+) -> Result<(Ends, Vec<Step>)> {
+    let metric = p.metric.as_str();
+    let mut good = match samples_of(m, lo, p.reps, metric)? {
         Ok(s) => s,
         Err(why) => bail!("the good end {} could not be measured: {why}", m.name(lo)),
     };
-    let mut bad = match samples(m, hi, reps)? {
+    let mut bad = match samples_of(m, hi, p.reps, metric)? {
         Ok(s) => s,
         Err(why) => bail!("the bad end {} could not be measured: {why}", m.name(hi)),
     };
-    // The ends must differ; more repetitions first if they cannot be told apart yet.
-    let mut r = reps;
+    let mut r = p.reps;
     loop {
-        let (d, how) = differs(&good, &bad, alpha);
+        let (d, how) = differs(&good, &bad, p.alpha);
         if d {
-            steps.push(Step {
-                index: lo,
-                kernel: m.name(lo),
-                samples: good.clone(),
-                call: Call::Good,
-                why: "the good end".into(),
-            });
-            steps.push(Step {
-                index: hi,
-                kernel: m.name(hi),
-                samples: bad.clone(),
-                call: Call::Bad,
-                why: format!("the bad end ({how} against the good end)"),
-            });
-            break;
+            let steps = vec![
+                Step {
+                    index: lo,
+                    kernel: m.name(lo),
+                    samples: good.clone(),
+                    call: Call::Good,
+                    why: "the good end".into(),
+                },
+                Step {
+                    index: hi,
+                    kernel: m.name(hi),
+                    samples: bad.clone(),
+                    call: Call::Bad,
+                    why: format!("the bad end ({how} against the good end)"),
+                },
+            ];
+            return Ok((Ends { good, bad }, steps));
         }
-        if r >= max_reps {
+        if r >= p.max_reps {
             bail!(
                 "{} and {} do not differ on {metric} ({how}; medians {} and {} with {r} repetitions each): nothing to bisect (another --metric, more --max-reps, or a larger N?)",
                 m.name(lo),
@@ -145,12 +219,91 @@ pub fn bisect(
                 median(&bad)
             );
         }
-        r = (r * 2).min(max_reps);
+        r = (r * 2).min(p.max_reps);
         progress(&format!("the ends do not differ yet: {r} repetitions each"));
-        good = samples(m, lo, r)?.map_err(|w| anyhow::anyhow!("{}: {w}", m.name(lo)))?;
-        bad = samples(m, hi, r)?.map_err(|w| anyhow::anyhow!("{}: {w}", m.name(hi)))?;
+        good = samples_of(m, lo, r, metric)?.map_err(|w| anyhow::anyhow!("{}: {w}", m.name(lo)))?;
+        bad = samples_of(m, hi, r, metric)?.map_err(|w| anyhow::anyhow!("{}: {w}", m.name(hi)))?;
     }
-    let (mut lo, mut hi) = (lo, hi);
+}
+
+/// Measure kernel `i` and judge it against both ends: like the good end (it differs from
+/// the bad end and not from the good one), like the bad end (the other way round), by the
+/// closer median when it differs from both; more repetitions when it differs from neither,
+/// skipped if it still cannot be told apart at `max_reps` or does not run at all.
+pub fn classify(
+    m: &mut dyn Measure,
+    i: usize,
+    ends: &Ends,
+    p: &Params,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Step> {
+    let mut r = p.reps;
+    loop {
+        let s = match samples_of(m, i, r, &p.metric)? {
+            Ok(s) => s,
+            Err(why) => {
+                return Ok(Step {
+                    index: i,
+                    kernel: m.name(i),
+                    samples: vec![],
+                    call: Call::Skipped,
+                    why,
+                });
+            }
+        };
+        let (dg, hg) = differs(&s, &ends.good, p.alpha);
+        let (db, hb) = differs(&s, &ends.bad, p.alpha);
+        let why = format!("vs good: {hg}; vs bad: {hb}");
+        let call = match (dg, db) {
+            (false, true) => Some(Call::Good),
+            (true, false) => Some(Call::Bad),
+            (true, true) => {
+                let x = median(&s);
+                Some(
+                    if (x - median(&ends.good)).abs() <= (x - median(&ends.bad)).abs() {
+                        Call::Good
+                    } else {
+                        Call::Bad
+                    },
+                )
+            }
+            (false, false) => None,
+        };
+        let step = |call, why| Step {
+            index: i,
+            kernel: m.name(i),
+            samples: s.clone(),
+            call,
+            why,
+        };
+        match call {
+            Some(c) => return Ok(step(c, why)),
+            None if r >= p.max_reps => {
+                return Ok(step(
+                    Call::Skipped,
+                    format!("undecidable with {r} repetitions ({why})"),
+                ));
+            }
+            None => {
+                r = (r * 2).min(p.max_reps);
+                progress(&format!("{}: undecidable, {r} repetitions", m.name(i)));
+            }
+        }
+    }
+}
+
+/// Bisect `count` kernels (oldest first) with `m`.
+pub fn bisect(
+    m: &mut dyn Measure,
+    count: usize,
+    p: &Params,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Outcome> {
+    if count < 2 {
+        bail!("bisect needs at least two kernels, oldest (good) first, newest (bad) last");
+    }
+    let (ends, mut steps) = measure_ends(m, 0, count - 1, p, progress)?;
+    let (mut lo, mut hi) = (0, count - 1);
     let mut skipped: BTreeMap<usize, String> = BTreeMap::new();
     // Kernels that did not run at all (unpack, boot, run): they cannot be the first kernel
     // that shows the change, so they drop out of the answer; undecidable ones stay in it.
@@ -170,66 +323,14 @@ pub fn bisect(
             steps.len() - 2 + left.max(1),
             m.name(mid)
         ));
-        let mut r = reps;
-        let step = loop {
-            let s = match samples(m, mid, r)? {
-                Ok(s) => s,
-                Err(why) => {
-                    failed.push(mid);
-                    break Step {
-                        index: mid,
-                        kernel: m.name(mid),
-                        samples: vec![],
-                        call: Call::Skipped,
-                        why,
-                    };
-                }
-            };
-            let (dg, hg) = differs(&s, &good, alpha);
-            let (db, hb) = differs(&s, &bad, alpha);
-            let why = format!("vs good: {hg}; vs bad: {hb}");
-            let call = match (dg, db) {
-                (false, true) => Some(Call::Good),
-                (true, false) => Some(Call::Bad),
-                (true, true) => {
-                    let x = median(&s);
-                    Some(if (x - median(&good)).abs() <= (x - median(&bad)).abs() {
-                        Call::Good
-                    } else {
-                        Call::Bad
-                    })
-                }
-                (false, false) => None,
-            };
-            match call {
-                Some(c) => {
-                    break Step {
-                        index: mid,
-                        kernel: m.name(mid),
-                        samples: s,
-                        call: c,
-                        why,
-                    };
-                }
-                None if r >= max_reps => {
-                    break Step {
-                        index: mid,
-                        kernel: m.name(mid),
-                        samples: s,
-                        call: Call::Skipped,
-                        why: format!("undecidable with {r} repetitions ({why})"),
-                    };
-                }
-                None => {
-                    r = (r * 2).min(max_reps);
-                    progress(&format!("{}: undecidable, {r} repetitions", m.name(mid)));
-                }
-            }
-        };
+        let step = classify(m, mid, &ends, p, progress)?;
         match step.call {
             Call::Good => lo = mid,
             Call::Bad => hi = mid,
             Call::Skipped => {
+                if step.samples.is_empty() {
+                    failed.push(mid);
+                }
                 progress(&format!("{} skipped: {}", step.kernel, step.why));
                 skipped.insert(mid, step.why.clone());
             }
@@ -239,7 +340,7 @@ pub fn bisect(
     let candidates: Vec<usize> = (lo + 1..=hi).filter(|i| !failed.contains(i)).collect();
     let first_bad = (candidates.len() == 1).then_some(hi);
     Ok(Outcome {
-        metric: metric.to_string(),
+        metric: p.metric.clone(),
         steps,
         first_bad,
         candidates,
@@ -249,6 +350,15 @@ pub fn bisect(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn params(reps: u32, max_reps: u32) -> Params {
+        Params {
+            metric: "m".into(),
+            reps,
+            max_reps,
+            alpha: 0.05,
+        }
+    }
 
     /// Kernels whose metric is 0 up to `first_bad` and ~1424 from there; some broken.
     struct Fake {
@@ -282,7 +392,7 @@ mod tests {
                     broken: vec![],
                     measured: vec![],
                 };
-                let o = bisect(&mut f, n, "m", 3, 9, 0.05, &mut |_| {}).unwrap();
+                let o = bisect(&mut f, n, &params(3, 9), &mut |_| {}).unwrap();
                 assert_eq!(o.first_bad, Some(first_bad), "n={n}");
                 assert!(
                     f.measured.len() <= 2 + (n as f64).log2().ceil() as usize,
@@ -297,7 +407,7 @@ mod tests {
             broken: vec![2],
             measured: vec![],
         };
-        let o = bisect(&mut f, 5, "m", 3, 9, 0.05, &mut |_| {}).unwrap();
+        let o = bisect(&mut f, 5, &params(3, 9), &mut |_| {}).unwrap();
         assert_eq!(o.first_bad, Some(3));
         assert!(
             o.steps
@@ -310,7 +420,7 @@ mod tests {
             broken: vec![2],
             measured: vec![],
         };
-        let o = bisect(&mut f, 4, "m", 3, 9, 0.05, &mut |_| {}).unwrap();
+        let o = bisect(&mut f, 4, &params(3, 9), &mut |_| {}).unwrap();
         assert_eq!(o.first_bad, Some(3), "{o:?}");
     }
 
@@ -321,7 +431,7 @@ mod tests {
             broken: vec![],
             measured: vec![],
         };
-        let e = bisect(&mut f, 4, "m", 3, 6, 0.05, &mut |_| {})
+        let e = bisect(&mut f, 4, &params(3, 6), &mut |_| {})
             .unwrap_err()
             .to_string();
         assert!(e.contains("do not differ on m"), "{e}");

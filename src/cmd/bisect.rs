@@ -1,12 +1,16 @@
 //! `sigbench bisect [SIGNATURE] --kernels K1 … Kn --metric M [run options]`: the first bad
 //! kernel of an ordered list, every step booted as `run --kernel` does and stored as a run
 //! labelled by its release (`--resume` reuses what is stored).
+//!
+//! `sigbench bisect --tree DIR --good REV --bad REV [--config FILE]`: the first bad commit
+//! of a kernel git tree, `git bisect` picking the commits; each is built in the tree
+//! (`kbuild`), booted from it, and stored as a run labelled by its 12-digit commit id.
 
 use anyhow::{Context, Result, bail};
-use sigbench::bisect::{Call, Measure, Measured, bisect, debversion};
+use sigbench::bisect::{Call, Measure, Measured, Params, bisect, debversion, git};
+use sigbench::kbuild;
 use sigbench::plan::Plan;
 use sigbench::results::RunDocument;
-use sigbench::stats::Summary;
 use sigbench::store::{Selector, Store};
 use sigbench::vm::VmOptions;
 use sigbench::vm::kernel::{self, KernelSpec};
@@ -15,8 +19,22 @@ use sigbench::vm::kernel::{self, KernelSpec};
 pub struct BisectArgs {
     /// The kernels, oldest (known good) to newest (known bad): .deb files (sorted by their
     /// Debian version when all are .deb), IMAGE[:MODULES] or build trees as --kernel takes
-    #[arg(long = "kernels", id = "bisect_kernels", num_args = 2.., required = true, value_name = "KERNEL")]
+    #[arg(long = "kernels", id = "bisect_kernels", num_args = 2.., required_unless_present = "tree", conflicts_with = "tree", value_name = "KERNEL")]
     list: Vec<String>,
+    /// Bisect a kernel git tree instead (with --good and --bad): git bisect picks the
+    /// commits, each is configured, built in the tree (-j$(nproc)) and booted
+    #[arg(long, value_name = "DIR", requires_all = ["good", "bad"])]
+    tree: Option<std::path::PathBuf>,
+    /// With --tree: the known-good revision
+    #[arg(long, value_name = "REV", requires = "tree")]
+    good: Option<String>,
+    /// With --tree: the known-bad revision (a descendant of --good)
+    #[arg(long, value_name = "REV", requires = "tree")]
+    bad: Option<String>,
+    /// With --tree: the base kernel config (default: the tree's .config, else tinyconfig);
+    /// sigbench adds what its guest needs and runs olddefconfig for every commit
+    #[arg(long, value_name = "FILE", requires = "tree")]
+    config: Option<std::path::PathBuf>,
     /// The metric that tells good from bad (any `compare` metric)
     #[arg(long, default_value = "wall_ms")]
     metric: String,
@@ -34,27 +52,27 @@ pub struct BisectArgs {
     run: super::run::Args,
 }
 
-/// Boots kernel `i` of the list and measures the plan there, topping up repetitions.
-struct Kernels<'a> {
+/// What both ways of bisecting share: the plan, the store, and the runs measured (or
+/// found stored) per index of the list.
+struct Steps<'a> {
     args: &'a super::run::Args,
     plan: &'a Plan,
-    specs: Vec<(String, KernelSpec)>,
     opts: VmOptions,
     store: Store,
     resume: bool,
     metric: String,
-    /// Runs per kernel index: stored earlier (with --resume) or measured now.
     docs: Vec<Option<Vec<RunDocument>>>,
-    releases: Vec<Option<String>>,
     measured_now: Vec<usize>,
 }
 
-impl Kernels<'_> {
-    /// The metric in the plan's first directory at its largest N, per repetition.
-    fn samples(&self, docs: &[RunDocument]) -> Vec<f64> {
+impl Steps<'_> {
+    /// The metric in the plan's first directory at its largest N, per repetition, at `i`.
+    fn samples(&self, i: usize) -> Vec<f64> {
         let dir = &self.plan.dirs[0].name;
         let n = self.plan.ns.iter().copied().max().unwrap_or(0);
-        docs.iter()
+        self.docs[i]
+            .iter()
+            .flatten()
             .flat_map(|d| d.cases.iter())
             .filter(|c| !c.warmup && &c.dir == dir && c.n == n)
             .map(|c| {
@@ -66,23 +84,77 @@ impl Kernels<'_> {
             .collect()
     }
 
-    /// Stored runs of this kernel image (not only of its release) that measured the same.
-    fn stored(&self, release: &str, image: &str) -> Result<Vec<RunDocument>> {
-        let want = self.plan.document();
-        Ok(self
-            .store
-            .load(&Selector::Label(release.to_string()))?
-            .into_iter()
-            .filter(|d| {
-                d.host.kernel_image.as_deref() == Some(image)
-                    && d.signature.sha256 == want.signature.sha256
-                    && d.testbed.fs == want.testbed.fs
-                    && d.plan.dirs == want.plan.dirs
-                    && d.plan.n == want.plan.n
-                    && d.status == "complete"
-            })
-            .collect())
+    /// Load what is stored for `i` under `label` the first time (with --resume): runs that
+    /// measured the same plan (and, given `image`, on that very kernel image). Returns how
+    /// many samples `i` has.
+    fn load(&mut self, i: usize, label: &str, image: Option<&str>) -> Result<u32> {
+        if self.docs[i].is_none() {
+            let stored = if self.resume {
+                let want = self.plan.document();
+                self.store
+                    .load(&Selector::Label(label.to_string()))?
+                    .into_iter()
+                    .filter(|d| {
+                        image.is_none_or(|im| d.host.kernel_image.as_deref() == Some(im))
+                            && d.signature.sha256 == want.signature.sha256
+                            && d.testbed.fs == want.testbed.fs
+                            && d.plan.dirs == want.plan.dirs
+                            && d.plan.n == want.plan.n
+                            && d.status == "complete"
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            self.docs[i] = Some(stored);
+        }
+        Ok(self.samples(i).len() as u32)
     }
+
+    /// Measure `reps - have` more repetitions of `i` on kernel `k`, store them as `label`.
+    fn top_up(&mut self, i: usize, k: &kernel::Kernel, label: &str, more: u32) -> Result<Measured> {
+        let plan = Plan {
+            repetitions: more,
+            ..self.plan.clone()
+        };
+        sigbench::say!("sigbench: bisect: {label}: {more} repetition(s)");
+        let run = match super::run::guest_run(self.args, &plan, k, &self.opts) {
+            Ok(r) => r,
+            Err(e) => {
+                if e.downcast_ref::<sigbench::interrupt::Interrupted>()
+                    .is_some()
+                {
+                    return Err(e);
+                }
+                return Ok(Measured::Failed(format!("{e:#}")));
+            }
+        };
+        if let Some(e) = run.error {
+            return Ok(Measured::Failed(format!("{e:#}")));
+        }
+        let Some(mut doc) = run.doc else {
+            return Ok(Measured::Failed("no results".into()));
+        };
+        doc.label = label.to_string();
+        self.store
+            .import(&doc)
+            .with_context(|| format!("storing the step {label}"))?;
+        self.measured_now.push(i);
+        self.docs[i].get_or_insert_with(Vec::new).push(doc);
+        Ok(Measured::Samples(self.samples(i)))
+    }
+
+    fn reuse_stored(&self, i: usize, label: &str) -> Measured {
+        sigbench::say!("sigbench: bisect: {label}: stored, not measured again");
+        Measured::Samples(self.samples(i))
+    }
+}
+
+/// The kernels of a list: kernel `i` is unpacked and booted as `run --kernel` does.
+struct Kernels<'a> {
+    steps: Steps<'a>,
+    specs: Vec<(String, KernelSpec)>,
+    releases: Vec<Option<String>>,
 }
 
 impl Measure for Kernels<'_> {
@@ -95,62 +167,86 @@ impl Measure for Kernels<'_> {
 
     fn measure(&mut self, i: usize, reps: u32) -> Result<Measured> {
         let (name, spec) = self.specs[i].clone();
-        let k = match kernel::prepare(&spec, &name, &self.opts.cache) {
+        let k = match kernel::prepare(&spec, &name, &self.steps.opts.cache) {
             Ok(k) => k,
             Err(e) => return Ok(Measured::Failed(format!("{e:#}"))),
         };
         self.releases[i] = Some(k.release.clone());
-        if self.docs[i].is_none() {
-            self.docs[i] = Some(if self.resume {
-                self.stored(&k.release, &k.key)?
-            } else {
-                Vec::new()
-            });
+        let have = self.steps.load(i, &k.release, Some(&k.key))?;
+        if have >= reps {
+            return Ok(self.steps.reuse_stored(i, &k.release));
         }
-        let have = self
-            .samples(self.docs[i].as_deref().unwrap_or_default())
-            .len() as u32;
-        if have < reps {
-            let plan = Plan {
-                repetitions: reps - have,
-                ..self.plan.clone()
-            };
-            sigbench::say!(
-                "sigbench: bisect: {} ({name}): {} repetition(s)",
-                k.release,
-                reps - have
-            );
-            let run = match super::run::guest_run(self.args, &plan, &k, &self.opts) {
-                Ok(r) => r,
-                Err(e) => {
-                    if e.downcast_ref::<sigbench::interrupt::Interrupted>()
-                        .is_some()
-                    {
-                        return Err(e);
-                    }
-                    return Ok(Measured::Failed(format!("{e:#}")));
+        self.steps.top_up(i, &k, &k.release, reps - have)
+    }
+}
+
+/// The commits of a tree: commit `i` is checked out, built in the tree and booted.
+struct Commits<'a> {
+    steps: Steps<'a>,
+    repo: git::Repo,
+    tree: kbuild::Tree,
+    list: Vec<String>,
+    subjects: Vec<String>,
+    logs: std::path::PathBuf,
+    warned: bool,
+}
+
+impl Commits<'_> {
+    fn label(&self, i: usize) -> String {
+        self.list[i][..12].to_string()
+    }
+}
+
+impl Measure for Commits<'_> {
+    fn name(&self, i: usize) -> String {
+        format!("{} {}", self.label(i), self.subjects[i])
+    }
+
+    fn measure(&mut self, i: usize, reps: u32) -> Result<Measured> {
+        let label = self.label(i);
+        let have = self.steps.load(i, &label, None)?;
+        if have >= reps {
+            return Ok(self.steps.reuse_stored(i, &label));
+        }
+        self.repo.checkout(&self.list[i])?;
+        let log = self.logs.join(format!("{}.log", self.list[i]));
+        let started = std::time::Instant::now();
+        sigbench::say!(
+            "sigbench: bisect: building {label} (log: {})",
+            log.display()
+        );
+        match self.tree.build(&log) {
+            Ok(missing) => {
+                sigbench::say!(
+                    "sigbench: bisect: {label} built in {:.0} s",
+                    started.elapsed().as_secs_f64()
+                );
+                if !missing.is_empty() && !self.warned {
+                    self.warned = true;
+                    sigbench::say!(
+                        "sigbench: warning: the kernel config did not take {} (missing dependencies, or not in this version): the guest may lack them",
+                        missing.join(", ")
+                    );
                 }
-            };
-            if let Some(e) = run.error {
+            }
+            Err(e) => {
+                if e.downcast_ref::<sigbench::interrupt::Interrupted>()
+                    .is_some()
+                {
+                    return Err(e);
+                }
                 return Ok(Measured::Failed(format!("{e:#}")));
             }
-            let Some(doc) = run.doc else {
-                return Ok(Measured::Failed("no results".into()));
-            };
-            self.store
-                .import(&doc)
-                .with_context(|| format!("storing the step {}", k.release))?;
-            self.measured_now.push(i);
-            self.docs[i].get_or_insert_with(Vec::new).push(doc);
-        } else {
-            sigbench::say!(
-                "sigbench: bisect: {} ({name}): stored, not measured again",
-                k.release
-            );
         }
-        Ok(Measured::Samples(
-            self.samples(self.docs[i].as_deref().unwrap_or_default()),
-        ))
+        let spec = KernelSpec::BuildTree {
+            tree: self.repo.dir.clone(),
+            modules: None,
+        };
+        let k = match kernel::prepare(&spec, &label, &self.steps.opts.cache) {
+            Ok(k) => k,
+            Err(e) => return Ok(Measured::Failed(format!("{e:#}"))),
+        };
+        self.steps.top_up(i, &k, &label, reps - have)
     }
 }
 
@@ -186,159 +282,163 @@ fn ordered(kernels: &[String]) -> Result<Vec<String>> {
 pub fn run(args: BisectArgs) -> Result<i32> {
     sigbench::interrupt::install()?;
     if !args.run.kernels.is_empty() {
-        bail!("bisect takes its kernels with --kernels K1 … Kn (oldest first), not --kernel");
+        bail!(
+            "bisect takes its kernels with --kernels K1 … Kn (oldest first) or --tree, not --kernel"
+        );
     }
     if args.run.no_store {
         bail!("bisect stores every step (that is what --resume reuses): drop --no-store");
     }
     let plan = super::run::plan_of(&args.run)?;
-    let list = ordered(&args.list)?;
-    let specs: Vec<(String, KernelSpec)> = list
-        .iter()
-        .map(|k| Ok((k.clone(), KernelSpec::parse(k)?)))
-        .collect::<Result<_>>()?;
-    if specs.iter().any(|(_, s)| *s == KernelSpec::Host) {
-        bail!("bisect boots every kernel of the list: `host` has no place in it");
-    }
-    let mut m = Kernels {
-        args: &args.run,
-        plan: &plan,
-        opts: super::run::vm_options(&args.run)?,
-        store: Store::open(&args.run.store.db)?,
-        resume: args.resume,
+    let steps = |count: usize| -> Result<Steps> {
+        Ok(Steps {
+            args: &args.run,
+            plan: &plan,
+            opts: super::run::vm_options(&args.run)?,
+            store: Store::open(&args.run.store.db)?,
+            resume: args.resume,
+            metric: args.metric.clone(),
+            docs: vec![None; count],
+            measured_now: Vec::new(),
+        })
+    };
+    let params = Params {
         metric: args.metric.clone(),
-        docs: vec![None; specs.len()],
-        releases: vec![None; specs.len()],
-        measured_now: Vec::new(),
-        specs,
+        reps: args.run.repetitions.max(1),
+        max_reps: args.max_reps.max(args.run.repetitions),
+        alpha: 0.05,
     };
     let started = std::time::Instant::now();
-    let outcome = bisect(
-        &mut m,
-        list.len(),
-        &args.metric,
-        args.run.repetitions.max(1),
-        args.max_reps.max(args.run.repetitions),
-        0.05,
-        &mut |msg| {
-            sigbench::say!(
-                "sigbench: bisect [{:.0} s]: {msg}",
-                started.elapsed().as_secs_f64()
-            )
-        },
-    )?;
+    let mut progress = |msg: &str| {
+        sigbench::say!(
+            "sigbench: bisect [{:.0} s]: {msg}",
+            started.elapsed().as_secs_f64()
+        )
+    };
+    let (outcome, names, what, measured_now) = if let Some(dir) = &args.tree {
+        let repo = git::Repo::open(dir)?;
+        repo.check_clean()?;
+        let (good, bad) = (
+            repo.commit(args.good.as_deref().unwrap_or_default())?,
+            repo.commit(args.bad.as_deref().unwrap_or_default())?,
+        );
+        let list = repo.range(&good, &bad)?;
+        let logs = steps(0)?.opts.cache.join("build-logs");
+        std::fs::create_dir_all(&logs)
+            .with_context(|| format!("cannot create {}", logs.display()))?;
+        let tree = kbuild::Tree::new(dir, args.config.as_deref(), plan.testbed.fs, &logs)?;
+        let mut m = Commits {
+            steps: steps(list.len())?,
+            subjects: list.iter().map(|c| repo.subject(c)).collect(),
+            repo,
+            tree,
+            logs,
+            warned: false,
+            list,
+        };
+        progress(&format!(
+            "{} commits from {} to {}",
+            m.list.len() - 1,
+            m.label(0),
+            m.label(m.list.len() - 1)
+        ));
+        let (repo, list) = (m.repo.clone(), m.list.clone());
+        let outcome = git::bisect(&repo, &list, &mut m, &params, &mut progress)?;
+        let names: Vec<String> = (0..m.list.len()).map(|i| m.name(i)).collect();
+        let what = format!("{} commits of {}", names.len(), dir.display());
+        (outcome, names, what, m.steps.measured_now.clone())
+    } else {
+        let list = ordered(&args.list)?;
+        let specs: Vec<(String, KernelSpec)> = list
+            .iter()
+            .map(|k| Ok((k.clone(), KernelSpec::parse(k)?)))
+            .collect::<Result<_>>()?;
+        if specs.iter().any(|(_, s)| *s == KernelSpec::Host) {
+            bail!("bisect boots every kernel of the list: `host` has no place in it");
+        }
+        let mut m = Kernels {
+            steps: steps(specs.len())?,
+            releases: vec![None; specs.len()],
+            specs,
+        };
+        let outcome = bisect(&mut m, list.len(), &params, &mut progress)?;
+        let names: Vec<String> = (0..list.len())
+            .map(|i| match outcome.first_bad {
+                Some(b) if b == i => format!("{} ({})", m.name(i), list[i]),
+                _ => m.name(i),
+            })
+            .collect();
+        let what = format!("{} kernels", list.len());
+        (outcome, names, what, m.steps.measured_now.clone())
+    };
 
-    // The table a maintainer pastes into a mail (reference 002's columns).
-    let good = outcome
-        .steps
-        .iter()
-        .find(|s| s.index == 0)
-        .map(|s| s.samples.clone())
-        .unwrap_or_default();
-    let good_mean = Summary::of(&good).map_or(f64::NAN, |s| s.mean);
-    let mut order: Vec<&sigbench::bisect::Step> = outcome.steps.iter().collect();
-    order.sort_by_key(|s| s.index);
+    let report = sigbench::bisect::Report::new(what, plan.signature.name.clone(), names, outcome);
     let mut o = String::new();
     super::outln!(
         o,
-        "bisect of {} on {} kernels, metric {}",
-        plan.signature.name,
-        list.len(),
+        "bisect of {} on {}, metric {}",
+        report.signature,
+        report.what,
         args.metric
     );
-    super::outln!(
-        o,
-        "{:<28} {:>5} {:>12} {:>23} {:>9} {:>10} {:>7}  verdict",
-        "kernel",
-        "reps",
-        "mean",
-        "range",
-        "diff",
-        "stdev",
-        "cv"
-    );
-    for s in &order {
-        let row = match Summary::of(&s.samples) {
-            Some(x) => format!(
-                "{:>5} {:>12.2} {:>23} {:>9} {:>10.2} {:>6.2}%",
-                x.n,
-                x.mean,
-                format!("{:.1} … {:.1}", x.min, x.max),
-                if good_mean != 0.0 {
-                    format!("{:+.1}%", (x.mean / good_mean - 1.0) * 100.0)
-                } else {
-                    format!("{:+.1}", x.mean - good_mean)
-                },
-                x.stdev,
-                x.cv * 100.0
-            ),
-            None => format!(
-                "{:>5} {:>12} {:>23} {:>9} {:>10} {:>7}",
-                0, "-", "-", "-", "-", "-"
-            ),
-        };
-        let verdict = match s.call {
-            Call::Good => "good",
-            Call::Bad => "bad",
-            Call::Skipped => "skipped",
-        };
-        let mark = if outcome.first_bad == Some(s.index) {
-            "  <- first bad"
-        } else {
-            ""
-        };
-        super::outln!(o, "{:<28} {row}  {verdict}{mark}", s.kernel);
+    o.push_str(&sigbench::report::bisect::steps_table(&report).text());
+    let (names, outcome) = (&report.kernels, &report.outcome);
+    let mut skipped: Vec<&sigbench::bisect::Step> = outcome
+        .steps
+        .iter()
+        .filter(|s| s.call == Call::Skipped)
+        .collect();
+    skipped.sort_by_key(|s| s.index);
+    for s in skipped {
+        super::outln!(o, "skipped {}: {}", names[s.index], s.why);
     }
-    for s in order.iter().filter(|s| s.call == Call::Skipped) {
-        super::outln!(o, "skipped {}: {}", s.kernel, s.why);
-    }
-    let names = |v: &[usize]| v.iter().map(|&i| m.name(i)).collect::<Vec<_>>().join(", ");
     let code = match outcome.first_bad {
         Some(i) => {
             let step = outcome.steps.iter().find(|s| s.index == i);
             super::outln!(
                 o,
-                "\nfirst bad: {} ({}); evidence: {}",
-                m.name(i),
-                list[i],
+                "\nfirst bad: {}; evidence: {}",
+                names[i],
                 step.map_or("-", |s| s.why.as_str())
             );
             0
         }
         None => {
+            let c: Vec<&str> = outcome
+                .candidates
+                .iter()
+                .map(|&i| names[i].as_str())
+                .collect();
             super::outln!(
                 o,
-                "\nthe first bad kernel is one of: {} (skipped kernels leave it open)",
-                names(&outcome.candidates)
+                "\nthe first bad one is one of: {} (skipped ones leave it open)",
+                c.join(", ")
             );
             1
         }
     };
     super::outln!(
         o,
-        "{} kernels measured now, {} from the store; {:.0} s",
-        m.measured_now.len(),
-        outcome.steps.len().saturating_sub(m.measured_now.len()),
+        "{} {} measured now, {} from the store; {:.0} s",
+        outcome
+            .steps
+            .iter()
+            .filter(|s| measured_now.contains(&s.index))
+            .count(),
+        if args.tree.is_some() {
+            "commits"
+        } else {
+            "kernels"
+        },
+        outcome
+            .steps
+            .iter()
+            .filter(|s| !s.samples.is_empty() && !measured_now.contains(&s.index))
+            .count(),
         started.elapsed().as_secs_f64()
     );
     if let Some(dest) = &args.bisect_json {
-        #[derive(serde::Serialize)]
-        struct Doc<'a> {
-            schema: &'static str,
-            version: u32,
-            first_bad: Option<String>,
-            kernels: Vec<String>,
-            #[serde(flatten)]
-            outcome: &'a sigbench::bisect::Outcome,
-        }
-        let doc = Doc {
-            schema: "sigbench.bisect",
-            version: 1,
-            first_bad: outcome.first_bad.map(|i| m.name(i)),
-            kernels: (0..list.len()).map(|i| m.name(i)).collect(),
-            outcome: &outcome,
-        };
-        sigbench::report::json::write(&doc, dest)?;
+        sigbench::report::json::write(&report, dest)?;
     }
     super::out(&o)?;
     Ok(code)

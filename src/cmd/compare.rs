@@ -2,6 +2,7 @@
 
 use anyhow::{Result, bail};
 use sigbench::report::compare as fmt;
+use sigbench::results;
 use sigbench::stats::Test;
 use sigbench::stats::compare::{Samples, Verdict, compare, compare_metrics, metric_names, verdict};
 use sigbench::store::runs_of;
@@ -35,6 +36,12 @@ pub struct Args {
     /// Metrics --fail-on judges (default: wall_ms, the timed window)
     #[arg(long = "metric", value_name = "NAME")]
     metrics: Vec<String>,
+    /// Only runs measured on this machine (its hostname); repeatable
+    #[arg(long = "machine", value_name = "HOST")]
+    machines: Vec<String>,
+    /// Compare each label's machines apart (LABEL@HOST)
+    #[arg(long)]
+    by_machine: bool,
     #[command(flatten)]
     store: super::options::StoreOptions,
 }
@@ -60,13 +67,36 @@ pub fn run(args: Args) -> Result<i32> {
         },
     };
     let mut store = None;
-    let mut samples = Vec::new();
+    let mut sets = Vec::new();
     for l in &args.labels {
         let (label, runs) = runs_of(l, &args.store.db, &mut store)?;
         // A label may come from anyone's export: never print its control characters.
         let label = sigbench::report::table::escape_control(&label);
-        samples.push(Samples::from_runs(&label, &runs));
+        let measured_on: std::collections::BTreeSet<String> = runs
+            .iter()
+            .map(|d| results::machine(d).to_string())
+            .collect();
+        let runs = results::on_machines(runs, &args.machines);
+        if runs.is_empty() {
+            bail!(
+                "no runs of `{label}` on {} (it was measured on {})",
+                args.machines.join(", "),
+                measured_on.into_iter().collect::<Vec<_>>().join(", ")
+            );
+        }
+        if args.by_machine {
+            sets.extend(results::split_by_machine(&label, runs));
+        } else {
+            sets.push((label, runs));
+        }
     }
+    if let Some(w) = results::machines_warning(&sets).filter(|_| !args.by_machine) {
+        sigbench::say!("sigbench: warning: {w}");
+    }
+    let samples: Vec<Samples> = sets
+        .iter()
+        .map(|(label, runs)| Samples::from_runs(label, runs))
+        .collect();
     let cmp = compare(&samples, test, args.alpha);
     let known = metric_names(&cmp);
     if let Some(m) = args.metrics.iter().find(|m| !known.contains(m)) {

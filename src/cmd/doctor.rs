@@ -51,7 +51,7 @@ pub fn run(args: Args) -> Result<i32> {
                 println!(
                     "marked {n} run{} still `running` in {} as `killed`",
                     if n == 1 { "" } else { "s" },
-                    args.store.db.display()
+                    args.store.db
                 );
             }
         }

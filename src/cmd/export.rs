@@ -36,10 +36,7 @@ pub struct ImportArgs {
 
 pub fn export(args: ExportArgs) -> Result<i32> {
     if !args.store.db.exists() {
-        bail!(
-            "no results database at {} (pass --db)",
-            args.store.db.display()
-        );
+        bail!("no results database at {} (pass --db)", args.store.db);
     }
     let store = Store::open_read(&args.store.db)?;
     let mut sels: Vec<Selector> = args.label.iter().cloned().map(Selector::Label).collect();
@@ -51,7 +48,7 @@ pub fn export(args: ExportArgs) -> Result<i32> {
     for s in &sels {
         let found = store.load(s)?;
         if found.is_empty() {
-            bail!("no runs match {s:?} in {}", args.store.db.display());
+            bail!("no runs match {s:?} in {}", args.store.db);
         }
         runs.extend(found);
     }
@@ -96,7 +93,7 @@ pub fn import(args: ImportArgs) -> Result<i32> {
     }
     println!(
         "imported {added} run(s) into {}{}",
-        args.store.db.display(),
+        args.store.db,
         if present > 0 {
             format!(" ({present} already there)")
         } else {

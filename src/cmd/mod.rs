@@ -13,6 +13,7 @@ pub mod report;
 pub mod run;
 pub mod runs;
 pub mod show;
+pub mod submit;
 pub mod validate;
 
 /// Write what the user asked for to stdout. A failed write (a full disk behind `>`, a

@@ -24,18 +24,32 @@ pub struct Args {
     /// Also list metrics without a significant change
     #[arg(long)]
     all: bool,
+    /// Render a bisect (its --bisect-json file) instead of stored labels
+    #[arg(long, value_name = "FILE", conflicts_with = "labels")]
+    bisect: Option<PathBuf>,
     #[command(flatten)]
     store: super::options::StoreOptions,
 }
 
 pub fn run(args: Args) -> Result<i32> {
+    if let Some(f) = &args.bisect {
+        let r = sigbench::bisect::Report::read(f)?;
+        let doc = sigbench::report::bisect::document(&r)?;
+        write(&args, &doc)?;
+        sigbench::say!(
+            "sigbench: wrote {} (a bisect of {} steps)",
+            args.output.display(),
+            r.outcome.steps.len()
+        );
+        return Ok(0);
+    }
     let mut store: Option<Store> = None;
     let mut sets: Vec<(String, Vec<RunDocument>)> = Vec::new();
     if args.labels.is_empty() {
         if !args.store.db.exists() {
             bail!(
                 "no results database at {} (run `sigbench run` first, or pass --db or labels)",
-                args.store.db.display()
+                args.store.db
             );
         }
         store = Some(Store::open_read(&args.store.db)?);
@@ -75,9 +89,21 @@ pub fn run(args: Args) -> Result<i32> {
         );
     }
     let doc = document::build(&sets, Test::MannWhitney, args.alpha, args.all)?;
+    write(&args, &doc)?;
+    sigbench::say!(
+        "sigbench: wrote {} ({} label(s), {} plot(s))",
+        args.output.display(),
+        sets.len(),
+        doc.figures.len()
+    );
+    Ok(0)
+}
+
+/// The document in the format asked for (Markdown: plots as SVG files beside it).
+fn write(args: &Args, doc: &sigbench::report::document::Document) -> Result<()> {
     match args.format.as_str() {
         "html" => {
-            std::fs::write(&args.output, html::render(&doc))
+            std::fs::write(&args.output, html::render(doc))
                 .with_context(|| format!("cannot write {}", args.output.display()))?;
         }
         "markdown" | "md" => {
@@ -88,7 +114,7 @@ pub fn run(args: Args) -> Result<i32> {
                 .to_string_lossy()
                 .into_owned();
             let dir = args.output.parent().map(PathBuf::from).unwrap_or_default();
-            let (text, files) = markdown::render(&doc, &stem);
+            let (text, files) = markdown::render(doc, &stem);
             for (name, svg) in files {
                 let p = dir.join(&name);
                 std::fs::write(&p, svg).with_context(|| format!("cannot write {}", p.display()))?;
@@ -98,11 +124,5 @@ pub fn run(args: Args) -> Result<i32> {
         }
         other => bail!("unknown report format `{other}` (html or markdown)"),
     }
-    sigbench::say!(
-        "sigbench: wrote {} ({} label(s), {} plot(s))",
-        args.output.display(),
-        sets.len(),
-        doc.figures.len()
-    );
-    Ok(0)
+    Ok(())
 }

@@ -18,14 +18,15 @@ use sigbench::vm::{self, VmOptions};
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 pub struct Args {
     /// Built-in signature name (see `sigbench list`) or a signature file
     #[arg(default_value = signature::DEFAULT)]
     pub(crate) signature: String,
-    /// Filesystem to test: btrfs, ext4 or xfs
-    #[arg(long, default_value = "btrfs")]
-    fs: String,
+    /// Filesystem to test: btrfs, ext4, xfs or tmpfs; a comma-separated list runs the
+    /// plan on each (a fresh filesystem of its kind per case), labelled LABEL/FS
+    #[arg(long, default_value = "btrfs", value_name = "FS[,FS...]")]
+    pub(crate) fs: String,
     /// Device: a scratch block device (/dev/X), `zram`, `ram` (brd), or `loop` (the
     /// default: a loop device over a file on a private tmpfs)
     #[arg(long, default_value = "loop")]
@@ -117,6 +118,133 @@ pub struct Args {
     /// replay against its recording; the logging costs time inside the window
     #[arg(long, value_name = "FILE")]
     op_log: Option<std::path::PathBuf>,
+    /// Run only slice I of S (0-based): the plan split into independent slices, one per
+    /// kernel × filesystem × directory (× repetition with --split-reps), as `submit`
+    /// splits it for a Slurm job array
+    #[arg(long, value_name = "I/S")]
+    pub(crate) slice: Option<String>,
+    /// With --slice: a slice per repetition too (by default a slice's repetitions stay
+    /// together, on one machine)
+    #[arg(long)]
+    pub(crate) split_reps: bool,
+    /// Appended to every run's label (`/ext4` when a plan has several filesystems).
+    #[arg(skip)]
+    label_suffix: Option<String>,
+}
+
+/// The store failed and stopped the run (said once, by `run`, with where the results are).
+#[derive(Debug)]
+struct StoreFailed;
+
+impl std::fmt::Display for StoreFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the run stopped: its results could not be stored")
+    }
+}
+
+impl std::error::Error for StoreFailed {}
+
+/// One independent part of a plan (`--slice`): a kernel (or the host), a filesystem, a
+/// directory, and a repetition when repetitions are split too.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Slice {
+    pub kernel: Option<String>,
+    pub fs: String,
+    pub dir: String,
+    pub rep: Option<u32>,
+}
+
+/// The filesystems of `--fs` (a comma-separated list), each checked.
+pub(crate) fn fs_names(arg: &str) -> Result<Vec<String>> {
+    let mut v: Vec<String> = Vec::new();
+    for f in arg.split(',').map(str::trim) {
+        Fs::parse(f)?;
+        if v.iter().any(|x| x == f) {
+            bail!("--fs {arg}: {f} is given twice");
+        }
+        v.push(f.to_string());
+    }
+    Ok(v)
+}
+
+/// The plan's slices, in a fixed order (kernels, then filesystems, directories,
+/// repetitions), so every array task computes the same list.
+pub(crate) fn slices(args: &Args) -> Result<Vec<Slice>> {
+    let kernels: Vec<Option<String>> = if args.kernels.is_empty() {
+        vec![None]
+    } else {
+        args.kernels.iter().cloned().map(Some).collect()
+    };
+    let mut v = Vec::new();
+    for k in &kernels {
+        for fs in fs_names(&args.fs)? {
+            let plan = plan_of(&Args {
+                fs: fs.clone(),
+                ..args.clone()
+            })?;
+            for d in &plan.dirs {
+                let reps: Vec<Option<u32>> = if args.split_reps {
+                    (1..=plan.repetitions).map(Some).collect()
+                } else {
+                    vec![None]
+                };
+                for rep in reps {
+                    v.push(Slice {
+                        kernel: k.clone(),
+                        fs: fs.clone(),
+                        dir: d.text.clone(),
+                        rep,
+                    });
+                }
+            }
+        }
+    }
+    Ok(v)
+}
+
+/// `I/S` → (I, S).
+pub(crate) fn parse_slice(s: &str) -> Result<(usize, usize)> {
+    let parsed = s
+        .split_once('/')
+        .and_then(|(i, n)| Some((i.trim().parse().ok()?, n.trim().parse().ok()?)));
+    match parsed {
+        Some((i, n)) if i < n => Ok((i, n)),
+        _ => bail!("--slice {s}: give I/S with 0 <= I < S (slice I of S, counted from 0)"),
+    }
+}
+
+/// The arguments that run slice `s` alone.
+fn slice_args(args: &Args, s: &Slice, several_fs: bool) -> Args {
+    Args {
+        fs: s.fs.clone(),
+        dirs: vec![s.dir.clone()],
+        kernels: s.kernel.iter().cloned().collect(),
+        repetitions: if s.rep.is_some() { 1 } else { args.repetitions },
+        slice: None,
+        split_reps: false,
+        label_suffix: several_fs.then(|| format!("/{}", s.fs)),
+        ..args.clone()
+    }
+}
+
+/// Give a finished document the plan's label suffix and where it ran (slice, Slurm job).
+fn name_it(args: &Args, doc: &mut sigbench::results::RunDocument) {
+    if let Some(s) = &args.label_suffix
+        && !doc.label.ends_with(s.as_str())
+    {
+        doc.label.push_str(s);
+    }
+    if let Some(sl) = &args.slice {
+        doc.slice = Some(sl.clone());
+    }
+    if let (Ok(job), Ok(task)) = (
+        std::env::var("SLURM_ARRAY_JOB_ID"),
+        std::env::var("SLURM_ARRAY_TASK_ID"),
+    ) {
+        doc.slurm_job = Some(format!("{job}_{task}"));
+    } else if let Ok(job) = std::env::var("SLURM_JOB_ID") {
+        doc.slurm_job = Some(job);
+    }
 }
 
 /// Directories for the run: the user's, or the signature's defaults minus those this
@@ -195,6 +323,12 @@ pub(crate) fn plan_of(args: &Args) -> Result<Plan> {
         }
         sig.rounds = r;
     }
+    if args.fs.contains(',') {
+        bail!(
+            "--fs {}: this command measures one filesystem (`run` and `submit` take several)",
+            args.fs
+        );
+    }
     let fs = Fs::parse(&args.fs)?;
     let dirs = directories(args, &sig, fs)?;
     let ns = if args.ns.is_empty() {
@@ -239,6 +373,65 @@ pub(crate) fn plan_of(args: &Args) -> Result<Plan> {
 
 pub fn run(args: Args) -> Result<i32> {
     interrupt::install()?;
+    let fss = fs_names(&args.fs)?;
+    if let Some(sel) = &args.slice {
+        let (i, n) = parse_slice(sel)?;
+        let all = slices(&args)?;
+        if n != all.len() {
+            bail!(
+                "--slice {sel}: this plan has {} slices (kernels × filesystems × directories{}), not {n}",
+                all.len(),
+                if args.split_reps {
+                    " × repetitions"
+                } else {
+                    ""
+                }
+            );
+        }
+        let s = &all[i];
+        sigbench::say!(
+            "sigbench: slice {i} of {n}: {} on {}, directory {}{}",
+            s.kernel.as_deref().unwrap_or("this kernel"),
+            s.fs,
+            s.dir,
+            s.rep.map_or(String::new(), |r| format!(", repetition {r}"))
+        );
+        let mut sub = slice_args(&args, s, fss.len() > 1);
+        sub.slice = Some(format!("{i}/{n}"));
+        return run_one(sub);
+    }
+    if fss.len() == 1 {
+        return run_one(args);
+    }
+    // Several filesystems: the plan on each in turn, labelled LABEL/FS, each document in
+    // a JSON file of its own.
+    if args.json.as_deref() == Some("-") {
+        bail!(
+            "--json - holds one run: with several --fs give a file (one per filesystem: FILE-FS.json)"
+        );
+    }
+    let mut code = 0;
+    for fs in &fss {
+        sigbench::say!("sigbench: filesystem {fs}");
+        let json = args.json.as_ref().map(|j| {
+            let p = std::path::Path::new(j);
+            let stem = p.file_stem().unwrap_or_default().to_string_lossy();
+            p.with_file_name(format!("{stem}-{fs}.json"))
+                .display()
+                .to_string()
+        });
+        code = code.max(run_one(Args {
+            fs: fs.clone(),
+            json,
+            label_suffix: Some(format!("/{fs}")),
+            ..args.clone()
+        })?);
+    }
+    Ok(code)
+}
+
+/// `run` on one filesystem.
+fn run_one(args: Args) -> Result<i32> {
     check_outputs(&args)?;
     let plan = plan_of(&args)?;
     if !args.kernels.is_empty() {
@@ -281,12 +474,14 @@ pub fn run(args: Args) -> Result<i32> {
             Some(_) => "; the results are in the JSON on stdout".into(),
             None => "; the results could not be written anywhere else either".into(),
         };
-        if let Err(e) = &outcome {
+        if let Err(e) = &outcome
+            && e.downcast_ref::<StoreFailed>().is_none()
+        {
             sigbench::say!("sigbench: {e:#}");
         }
         bail!(
             "could not store the results in {}: {e}{kept}",
-            args.store.db.display()
+            args.store.db
         );
     }
     outcome?;
@@ -296,10 +491,11 @@ pub fn run(args: Args) -> Result<i32> {
 
 /// Where a run's document goes when the store failed and no --json was given: beside the
 /// store, else in /var/tmp or /tmp (the store's filesystem may be the full one).
-fn recovery_path(db: &std::path::Path, id: &str) -> String {
+fn recovery_path(db: &sigbench::store::Location, id: &str) -> String {
     let name = format!("sigbench-unstored-{id}.json");
     let dirs = [
-        db.parent()
+        db.path()
+            .and_then(|p| p.parent())
             .filter(|p| !p.as_os_str().is_empty())
             .map(|p| p.to_path_buf())
             .unwrap_or_else(|| ".".into()),
@@ -340,7 +536,7 @@ fn check_outputs(args: &Args) -> Result<()> {
         .filter(|j| *j != "-")
         .map(std::path::Path::new);
     let op_log = args.op_log.as_deref();
-    let db = (!args.no_store).then_some(args.store.db.as_path());
+    let db = (!args.no_store).then_some(args.store.db.path()).flatten();
     let named = [("--json", json), ("--op-log", op_log)];
     for (flag, path) in named {
         let Some(path) = path else { continue };
@@ -382,6 +578,7 @@ pub(crate) fn run_here(
     let mount_point = format!("{}/{}/mnt", workspace::ROOT, std::process::id());
     let mut doc = plan.document();
     doc.label = label.unwrap_or_else(|| doc.host.kernel_release.clone());
+    name_it(args, &mut doc);
     // The store is opened by the caller, so a bad --db fails before anything is
     // formatted; the run is recorded only once it has really started.
     let mut console = Console::new(plan, mount_point.len(), json_to_stdout, store);
@@ -401,7 +598,7 @@ pub(crate) fn run_here(
             Ok(()) => sigbench::say!(
                 "sigbench: stored as `{}` in {} (run {id})",
                 doc.label,
-                store.path.display()
+                store.location
             ),
             Err(e) => console.store_error = Some(format!("{e:#}")),
         }
@@ -578,7 +775,7 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
                     store_failed = true;
                     failures.push(format!(
                         "kernel host: could not store the results in {}: {e}",
-                        args.store.db.display()
+                        args.store.db
                     ));
                 }
                 store = if args.no_store {
@@ -615,6 +812,7 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
                 if let Some(l) = &args.label {
                     doc.label = l.clone();
                 }
+                name_it(args, &mut doc);
                 let layout = text::LineLayout::new(
                     plan,
                     doc.cases
@@ -638,17 +836,14 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
                 }
                 if let Some(s) = &mut store {
                     match s.import(&doc) {
-                        Ok(_) => sigbench::say!(
-                            "sigbench: stored as `{}` in {}",
-                            doc.label,
-                            s.path.display()
-                        ),
+                        Ok(_) => {
+                            sigbench::say!("sigbench: stored as `{}` in {}", doc.label, s.location)
+                        }
                         Err(e) => {
                             store_failed = true;
                             failures.push(format!(
                                 "kernel {}: could not store the results in {}: {e:#}",
-                                doc.host.kernel_release,
-                                s.path.display()
+                                doc.host.kernel_release, s.location
                             ));
                             sigbench::say!("sigbench: {}", failures.last().unwrap());
                         }
@@ -816,20 +1011,23 @@ impl Observer for Console {
         }
     }
 
-    fn case_done(&mut self, result: &CaseResult, plan: &Plan) {
+    fn case_done(&mut self, result: &CaseResult, plan: &Plan) -> Result<()> {
         self.cases_done += 1;
+        self.emit(&text::s3e_line(plan, result, &self.layout));
         if self.store_error.is_none()
             && let (Some(store), Some(id)) = (&mut self.store, self.run_id)
         {
             match store.add_case(id, self.stored, result) {
                 Ok(()) => self.stored += 1,
                 Err(e) => {
-                    self.warning(&format!("could not store the case: {e:#}"));
+                    // Measuring on would only make results nobody keeps: stop here (the
+                    // document holds every finished case, this one included).
                     self.store_error = Some(format!("{e:#}"));
+                    return Err(StoreFailed.into());
                 }
             }
         }
-        self.emit(&text::s3e_line(plan, result, &self.layout));
+        Ok(())
     }
 
     fn warning(&mut self, message: &str) {

@@ -14,14 +14,14 @@ pub fn run(args: Args) -> Result<i32> {
     if !args.store.db.exists() {
         anyhow::bail!(
             "no results database at {} (run `sigbench run` first, or pass --db)",
-            args.store.db.display()
+            args.store.db
         );
     }
     let store = Store::open_read(&args.store.db)?;
     let runs = store.runs()?;
     let mut o = String::new();
     if runs.is_empty() {
-        super::outln!(o, "no runs in {}", args.store.db.display());
+        super::outln!(o, "no runs in {}", args.store.db);
         super::out(&o)?;
         return Ok(0);
     }

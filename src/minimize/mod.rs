@@ -451,7 +451,13 @@ struct Quiet;
 impl crate::plan::Observer for Quiet {
     fn case_started(&mut self, _: &crate::plan::Case, _: &crate::plan::Plan, _: u64) {}
     fn tick(&mut self, _: u64) {}
-    fn case_done(&mut self, _: &crate::results::CaseResult, _: &crate::plan::Plan) {}
+    fn case_done(
+        &mut self,
+        _: &crate::results::CaseResult,
+        _: &crate::plan::Plan,
+    ) -> anyhow::Result<()> {
+        Ok(())
+    }
     fn warning(&mut self, _: &str) {}
 }
 

@@ -1,6 +1,7 @@
 //! Reports: turning results into what people and scripts read. One file per format; none
 //! of them measures or stores anything.
 
+pub mod bisect;
 pub mod compare;
 pub mod document;
 pub mod gobench;

@@ -230,6 +230,61 @@ pub fn metric(title: &str, y_desc: &str, series: &[Series]) -> Result<String> {
 /// and directory), every repetition as a point (spread sideways so equal values stay
 /// visible), the median as a bar.
 pub fn strip(title: &str, y_desc: &str, groups: &[(String, Vec<f64>)]) -> Result<String> {
+    let colours: Vec<RGBColor> = (0..groups.len())
+        .map(|k| PALETTE[k % PALETTE.len()])
+        .collect();
+    strip_with(
+        title,
+        y_desc,
+        "label (each point one repetition; bar: median)",
+        groups,
+        &colours,
+    )
+}
+
+/// How a bisect judged a step, as a colour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Judged {
+    Good,
+    Bad,
+    Skipped,
+}
+
+/// A bisect's steps in list order (oldest first), coloured by verdict: good bluish green,
+/// bad vermillion, skipped grey (a skipped kernel that did not run has no points).
+pub fn bisect_strip(
+    title: &str,
+    y_desc: &str,
+    steps: &[(String, Vec<f64>, Judged)],
+) -> Result<String> {
+    let groups: Vec<(String, Vec<f64>)> = steps
+        .iter()
+        .map(|(n, v, _)| (n.clone(), v.clone()))
+        .collect();
+    let colours: Vec<RGBColor> = steps
+        .iter()
+        .map(|(_, _, j)| match j {
+            Judged::Good => PALETTE[2],
+            Judged::Bad => PALETTE[1],
+            Judged::Skipped => RGBColor(150, 150, 150),
+        })
+        .collect();
+    strip_with(
+        title,
+        y_desc,
+        "oldest to newest (green: good, red: bad, grey: skipped; bar: median)",
+        &groups,
+        &colours,
+    )
+}
+
+fn strip_with(
+    title: &str,
+    y_desc: &str,
+    x_desc: &str,
+    groups: &[(String, Vec<f64>)],
+    colours: &[RGBColor],
+) -> Result<String> {
     let values: Vec<f64> = groups.iter().flat_map(|g| g.1.iter().copied()).collect();
     if values.is_empty() {
         return Err(anyhow!("no data to plot for {title}"));
@@ -249,7 +304,10 @@ pub fn strip(title: &str, y_desc: &str, groups: &[(String, Vec<f64>)]) -> Result
     let err = |e: &dyn std::fmt::Display| anyhow!("drawing the plot: {e}");
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH / 2 + 120, HEIGHT)).into_drawing_area();
+        let width = (WIDTH / 2 + 120)
+            .max(120 + 90 * groups.len() as u32)
+            .min(WIDTH);
+        let root = SVGBackend::with_string(&mut svg, (width, HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(&e))?;
         let mut chart = ChartBuilder::on(&root)
             .caption(clean(title), ("sans-serif", 18))
@@ -268,7 +326,7 @@ pub fn strip(title: &str, y_desc: &str, groups: &[(String, Vec<f64>)]) -> Result
         };
         chart
             .configure_mesh()
-            .x_desc("label (each point one repetition; bar: median)")
+            .x_desc(x_desc)
             .y_desc(y_desc)
             .x_labels(groups.len() * 2 + 1)
             .x_label_formatter(&label_of)
@@ -281,7 +339,7 @@ pub fn strip(title: &str, y_desc: &str, groups: &[(String, Vec<f64>)]) -> Result
             .draw()
             .map_err(|e| err(&e))?;
         for (k, (_, vals)) in groups.iter().enumerate() {
-            let color = PALETTE[k % PALETTE.len()];
+            let color = colours[k];
             let style = ShapeStyle::from(&color).filled();
             let x = k as f64;
             let n = vals.len().max(1) as f64;

@@ -599,7 +599,7 @@ pub fn verdict(cmp: &Comparison, metrics: &[String], pct: f64) -> Verdict {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::host::Host;
     use crate::probe::Cpu;
@@ -704,6 +704,8 @@ mod tests {
             cases,
             warnings: vec![],
             peak_rss_kib: 0,
+            slice: None,
+            slurm_job: None,
         }
     }
 

@@ -14,7 +14,7 @@
 //! concatenated archives), so the cached one never changes with the options.
 
 use super::cpio::Cpio;
-use super::kernel::{Kernel, file_identity, short_hash};
+use super::kernel::{Kernel, short_hash};
 use crate::testbed::{Fs, find_tool};
 use anyhow::{Context, Result, bail};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -264,18 +264,27 @@ impl Builder {
 
 /// The cached initramfs for `kernel` running plans on `fs`; built when missing.
 pub fn base(kernel: &Kernel, fs: Fs, cache: &Path) -> Result<PathBuf> {
-    let exe = std::env::current_exe().context("cannot find the sigbench binary")?;
+    // This very binary, readable through /proc even when the file was replaced on disk
+    // since it started (a rebuild or an upgrade during a long bisect).
+    let named = std::env::current_exe().context("cannot find the sigbench binary")?;
+    let exe = PathBuf::from(format!("/proc/{}/exe", std::process::id()));
     if !shared_libraries(&exe)?.is_empty() {
         bail!(
             "this sigbench binary is dynamically linked; `run --kernel` needs the static build (see .cargo/config.toml)"
         );
     }
-    let key = short_hash(&format!(
-        "{}|{}|{}|v1",
-        kernel.key,
-        fs.name(),
-        file_identity(&exe)?
-    ));
+    let key = short_hash(&format!("{}|{}|{}|v1", kernel.key, fs.name(), {
+        // Not file_identity: the path may name a file that is gone (see above).
+        use std::os::unix::fs::MetadataExt;
+        let md = std::fs::metadata(&exe).context("cannot stat this sigbench binary")?;
+        format!(
+            "{}:{}:{}:{}",
+            named.display(),
+            md.size(),
+            md.mtime(),
+            md.ino()
+        )
+    }));
     let dir = cache.join("initramfs");
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(format!("{}-{}-{key}.cpio", kernel.release, fs.name()));

@@ -1,0 +1,221 @@
+//! A bisect as a report: the step table a maintainer pastes into a mail (reference 002's
+//! columns: reps, mean, range, diff vs the good end, stdev, cv, verdict, `<- first bad`),
+//! and, for the HTML report, the metric per step coloured by verdict.
+
+use super::document::{Document, Figure};
+use super::plot::{Judged, bisect_strip};
+use super::table::{Align, Table};
+use crate::bisect::{Call, Report, Step};
+use crate::stats::Summary;
+use anyhow::Result;
+
+fn sorted(r: &Report) -> Vec<&Step> {
+    let mut v: Vec<&Step> = r.outcome.steps.iter().collect();
+    v.sort_by_key(|s| s.index);
+    v
+}
+
+/// The steps in list order (oldest first).
+pub fn steps_table(r: &Report) -> Table {
+    let good = r
+        .outcome
+        .steps
+        .iter()
+        .find(|s| s.index == 0)
+        .and_then(|s| Summary::of(&s.samples))
+        .map_or(f64::NAN, |s| s.mean);
+    let mut t = Table::new(
+        "",
+        &[
+            ("kernel", Align::Left),
+            ("reps", Align::Right),
+            ("mean", Align::Right),
+            ("range", Align::Right),
+            ("diff", Align::Right),
+            ("stdev", Align::Right),
+            ("cv", Align::Right),
+            ("verdict", Align::Left),
+        ],
+    );
+    for s in sorted(r) {
+        let name: String = r.kernels[s.index].chars().take(60).collect();
+        let mut row = vec![name];
+        match Summary::of(&s.samples) {
+            Some(x) => row.extend([
+                x.n.to_string(),
+                format!("{:.2}", x.mean),
+                format!("{:.1} … {:.1}", x.min, x.max),
+                if good.is_finite() && good != 0.0 {
+                    format!("{:+.1}%", (x.mean / good - 1.0) * 100.0)
+                } else {
+                    format!("{:+.1}", x.mean - good)
+                },
+                format!("{:.2}", x.stdev),
+                format!("{:.2}%", x.cv * 100.0),
+            ]),
+            None => row.extend(["0", "-", "-", "-", "-", "-"].map(String::from)),
+        }
+        let verdict = match s.call {
+            Call::Good => "good",
+            Call::Bad => "bad",
+            Call::Skipped => "skipped",
+        };
+        row.push(if r.outcome.first_bad == Some(s.index) {
+            format!("{verdict}  <- first bad")
+        } else {
+            verdict.to_string()
+        });
+        t.push(row);
+    }
+    t
+}
+
+/// The HTML/Markdown report of a bisect.
+pub fn document(r: &Report) -> Result<Document> {
+    let title = match &r.first_bad {
+        Some(k) => format!("bisect: first bad {k}"),
+        None => "bisect: the first bad one is left open by skipped steps".to_string(),
+    };
+    let mut about = vec![
+        format!(
+            "{} bisected on {}, metric {}; {} steps measured.",
+            r.signature,
+            r.what,
+            r.outcome.metric,
+            r.outcome.steps.len()
+        ),
+        format!("Oldest first: {}.", r.kernels.join(" · ")),
+    ];
+    if r.first_bad.is_none() {
+        let c: Vec<&str> = r
+            .outcome
+            .candidates
+            .iter()
+            .filter_map(|&i| r.kernels.get(i).map(String::as_str))
+            .collect();
+        about.push(format!("The first bad one is one of: {}.", c.join(", ")));
+    }
+    let steps: Vec<(String, Vec<f64>, Judged)> = sorted(r)
+        .into_iter()
+        .map(|s| {
+            let name: String = r.kernels[s.index].chars().take(24).collect();
+            let j = match s.call {
+                Call::Good => Judged::Good,
+                Call::Bad => Judged::Bad,
+                Call::Skipped => Judged::Skipped,
+            };
+            (name, s.samples.clone(), j)
+        })
+        .collect();
+    let figures = match bisect_strip(&r.outcome.metric, &r.outcome.metric, &steps) {
+        Ok(svg) => vec![Figure {
+            id: "bisect".into(),
+            title: r.outcome.metric.clone(),
+            caption: format!(
+                "{} per step, every repetition a point, oldest first; green: like the good end, red: like the bad end, grey: skipped.",
+                r.outcome.metric
+            ),
+            svg,
+        }],
+        Err(_) => Vec::new(),
+    };
+    let mut runs = steps_table(r);
+    runs.title = "Steps".into();
+    let why: Vec<String> = sorted(r)
+        .into_iter()
+        .filter(|s| s.index != 0)
+        .map(|s| format!("{}: {}", r.kernels[s.index], s.why))
+        .collect();
+    Ok(Document {
+        title,
+        about,
+        runs,
+        notices: Vec::new(),
+        changed: Vec::new(),
+        figures,
+        tables: Vec::new(),
+        warnings: why,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bisect::Outcome;
+
+    fn report() -> Report {
+        let step = |index, samples: Vec<f64>, call| Step {
+            index,
+            kernel: format!("k{index}"),
+            samples,
+            call,
+            why: format!("why {index}"),
+        };
+        Report::new(
+            "4 kernels".into(),
+            "lkp-churn".into(),
+            (0..4).map(|i| format!("k{i}")).collect(),
+            Outcome {
+                metric: "create.slabinfo.maple_node.active_objs".into(),
+                steps: vec![
+                    step(0, vec![0.0, 0.0, 0.0], Call::Good),
+                    step(3, vec![1424.0, 1410.0, 1433.0], Call::Bad),
+                    step(1, vec![], Call::Skipped),
+                    step(2, vec![1420.0, 1424.0, 1422.0], Call::Bad),
+                ],
+                first_bad: Some(2),
+                candidates: vec![2],
+            },
+        )
+    }
+
+    #[test]
+    fn the_table_is_in_list_order_with_the_first_bad_marked() {
+        let text = steps_table(&report()).text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("kernel"), "{text}");
+        assert!(
+            lines[1].starts_with("k0") && lines[1].ends_with("good"),
+            "{text}"
+        );
+        assert!(
+            lines[2].starts_with("k1") && lines[2].ends_with("skipped"),
+            "{text}"
+        );
+        assert!(lines[3].starts_with("k2") && lines[3].ends_with("bad  <- first bad"));
+        assert!(
+            lines[4].starts_with("k3") && lines[4].ends_with("bad"),
+            "{text}"
+        );
+        assert_eq!(text.matches("<- first bad").count(), 1);
+        // No good mean to relate to (0): the difference is absolute.
+        assert!(lines[3].contains("+1422.0"), "{text}");
+    }
+
+    #[test]
+    fn the_document_has_the_plot_and_the_reasons() {
+        let d = document(&report()).unwrap();
+        assert_eq!(d.title, "bisect: first bad k2");
+        assert_eq!(d.figures.len(), 1);
+        assert!(d.figures[0].svg.matches("<circle").count() >= 9);
+        assert!(d.warnings.iter().any(|w| w == "k1: why 1"));
+        let page = crate::report::html::render(&d);
+        assert!(page.contains("first bad k2") && page.contains("&lt;- first bad"));
+    }
+
+    #[test]
+    fn reads_back_what_it_writes() {
+        let r = report();
+        let dir = std::env::temp_dir().join(format!("sigbench-bisect-doc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("b.json");
+        std::fs::write(&f, serde_json::to_string(&r).unwrap()).unwrap();
+        let back = Report::read(&f).unwrap();
+        assert_eq!(back.first_bad.as_deref(), Some("k2"));
+        assert_eq!(back.outcome.steps.len(), 4);
+        std::fs::write(&f, r#"{"schema":"sigbench.run","version":1}"#).unwrap();
+        let e = Report::read(&f).unwrap_err().to_string();
+        assert!(e.contains("not a sigbench bisect document"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
