@@ -350,3 +350,347 @@ fn postgres_going_away_mid_run_stops_it_with_one_error_and_nothing_half_written(
     assert_eq!(export["runs"][0]["status"], "failed");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A single-node Slurm cluster of its own: munged with its own key and socket, slurmctld
+/// and slurmd in the foreground on ports of their own, all in a temp directory; stopped
+/// and removed when dropped. Commands reach it through `SLURM_CONF`.
+struct Slurm {
+    dir: PathBuf,
+    conf: PathBuf,
+    daemons: Vec<Child>,
+}
+
+impl Slurm {
+    fn start() -> Slurm {
+        let dir = std::env::temp_dir().join(format!("sigbench-slurm-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for d in ["state", "spool", "log"] {
+            std::fs::create_dir_all(dir.join(d)).unwrap();
+        }
+        // Daemons reach their sockets through it.
+        sh("chmod", &["755", dir.to_str().unwrap()]);
+        let p = |f: &str| dir.join(f).display().to_string();
+        sh("mungekey", &["--create", "--keyfile", &p("munge.key")]);
+        sh(
+            "munged",
+            &[
+                "--force",
+                "--key-file",
+                &p("munge.key"),
+                "--socket",
+                &p("munge.sock"),
+                "--pid-file",
+                &p("munged.pid"),
+                "--log-file",
+                &p("log/munged.log"),
+                "--seed-file",
+                &p("munged.seed"),
+            ],
+        );
+        // This machine's node line as slurmd sees it (name, CPUs, memory).
+        let node = sh("slurmd", &["-C"]);
+        let node = node.lines().next().unwrap();
+        let port = 30000 + (std::process::id() % 10000) as u16 * 2;
+        let conf = dir.join("slurm.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "ClusterName=sigbenchtest
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort={port}
+SlurmdPort={}
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket={}
+CredType=cred/munge
+StateSaveLocation={}
+SlurmdSpoolDir={}
+SlurmctldPidFile={}
+SlurmdPidFile={}
+SlurmctldLogFile={}
+SlurmdLogFile={}
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SchedulerParameters=batch_sched_delay=0
+MailProg=/bin/true
+ReturnToService=2
+{node} NodeAddr=127.0.0.1 State=UNKNOWN
+PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+",
+                port + 1,
+                p("munge.sock"),
+                p("state"),
+                p("spool"),
+                p("slurmctld.pid"),
+                p("slurmd.pid"),
+                p("log/slurmctld.log"),
+                p("log/slurmd.log"),
+            ),
+        )
+        .unwrap();
+        let daemon = |cmd: &str| {
+            Command::new(cmd)
+                .arg("-D")
+                .arg("-f")
+                .arg(&conf)
+                .env("SLURM_CONF", &conf)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        };
+        let daemons = vec![daemon("slurmctld"), daemon("slurmd")];
+        let s = Slurm { daemons, dir, conf };
+        let start = Instant::now();
+        loop {
+            let out = s
+                .command("sinfo")
+                .args(["-h", "-o", "%t"])
+                .output()
+                .unwrap();
+            if String::from_utf8_lossy(&out.stdout).trim() == "idle" {
+                break;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "the test's Slurm node did not become idle: {}",
+                std::fs::read_to_string(s.dir.join("log/slurmctld.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        s
+    }
+
+    fn command(&self, cmd: &str) -> Command {
+        let mut c = Command::new(cmd);
+        c.env("SLURM_CONF", &self.conf);
+        c
+    }
+
+    /// `sigbench ARGS` talking to this cluster.
+    fn sigbench(&self, args: &[&str]) -> std::process::Output {
+        let out = sigbench()
+            .env("SLURM_CONF", &self.conf)
+            .args(args)
+            .output()
+            .unwrap();
+        eprintln!(
+            "$ sigbench {}\n--- stdout\n{}--- stderr\n{}---",
+            args.join(" "),
+            stdout(&out),
+            stderr(&out)
+        );
+        out
+    }
+
+    /// Slurm's state of every task of `job` (`ArrayTaskId=… JobState=…`).
+    fn states(&self, job: &str) -> Vec<(String, String)> {
+        let out = self
+            .command("scontrol")
+            .args(["-o", "show", "job", job])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| {
+                let f = |k: &str| {
+                    l.split_whitespace()
+                        .find_map(|w| w.strip_prefix(k))
+                        .map(str::to_string)
+                };
+                Some((f("ArrayTaskId=")?, f("JobState=")?))
+            })
+            .collect()
+    }
+
+    fn wait(&self, job: &str, timeout: Duration) {
+        let start = Instant::now();
+        while self
+            .states(job)
+            .iter()
+            .any(|(_, s)| s == "PENDING" || s == "RUNNING")
+        {
+            assert!(
+                start.elapsed() < timeout,
+                "job {job}: {:?}",
+                self.states(job)
+            );
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+}
+
+impl Drop for Slurm {
+    fn drop(&mut self) {
+        for d in &mut self.daemons {
+            let _ = d.kill();
+            let _ = d.wait();
+        }
+        if let Ok(pid) = std::fs::read_to_string(self.dir.join("munged.pid")) {
+            let _ = Command::new("kill").arg(pid.trim()).status();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `submit --status`'s row for a slice: (slurm state, store state, cases).
+fn slice_row(status: &str, slice: usize) -> (String, String, String) {
+    let row = status
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(&slice.to_string()))
+        .unwrap_or_else(|| panic!("no slice {slice} in\n{status}"));
+    let w: Vec<&str> = row.split_whitespace().collect();
+    // "nothing stored" is two words.
+    if w[2] == "nothing" {
+        return (w[1].into(), "nothing stored".into(), w[4].into());
+    }
+    (w[1].into(), w[2].into(), w[3].into())
+}
+
+#[test]
+fn a_matrix_submitted_to_slurm_lands_in_one_postgres_store() {
+    require_root();
+    let pg = Postgres::start("slurm");
+    let url = pg.url();
+    let slurm = Slurm::start();
+    let logs = slurm.dir.join("jobs");
+    let logs = logs.to_str().unwrap();
+    let matrix = |label: &'static str, n: &'static str| -> Vec<String> {
+        [
+            "submit",
+            "--slurm",
+            "--fs",
+            "btrfs,ext4",
+            "--dir",
+            "a",
+            "--dir",
+            "b",
+            "-n",
+            n,
+            "-r",
+            "3",
+            "--label",
+            label,
+            "--log-dir",
+            logs,
+            "--db",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([url.clone()])
+        .collect()
+    };
+
+    // The script, without submitting: four slices, each task one `run --slice`.
+    let mut dry: Vec<String> = matrix("lab", "250");
+    dry.push("--dry-run".into());
+    let out = slurm.sigbench(&dry.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let script = stdout(&out);
+    assert!(script.contains("#SBATCH --array=0-3\n"), "{script}");
+    assert!(
+        script.contains("--slice \"${SLURM_ARRAY_TASK_ID}/4\""),
+        "{script}"
+    );
+
+    // The 4-slice matrix (2 filesystems × 2 directories), N = 250, 3 repetitions.
+    let args = matrix("lab", "250");
+    let out = slurm.sigbench(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let job = stdout(&out).trim().to_string();
+    assert!(job.bytes().all(|b| b.is_ascii_digit()), "{job}");
+    slurm.wait(&job, Duration::from_secs(300));
+    let status = slurm.sigbench(&["submit", "--status", &job, "--db", &url]);
+    assert!(status.status.success(), "{}", stderr(&status));
+    let table = stdout(&status);
+    let host = sh("hostname", &[]);
+    for i in 0..4 {
+        assert_eq!(
+            slice_row(&table, i),
+            ("COMPLETED".into(), "complete".into(), "3".into()),
+            "{table}"
+        );
+    }
+    assert!(table.contains(&host), "the node's hostname: {table}");
+    // compare reads all four slices: both directories of both filesystems.
+    let cmp = run(&["compare", "lab/btrfs", "lab/ext4", "--db", &url]);
+    assert!(cmp.status.success(), "{}", stderr(&cmp));
+    let text = stdout(&cmp);
+    assert!(
+        text.lines().any(|l| l.starts_with("lab/btrfs     2 "))
+            && text.lines().any(|l| l.starts_with("lab/ext4      2 ")),
+        "two runs (slices) per filesystem: {text}"
+    );
+    for dir in ["a", "b"] {
+        assert!(
+            text.lines()
+                .any(|l| l.split_whitespace().take(3).collect::<Vec<_>>()
+                    == ["s3e-test3", dir, "250"]),
+            "directory {dir} compared: {text}"
+        );
+    }
+
+    // The same matrix larger, one slice at a time; slice 1 cancelled while it runs.
+    let mut args = matrix("cut", "20000");
+    args.extend(["--max-parallel".into(), "1".into()]);
+    let out = slurm.sigbench(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let job = stdout(&out).trim().to_string();
+    let start = Instant::now();
+    while !slurm
+        .states(&job)
+        .iter()
+        .any(|(t, s)| t == "1" && s == "RUNNING")
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "{:?}",
+            slurm.states(&job)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = slurm
+        .command("scancel")
+        .arg(format!("{job}_1"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    slurm.wait(&job, Duration::from_secs(600));
+    let status = slurm.sigbench(&["submit", "--status", &job, "--db", &url]);
+    assert!(status.status.success(), "{}", stderr(&status));
+    let table = stdout(&status);
+    let (state, stored, cases) = slice_row(&table, 1);
+    assert_eq!(state, "CANCELLED", "{table}");
+    assert!(
+        ["interrupted", "nothing stored"].contains(&stored.as_str()) && cases == "0",
+        "the cancelled slice is not taken for a finished one: {table}"
+    );
+    for i in [0, 2, 3] {
+        assert_eq!(
+            slice_row(&table, i),
+            ("COMPLETED".into(), "complete".into(), "3".into()),
+            "{table}"
+        );
+    }
+    // The other slices' results are whole in the store.
+    let out = run(&["export", "--db", &url]);
+    let export: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let mut cut: Vec<(String, usize)> = cases_per_run(&export)
+        .into_iter()
+        .filter(|(l, c)| l.starts_with("cut/") && *c > 0)
+        .collect();
+    cut.sort();
+    assert_eq!(
+        cut,
+        [
+            ("cut/btrfs".to_string(), 3),
+            ("cut/ext4".to_string(), 3),
+            ("cut/ext4".to_string(), 3)
+        ]
+    );
+    // Nothing of the cancelled task is left on the machine.
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+    assert!(!mounts.contains("/run/sigbench/"), "{mounts}");
+}

@@ -171,8 +171,10 @@ pub fn run(args: SubmitArgs) -> Result<i32> {
         password = sigbench::store::location::pg_config(url)?
             .get_password()
             .map(|p| String::from_utf8_lossy(p).into_owned());
-        // The tasks must reach it: fail here, not in every task.
-        Store::open(&args.run.store.db)?;
+        // The tasks must reach it: fail here, not in every task (a dry run only prints).
+        if !args.dry_run {
+            Store::open(&args.run.store.db)?;
+        }
     }
     let argv: Vec<String> = std::env::args().collect();
     let run = run_argv(&argv);
