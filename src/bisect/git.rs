@@ -4,7 +4,7 @@
 //! boot or run, or stays undecidable). The tree is always handed back as it was found
 //! (`git bisect reset`), also after an error or Ctrl-C.
 
-use super::{Call, Ends, Measure, Outcome, Params, Step, classify, measure_ends};
+use super::{Call, Ends, Measure, Outcome, Params, Progress, Step, classify, measure_ends};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -212,7 +212,7 @@ pub fn bisect(
     list: &[String],
     m: &mut dyn Measure,
     p: &Params,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn FnMut(Progress),
 ) -> Result<Outcome> {
     let last = list.len() - 1;
     let index = |c: &str| {
@@ -231,15 +231,18 @@ pub fn bisect(
                 let i = index(&c)?;
                 tested += 1;
                 let left = list.len().saturating_sub(2) >> (tested - 1);
-                progress(&format!(
-                    "step {tested} of ~{}: {} {}",
-                    tested - 1 + (left.max(1) as f64).log2().ceil().max(1.0) as usize,
-                    &c[..12],
-                    repo.subject(&c)
-                ));
+                progress(Progress::Step {
+                    k: tested,
+                    of: tested - 1 + (left.max(1) as f64).log2().ceil().max(1.0) as usize,
+                    name: &format!("{} {}", &c[..12], repo.subject(&c)),
+                });
                 let step = classify(m, i, &ends, p, progress)?;
                 if step.call == Call::Skipped {
-                    progress(&format!("{} skipped: {}", &c[..12], step.why));
+                    progress(Progress::Note(&format!(
+                        "{} skipped: {}",
+                        &c[..12],
+                        step.why
+                    )));
                 }
                 next = repo.mark(&c, step.call)?;
                 steps.push(step);

@@ -140,6 +140,18 @@ fn median(v: &[f64]) -> f64 {
     crate::stats::Summary::of(v).map_or(f64::NAN, |s| s.median)
 }
 
+/// What a bisect tells its caller while it runs (the binary prints it on stderr).
+#[derive(Clone, Copy, Debug)]
+pub enum Progress<'a> {
+    /// Step `k` of about `of` (the two ends not counted) measures `name`.
+    Step {
+        k: usize,
+        of: usize,
+        name: &'a str,
+    },
+    Note(&'a str),
+}
+
 /// How steps are measured and judged.
 #[derive(Clone, Debug)]
 pub struct Params {
@@ -177,7 +189,7 @@ pub fn measure_ends(
     lo: usize,
     hi: usize,
     p: &Params,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn FnMut(Progress),
 ) -> Result<(Ends, Vec<Step>)> {
     let metric = p.metric.as_str();
     let mut good = match samples_of(m, lo, p.reps, metric)? {
@@ -220,7 +232,9 @@ pub fn measure_ends(
             );
         }
         r = (r * 2).min(p.max_reps);
-        progress(&format!("the ends do not differ yet: {r} repetitions each"));
+        progress(Progress::Note(&format!(
+            "the ends do not differ yet: {r} repetitions each"
+        )));
         good = samples_of(m, lo, r, metric)?.map_err(|w| anyhow::anyhow!("{}: {w}", m.name(lo)))?;
         bad = samples_of(m, hi, r, metric)?.map_err(|w| anyhow::anyhow!("{}: {w}", m.name(hi)))?;
     }
@@ -235,7 +249,7 @@ pub fn classify(
     i: usize,
     ends: &Ends,
     p: &Params,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn FnMut(Progress),
 ) -> Result<Step> {
     let mut r = p.reps;
     loop {
@@ -286,7 +300,10 @@ pub fn classify(
             }
             None => {
                 r = (r * 2).min(p.max_reps);
-                progress(&format!("{}: undecidable, {r} repetitions", m.name(i)));
+                progress(Progress::Note(&format!(
+                    "{}: undecidable, {r} repetitions",
+                    m.name(i)
+                )));
             }
         }
     }
@@ -297,7 +314,7 @@ pub fn bisect(
     m: &mut dyn Measure,
     count: usize,
     p: &Params,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn FnMut(Progress),
 ) -> Result<Outcome> {
     if count < 2 {
         bail!("bisect needs at least two kernels, oldest (good) first, newest (bad) last");
@@ -317,12 +334,11 @@ pub fn bisect(
             break;
         };
         let left = ((hi - lo - 1) as f64).log2().ceil() as usize;
-        progress(&format!(
-            "step {} of ~{}: {}",
-            steps.len() - 1,
-            steps.len() - 2 + left.max(1),
-            m.name(mid)
-        ));
+        progress(Progress::Step {
+            k: steps.len() - 1,
+            of: steps.len() - 2 + left.max(1),
+            name: &m.name(mid),
+        });
         let step = classify(m, mid, &ends, p, progress)?;
         match step.call {
             Call::Good => lo = mid,
@@ -331,7 +347,10 @@ pub fn bisect(
                 if step.samples.is_empty() {
                     failed.push(mid);
                 }
-                progress(&format!("{} skipped: {}", step.kernel, step.why));
+                progress(Progress::Note(&format!(
+                    "{} skipped: {}",
+                    step.kernel, step.why
+                )));
                 skipped.insert(mid, step.why.clone());
             }
         }

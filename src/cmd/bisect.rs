@@ -7,7 +7,7 @@
 //! (`kbuild`), booted from it, and stored as a run labelled by its 12-digit commit id.
 
 use anyhow::{Context, Result, bail};
-use sigbench::bisect::{Call, Measure, Measured, Params, bisect, debversion, git};
+use sigbench::bisect::{Call, Measure, Measured, Params, Progress, bisect, debversion, git};
 use sigbench::kbuild;
 use sigbench::plan::Plan;
 use sigbench::results::RunDocument;
@@ -250,6 +250,17 @@ impl Measure for Commits<'_> {
     }
 }
 
+/// Seconds as a rough duration for a human ("40 s", "12 min", "1.5 h").
+fn duration(s: f64) -> String {
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else if s < 5400.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
 /// The kernel arguments in order: .deb files sorted by their package's version.
 fn ordered(kernels: &[String]) -> Result<Vec<String>> {
     if !kernels.iter().all(|k| k.ends_with(".deb")) {
@@ -309,11 +320,19 @@ pub fn run(args: BisectArgs) -> Result<i32> {
         alpha: 0.05,
     };
     let started = std::time::Instant::now();
-    let mut progress = |msg: &str| {
-        sigbench::say!(
-            "sigbench: bisect [{:.0} s]: {msg}",
-            started.elapsed().as_secs_f64()
-        )
+    let mut progress = |p: Progress| {
+        let t = started.elapsed().as_secs_f64();
+        match p {
+            Progress::Note(msg) => sigbench::say!("sigbench: bisect [{t:.0} s]: {msg}"),
+            Progress::Step { k, of, name } => {
+                // The two ends and k - 1 steps took `t`; about of - k + 1 steps are left.
+                let eta = t / (k + 1) as f64 * (of + 1).saturating_sub(k) as f64;
+                sigbench::say!(
+                    "sigbench: bisect [{t:.0} s]: step {k} of ~{of}: {name} (about {} left)",
+                    duration(eta)
+                )
+            }
+        }
     };
     let (outcome, names, what, measured_now) = if let Some(dir) = &args.tree {
         let repo = git::Repo::open(dir)?;
@@ -336,12 +355,12 @@ pub fn run(args: BisectArgs) -> Result<i32> {
             warned: false,
             list,
         };
-        progress(&format!(
+        progress(Progress::Note(&format!(
             "{} commits from {} to {}",
             m.list.len() - 1,
             m.label(0),
             m.label(m.list.len() - 1)
-        ));
+        )));
         let (repo, list) = (m.repo.clone(), m.list.clone());
         let outcome = git::bisect(&repo, &list, &mut m, &params, &mut progress)?;
         let names: Vec<String> = (0..m.list.len()).map(|i| m.name(i)).collect();
