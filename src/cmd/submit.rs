@@ -268,7 +268,7 @@ fn status(job: &str, db: &Location) -> Result<i32> {
     let prefix = format!("{job}_");
     let mut stored: BTreeMap<usize, Vec<sigbench::results::RunDocument>> = BTreeMap::new();
     let mut count = None;
-    for d in store.load(&Selector::All)? {
+    for d in store.load(&Selector::SlurmJob(job.to_string()))? {
         let Some(task) = d
             .slurm_job
             .as_deref()

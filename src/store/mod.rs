@@ -56,6 +56,8 @@ pub enum Selector {
     All,
     Label(String),
     Run(i64),
+    /// The runs of a Slurm job's array tasks (`JOBID_TASK` in their metadata).
+    SlurmJob(String),
 }
 
 fn wal_is_empty(db: &Path) -> bool {
@@ -409,12 +411,27 @@ impl Store {
             Selector::Run(id) => {
                 db.query("SELECT id, meta FROM runs WHERE id = $1", &[Val::Int(*id)])?
             }
+            // Narrowed in the database (`_` matches any one character: the test below
+            // is exact), so a lab's store is not read whole.
+            Selector::SlurmJob(job) => db.query(
+                "SELECT id, meta FROM runs WHERE meta LIKE $1 ORDER BY id",
+                &[Val::Text(format!("%\"slurm_job\":\"{job}_%"))],
+            )?,
         };
         let mut out = Vec::new();
         for r in runs {
             let id = r[0].int();
             let mut doc: RunDocument = serde_json::from_str(&r[1].text())
                 .with_context(|| format!("{}: run {id} has unreadable metadata", self.location))?;
+            if let Selector::SlurmJob(job) = sel {
+                let task = doc
+                    .slurm_job
+                    .as_deref()
+                    .and_then(|j| j.strip_prefix(job.as_str()));
+                if !task.is_some_and(|t| t.starts_with('_')) {
+                    continue;
+                }
+            }
             for c in db.query(
                 "SELECT data FROM cases WHERE run_id = $1 ORDER BY seq",
                 &[Val::Int(id)],
@@ -588,6 +605,35 @@ mod tests {
             e.contains("schema version 99, newer than this sigbench"),
             "{e}"
         );
+        let _ = std::fs::remove_file(p.path().unwrap());
+    }
+
+    #[test]
+    fn a_slurm_jobs_runs_are_found_and_no_others() {
+        let p = tmp("slurm");
+        let mut s = Store::open(&p).unwrap();
+        for (k, job) in [
+            Some("12_0"),
+            Some("12_3"),
+            Some("123_0"),
+            Some("1x2_0"),
+            None,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut d = crate::stats::compare::tests::doc("l", &[1.0], &[0]);
+            d.id = format!("run-{k}");
+            d.slurm_job = job.map(str::to_string);
+            s.import(&d).unwrap();
+        }
+        let found: Vec<Option<String>> = s
+            .load(&Selector::SlurmJob("12".into()))
+            .unwrap()
+            .into_iter()
+            .map(|d| d.slurm_job)
+            .collect();
+        assert_eq!(found, [Some("12_0".into()), Some("12_3".into())]);
         let _ = std::fs::remove_file(p.path().unwrap());
     }
 }
