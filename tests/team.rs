@@ -268,7 +268,7 @@ fn two_machines_write_one_postgres_store_at_once() {
 }
 
 #[test]
-fn postgres_going_away_mid_run_stops_it_with_one_error_and_nothing_half_written() {
+fn postgres_going_away_mid_run_is_one_error_and_nothing_half_written() {
     require_root();
     let pg = Postgres::start("gone");
     let url = pg.url();
@@ -285,7 +285,7 @@ fn postgres_going_away_mid_run_stops_it_with_one_error_and_nothing_half_written(
             "-n",
             "10",
             "-r",
-            "5000",
+            "300",
             "--label",
             "gone",
             "--db",
@@ -312,14 +312,9 @@ fn postgres_going_away_mid_run_stops_it_with_one_error_and_nothing_half_written(
         std::thread::sleep(Duration::from_millis(200));
     }
     pg.stop();
-    let started_wait = Instant::now();
     let out = child.wait_with_output().unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(
-        started_wait.elapsed() < Duration::from_secs(60),
-        "the run stops soon after its store is gone"
-    );
     let errors: Vec<&str> = err
         .lines()
         .filter(|l| l.contains("could not store"))
@@ -330,24 +325,28 @@ fn postgres_going_away_mid_run_stops_it_with_one_error_and_nothing_half_written(
         errors[0].contains(&format!("sigbench import {}", json.display())),
         "{err}"
     );
-    // The document holds what finished; the server, back, holds whole cases only.
+    // The run measured on: the document holds every case; the server, back, holds whole
+    // cases only, those written before it went away.
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let finished = doc["cases"].as_array().unwrap().len();
-    assert!((1..5000).contains(&finished), "{finished}");
-    assert_eq!(doc["status"], "failed");
+    assert_eq!(finished, 300);
+    assert_eq!(doc["status"], "complete");
     pg.ctl_start();
     let out = run(&["export", "--db", &url]);
     let export: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     let stored = cases_per_run(&export)[0].1;
-    assert!(stored <= finished, "{stored} stored, {finished} finished");
+    assert!(
+        (20..finished).contains(&stored),
+        "{stored} stored, {finished} finished"
+    );
     // Importing the document completes the run in the store.
     let imp = run(&["import", json.to_str().unwrap(), "--db", &url]);
     assert!(imp.status.success(), "{}", stderr(&imp));
     let out = run(&["export", "--db", &url]);
     let export: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(cases_per_run(&export), [("gone".to_string(), finished)]);
-    assert_eq!(export["runs"][0]["status"], "failed");
+    assert_eq!(export["runs"][0]["status"], "complete");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -463,6 +462,27 @@ PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
         s
     }
 
+    /// Every task's output, for a failed assertion's message.
+    fn logs(&self) -> String {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(self.dir.join("jobs"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "out"))
+            .collect();
+        v.sort();
+        v.iter()
+            .map(|p| {
+                format!(
+                    "== {}\n{}",
+                    p.display(),
+                    std::fs::read_to_string(p).unwrap_or_default()
+                )
+            })
+            .collect()
+    }
+
     fn command(&self, cmd: &str) -> Command {
         let mut c = Command::new(cmd);
         c.env("SLURM_CONF", &self.conf);
@@ -505,12 +525,24 @@ PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
             .collect()
     }
 
+    /// Until every task of `job` has ended (COMPLETING, for one, has not yet).
     fn wait(&self, job: &str, timeout: Duration) {
+        const ENDED: &[&str] = &[
+            "COMPLETED",
+            "FAILED",
+            "CANCELLED",
+            "TIMEOUT",
+            "NODE_FAIL",
+            "OUT_OF_MEMORY",
+            "PREEMPTED",
+            "BOOT_FAIL",
+            "DEADLINE",
+        ];
         let start = Instant::now();
         while self
             .states(job)
             .iter()
-            .any(|(_, s)| s == "PENDING" || s == "RUNNING")
+            .any(|(_, s)| !ENDED.contains(&s.as_str()))
         {
             assert!(
                 start.elapsed() < timeout,
@@ -610,7 +642,8 @@ fn a_matrix_submitted_to_slurm_lands_in_one_postgres_store() {
         assert_eq!(
             slice_row(&table, i),
             ("COMPLETED".into(), "complete".into(), "3".into()),
-            "{table}"
+            "{table}{}",
+            slurm.logs()
         );
     }
     assert!(table.contains(&host), "the node's hostname: {table}");
@@ -671,7 +704,8 @@ fn a_matrix_submitted_to_slurm_lands_in_one_postgres_store() {
         assert_eq!(
             slice_row(&table, i),
             ("COMPLETED".into(), "complete".into(), "3".into()),
-            "{table}"
+            "{table}{}",
+            slurm.logs()
         );
     }
     // The other slices' results are whole in the store.

@@ -132,18 +132,6 @@ pub struct Args {
     label_suffix: Option<String>,
 }
 
-/// The store failed and stopped the run (said once, by `run`, with where the results are).
-#[derive(Debug)]
-struct StoreFailed;
-
-impl std::fmt::Display for StoreFailed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "the run stopped: its results could not be stored")
-    }
-}
-
-impl std::error::Error for StoreFailed {}
-
 /// One independent part of a plan (`--slice`): a kernel (or the host), a filesystem, a
 /// directory, and a repetition when repetitions are split too.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -474,9 +462,7 @@ fn run_one(args: Args) -> Result<i32> {
             Some(_) => "; the results are in the JSON on stdout".into(),
             None => "; the results could not be written anywhere else either".into(),
         };
-        if let Err(e) = &outcome
-            && e.downcast_ref::<StoreFailed>().is_none()
-        {
+        if let Err(e) = &outcome {
             sigbench::say!("sigbench: {e:#}");
         }
         bail!(
@@ -1020,10 +1006,12 @@ impl Observer for Console {
             match store.add_case(id, self.stored, result) {
                 Ok(()) => self.stored += 1,
                 Err(e) => {
-                    // Measuring on would only make results nobody keeps: stop here (the
-                    // document holds every finished case, this one included).
+                    // Measuring goes on: the document keeps every case, and the run ends
+                    // with one error saying where they are (said once, at the end).
+                    self.warning(&format!(
+                        "the results store failed ({e:#}); measuring on, the results will be in the run's JSON document"
+                    ));
                     self.store_error = Some(format!("{e:#}"));
-                    return Err(StoreFailed.into());
                 }
             }
         }

@@ -112,7 +112,7 @@ fn script(
     s.push_str(&format!("#SBATCH --array=0-{}{throttle}\n", slices - 1));
     s.push_str(&format!(
         "#SBATCH --output={}\n",
-        quote(&log_dir.join("slice-%a.out").display().to_string())
+        quote(&log_dir.join("slice-%A_%a.out").display().to_string())
     ));
     if let Some(p) = &args.partition {
         s.push_str(&format!("#SBATCH --partition={}\n", quote(p)));
@@ -210,7 +210,7 @@ pub fn run(args: SubmitArgs) -> Result<i32> {
         .unwrap_or_default()
         .to_string();
     sigbench::say!(
-        "sigbench: submitted {} slices as job {job} (script {}, output {}/slice-N.out); `sigbench submit --status {job} --db {}` shows them",
+        "sigbench: submitted {} slices as job {job} (script {}, output {}/slice-{job}_N.out); `sigbench submit --status {job} --db {}` shows them",
         slices.len(),
         file.display(),
         log_dir.display(),

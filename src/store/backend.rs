@@ -38,6 +38,8 @@ pub trait Backend: Send {
     fn batch(&mut self, sql: &str) -> Result<()>;
     fn exec(&mut self, sql: &str, args: &[Val]) -> Result<u64>;
     fn query(&mut self, sql: &str, args: &[Val]) -> Result<Vec<Vec<Val>>>;
+    /// Begin a transaction for a write that may read first (a case, an import).
+    fn begin(&mut self) -> Result<()>;
     /// Begin a transaction that holds the database's write lock (schema migrations).
     fn begin_exclusive(&mut self) -> Result<()>;
     /// The schema version (0: no schema yet).
@@ -151,8 +153,15 @@ impl Backend for Sqlite {
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
 
-    fn begin_exclusive(&mut self) -> Result<()> {
+    fn begin(&mut self) -> Result<()> {
+        // Write-locked from the start: a deferred transaction that reads and then writes
+        // cannot wait for another writer (SQLite answers "database is locked" at once,
+        // without its busy handler); an immediate one waits up to the busy timeout.
         Ok(self.conn.execute_batch("BEGIN IMMEDIATE")?)
+    }
+
+    fn begin_exclusive(&mut self) -> Result<()> {
+        self.begin()
     }
 
     fn version(&mut self) -> Result<usize> {
@@ -266,6 +275,10 @@ impl Backend for Postgres {
         rows.iter()
             .map(|r| (0..r.len()).map(|i| pg_val(r, i)).collect())
             .collect()
+    }
+
+    fn begin(&mut self) -> Result<()> {
+        self.batch("BEGIN")
     }
 
     fn begin_exclusive(&mut self) -> Result<()> {

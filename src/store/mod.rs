@@ -212,7 +212,7 @@ impl Store {
     /// Run `f` in a transaction: all of it or nothing.
     fn tx<T>(&self, f: impl FnOnce(&mut dyn Backend) -> Result<T>) -> Result<T> {
         let mut db = self.db.borrow_mut();
-        db.batch("BEGIN")?;
+        db.begin()?;
         match f(&mut **db) {
             Ok(v) => {
                 db.batch("COMMIT")?;
