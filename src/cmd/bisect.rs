@@ -301,18 +301,6 @@ pub fn run(args: BisectArgs) -> Result<i32> {
         bail!("bisect stores every step (that is what --resume reuses): drop --no-store");
     }
     let plan = super::run::plan_of(&args.run)?;
-    let steps = |count: usize| -> Result<Steps> {
-        Ok(Steps {
-            args: &args.run,
-            plan: &plan,
-            opts: super::run::vm_options(&args.run)?,
-            store: Store::open(&args.run.store.db)?,
-            resume: args.resume,
-            metric: args.metric.clone(),
-            docs: vec![None; count],
-            measured_now: Vec::new(),
-        })
-    };
     let params = Params {
         metric: args.metric.clone(),
         reps: args.run.repetitions.max(1),
@@ -334,74 +322,169 @@ pub fn run(args: BisectArgs) -> Result<i32> {
             }
         }
     };
-    let (outcome, names, what, measured_now) = if let Some(dir) = &args.tree {
-        let repo = git::Repo::open(dir)?;
-        repo.check_clean()?;
-        let (good, bad) = (
-            repo.commit(args.good.as_deref().unwrap_or_default())?,
-            repo.commit(args.bad.as_deref().unwrap_or_default())?,
-        );
-        let list = repo.range(&good, &bad)?;
-        let logs = steps(0)?.opts.cache.join("build-logs");
-        std::fs::create_dir_all(&logs)
-            .with_context(|| format!("cannot create {}", logs.display()))?;
-        let tree = kbuild::Tree::new(dir, args.config.as_deref(), plan.testbed.fs, &logs)?;
-        let mut m = Commits {
-            steps: steps(list.len())?,
-            subjects: list.iter().map(|c| repo.subject(c)).collect(),
-            repo,
-            tree,
-            logs,
-            warned: false,
-            list,
-        };
-        progress(Progress::Note(&format!(
-            "{} commits from {} to {}",
-            m.list.len() - 1,
-            m.label(0),
-            m.label(m.list.len() - 1)
-        )));
-        let (repo, list) = (m.repo.clone(), m.list.clone());
-        let outcome = git::bisect(&repo, &list, &mut m, &params, &mut progress)?;
-        let names: Vec<String> = (0..m.list.len()).map(|i| m.name(i)).collect();
-        let what = format!("{} commits of {}", names.len(), dir.display());
-        (outcome, names, what, m.steps.measured_now.clone())
-    } else {
-        let list = ordered(&args.list)?;
-        let specs: Vec<(String, KernelSpec)> = list
-            .iter()
-            .map(|k| Ok((k.clone(), KernelSpec::parse(k)?)))
-            .collect::<Result<_>>()?;
-        if specs.iter().any(|(_, s)| *s == KernelSpec::Host) {
-            bail!("bisect boots every kernel of the list: `host` has no place in it");
-        }
-        let mut m = Kernels {
-            steps: steps(specs.len())?,
-            releases: vec![None; specs.len()],
-            specs,
-        };
-        let outcome = bisect(&mut m, list.len(), &params, &mut progress)?;
-        let names: Vec<String> = (0..list.len())
-            .map(|i| match outcome.first_bad {
-                Some(b) if b == i => format!("{} ({})", m.name(i), list[i]),
-                _ => m.name(i),
-            })
-            .collect();
-        let what = format!("{} kernels", list.len());
-        (outcome, names, what, m.steps.measured_now.clone())
+    let steps = Steps {
+        args: &args.run,
+        plan: &plan,
+        opts: super::run::vm_options(&args.run)?,
+        store: Store::open(&args.run.store.db)?,
+        resume: args.resume,
+        metric: args.metric.clone(),
+        docs: Vec::new(),
+        measured_now: Vec::new(),
     };
-
-    let report = sigbench::bisect::Report::new(what, plan.signature.name.clone(), names, outcome);
-    let mut o = String::new();
-    super::outln!(
-        o,
-        "bisect of {} on {}, metric {}",
-        report.signature,
-        report.what,
-        args.metric
+    let done = match &args.tree {
+        Some(dir) => over_tree(&args, dir, steps, &params, &mut progress)?,
+        None => over_list(&args, steps, &params, &mut progress)?,
+    };
+    let report = sigbench::bisect::Report::new(
+        done.what.clone(),
+        plan.signature.name.clone(),
+        done.names.clone(),
+        done.outcome.clone(),
+    );
+    let mut o = format!(
+        "bisect of {} on {}, metric {}\n",
+        report.signature, report.what, args.metric
     );
     o.push_str(&sigbench::report::bisect::steps_table(&report).text());
-    let (names, outcome) = (&report.kernels, &report.outcome);
+    let code = conclusion(&mut o, &done);
+    super::outln!(
+        o,
+        "{} {} measured now, {} from the store; {:.0} s",
+        done.outcome
+            .steps
+            .iter()
+            .filter(|s| done.measured_now.contains(&s.index))
+            .count(),
+        if args.tree.is_some() {
+            "commits"
+        } else {
+            "kernels"
+        },
+        done.outcome
+            .steps
+            .iter()
+            .filter(|s| !s.samples.is_empty() && !done.measured_now.contains(&s.index))
+            .count(),
+        started.elapsed().as_secs_f64()
+    );
+    if let Some(dest) = &args.bisect_json {
+        sigbench::report::json::write(&report, dest)?;
+    }
+    super::out(&o)?;
+    Ok(code)
+}
+
+/// A finished bisect, with what the binary says about it.
+struct Bisected {
+    outcome: sigbench::bisect::Outcome,
+    /// Each kernel's (release) or commit's (`ID subject`) name, oldest first.
+    names: Vec<String>,
+    /// Where each came from (the file or argument), when that says more than its name.
+    sources: Vec<Option<String>>,
+    what: String,
+    measured_now: Vec<usize>,
+    /// The stored runs of every measured step, by index (for the evidence).
+    docs: Vec<Option<Vec<RunDocument>>>,
+}
+
+fn over_tree(
+    args: &BisectArgs,
+    dir: &std::path::Path,
+    mut steps: Steps,
+    params: &Params,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Bisected> {
+    let repo = git::Repo::open(dir)?;
+    repo.check_clean()?;
+    let (good, bad) = (
+        repo.commit(args.good.as_deref().unwrap_or_default())?,
+        repo.commit(args.bad.as_deref().unwrap_or_default())?,
+    );
+    let list = repo.range(&good, &bad)?;
+    let logs = steps.opts.cache.join("build-logs");
+    std::fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
+    let tree = kbuild::Tree::new(dir, args.config.as_deref(), steps.plan.testbed.fs, &logs)?;
+    steps.docs = vec![None; list.len()];
+    let mut m = Commits {
+        steps,
+        subjects: list.iter().map(|c| repo.subject(c)).collect(),
+        repo,
+        tree,
+        logs,
+        warned: false,
+        list,
+    };
+    progress(Progress::Note(&format!(
+        "{} commits from {} to {}",
+        m.list.len() - 1,
+        m.label(0),
+        m.label(m.list.len() - 1)
+    )));
+    let (repo, list) = (m.repo.clone(), m.list.clone());
+    let outcome = git::bisect(&repo, &list, &mut m, params, progress)?;
+    let names: Vec<String> = (0..list.len()).map(|i| m.name(i)).collect();
+    Ok(Bisected {
+        outcome,
+        sources: vec![None; names.len()],
+        what: format!("{} commits of {}", names.len(), dir.display()),
+        names,
+        measured_now: m.steps.measured_now,
+        docs: m.steps.docs,
+    })
+}
+
+fn over_list(
+    args: &BisectArgs,
+    mut steps: Steps,
+    params: &Params,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Bisected> {
+    let list = ordered(&args.list)?;
+    let specs: Vec<(String, KernelSpec)> = list
+        .iter()
+        .map(|k| Ok((k.clone(), KernelSpec::parse(k)?)))
+        .collect::<Result<_>>()?;
+    if specs.iter().any(|(_, s)| *s == KernelSpec::Host) {
+        bail!("bisect boots every kernel of the list: `host` has no place in it");
+    }
+    steps.docs = vec![None; specs.len()];
+    let mut m = Kernels {
+        steps,
+        releases: vec![None; specs.len()],
+        specs,
+    };
+    let outcome = bisect(&mut m, list.len(), params, progress)?;
+    let mut names: Vec<String> = (0..list.len()).map(|i| m.name(i)).collect();
+    // Two files of one release (a rebuilt or a damaged copy): told apart by file name.
+    let named = names.clone();
+    for (i, n) in names.iter_mut().enumerate() {
+        if named.iter().filter(|x| *x == n).count() > 1 {
+            let file = std::path::Path::new(&list[i]).file_name();
+            n.push_str(&format!(
+                " ({})",
+                file.map_or(list[i].clone(), |f| f.to_string_lossy().into_owned())
+            ));
+        }
+    }
+    Ok(Bisected {
+        outcome,
+        sources: list
+            .iter()
+            .zip(&names)
+            .map(|(l, n)| (l != n).then(|| l.clone()))
+            .collect(),
+        what: format!("{} kernels", list.len()),
+        names,
+        measured_now: m.steps.measured_now,
+        docs: m.steps.docs,
+    })
+}
+
+/// The skipped steps, the first bad one with its evidence (what changed from the last
+/// good one to it), or the candidates skips leave open. Returns the exit code.
+fn conclusion(o: &mut String, b: &Bisected) -> i32 {
+    let (names, outcome) = (&b.names, &b.outcome);
     let mut skipped: Vec<&sigbench::bisect::Step> = outcome
         .steps
         .iter()
@@ -411,54 +494,66 @@ pub fn run(args: BisectArgs) -> Result<i32> {
     for s in skipped {
         super::outln!(o, "skipped {}: {}", names[s.index], s.why);
     }
-    let code = match outcome.first_bad {
-        Some(i) => {
-            let step = outcome.steps.iter().find(|s| s.index == i);
-            super::outln!(
-                o,
-                "\nfirst bad: {}; evidence: {}",
-                names[i],
-                step.map_or("-", |s| s.why.as_str())
-            );
-            0
-        }
-        None => {
-            let c: Vec<&str> = outcome
-                .candidates
-                .iter()
-                .map(|&i| names[i].as_str())
-                .collect();
-            super::outln!(
-                o,
-                "\nthe first bad one is one of: {} (skipped ones leave it open)",
-                c.join(", ")
-            );
-            1
-        }
+    let Some(i) = outcome.first_bad else {
+        let c: Vec<&str> = outcome
+            .candidates
+            .iter()
+            .map(|&i| names[i].as_str())
+            .collect();
+        super::outln!(
+            o,
+            "\nthe first bad one is one of: {} (skipped ones leave it open)",
+            c.join(", ")
+        );
+        return 1;
     };
+    let step = outcome.steps.iter().find(|s| s.index == i);
     super::outln!(
         o,
-        "{} {} measured now, {} from the store; {:.0} s",
-        outcome
-            .steps
-            .iter()
-            .filter(|s| measured_now.contains(&s.index))
-            .count(),
-        if args.tree.is_some() {
-            "commits"
-        } else {
-            "kernels"
-        },
-        outcome
-            .steps
-            .iter()
-            .filter(|s| !s.samples.is_empty() && !measured_now.contains(&s.index))
-            .count(),
-        started.elapsed().as_secs_f64()
+        "\nfirst bad: {}{}; evidence: {}",
+        names[i],
+        b.sources[i]
+            .as_ref()
+            .map_or(String::new(), |s| format!(" ({s})")),
+        step.map_or("-", |s| s.why.as_str())
     );
-    if let Some(dest) = &args.bisect_json {
-        sigbench::report::json::write(&report, dest)?;
+    if let Some(t) = last_good(outcome, i).and_then(|g| evidence(b, g, i)) {
+        o.push_str(&t);
     }
-    super::out(&o)?;
-    Ok(code)
+    0
+}
+
+/// The measured good step closest below `bad`.
+fn last_good(outcome: &sigbench::bisect::Outcome, bad: usize) -> Option<usize> {
+    outcome
+        .steps
+        .iter()
+        .filter(|s| s.call == Call::Good && s.index < bad)
+        .map(|s| s.index)
+        .max()
+}
+
+/// What changed significantly from the last good step to the first bad one, every metric
+/// (phase slab changes included), as `compare` ranks them.
+fn evidence(b: &Bisected, good: usize, bad: usize) -> Option<String> {
+    use sigbench::stats::compare::{Samples, compare};
+    let runs = |i: usize| b.docs.get(i)?.as_ref().filter(|d| !d.is_empty());
+    let (g, x) = (runs(good)?, runs(bad)?);
+    let label = |i: usize| b.names[i].split(' ').next().unwrap_or_default().to_string();
+    let cmp = compare(
+        &[
+            Samples::from_runs(&label(good), g),
+            Samples::from_runs(&label(bad), x),
+        ],
+        sigbench::stats::Test::MannWhitney,
+        0.05,
+    );
+    let mut t = sigbench::report::compare::changed_table(&cmp);
+    t.title = format!(
+        "\nwhat changed from the last good {} to the first bad {}",
+        label(good),
+        label(bad)
+    );
+    t.rows.truncate(12);
+    Some(t.text())
 }
