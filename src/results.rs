@@ -243,12 +243,141 @@ pub fn machines_warning(sets: &[(String, Vec<RunDocument>)]) -> Option<String> {
     ))
 }
 
+/// Synthetic documents for the unit tests of everything that reads results.
+#[cfg(test)]
+pub mod fixtures {
+    use super::*;
+    use crate::host::Host;
+    use crate::probe::procfs::SlabDelta;
+    use crate::probe::{Counter, Cpu, Reading};
+
+    /// A synthetic run: one case per repetition with the given wall times, a `create` and a
+    /// `delete` phase, and maple_node's create-phase change per repetition.
+    pub fn doc(label: &str, walls: &[f64], maple: &[i64]) -> RunDocument {
+        let cases = walls
+            .iter()
+            .zip(maple)
+            .enumerate()
+            .map(|(k, (&w, &m))| CaseResult {
+                dir: "churn".into(),
+                n: 20000,
+                rep: k as u32 + 1,
+                warmup: false,
+                path: "/mnt/churn".into(),
+                wall_ns: (w * 1e6) as u64,
+                calls: 40000,
+                cpu: Cpu::default(),
+                counters: vec![],
+                latency: vec![],
+                vmstat: None,
+                slabinfo: Some(vec![SlabDelta {
+                    cache: "dentry".into(),
+                    active_objs: 3 + k as i64,
+                    num_objs: 0,
+                    pages: 0,
+                }]),
+                blockstat: None,
+                phases: vec![
+                    PhaseResult {
+                        name: "create".into(),
+                        wall_ns: (w * 0.6e6) as u64,
+                        slabinfo: Some(
+                            [("maple_node", m), ("kmalloc-64", 5 - k as i64)]
+                                .iter()
+                                .filter(|(_, v)| *v != 0)
+                                .map(|(c, v)| SlabDelta {
+                                    cache: c.to_string(),
+                                    active_objs: *v,
+                                    num_objs: 0,
+                                    pages: 0,
+                                })
+                                .collect(),
+                        ),
+                    },
+                    PhaseResult {
+                        name: "delete".into(),
+                        wall_ns: (w * 0.4e6) as u64,
+                        slabinfo: Some(vec![]),
+                    },
+                ],
+            })
+            .collect();
+        RunDocument {
+            schema: crate::results::SCHEMA.into(),
+            version: 1,
+            id: label.into(),
+            label: label.into(),
+            tool: Tool {
+                name: "sigbench".into(),
+                version: "test".into(),
+            },
+            status: "complete".into(),
+            error: None,
+            started_at: "2026-11-23T00:00:00Z".into(),
+            host: Host {
+                hostname: "h".into(),
+                kernel_release: label.into(),
+                kernel_version: String::new(),
+                kernel_cmdline: String::new(),
+                arch: "x86_64".into(),
+                cpu_model: String::new(),
+                cpus: 2,
+                mem_total_kib: 0,
+                emulated: false,
+                accelerator: None,
+                kernel_image: None,
+            },
+            signature: SignatureMeta {
+                name: "lkp-churn".into(),
+                origin: "builtin".into(),
+                sha256: String::new(),
+                source: String::new(),
+            },
+            testbed: TestbedMeta {
+                fs: "tmpfs".into(),
+                ..Default::default()
+            },
+            plan: PlanMeta {
+                n: vec![20000],
+                repetitions: walls.len() as u32,
+                warmup: 0,
+                seed: 1,
+                order: "interleaved".into(),
+                dirs: vec!["churn".into()],
+                probes: vec![],
+            },
+            cases,
+            warnings: vec![],
+            peak_rss_kib: 0,
+            slice: None,
+            slurm_job: None,
+        }
+    }
+
+    /// A counter as a probe reports it (None: unavailable).
+    pub fn counter(name: &str, value: Option<u64>) -> Counter {
+        Counter {
+            name: name.into(),
+            probe: format!("tracepoint:test:{name}"),
+            reading: match value {
+                Some(value) => Reading::Counted {
+                    value,
+                    scope: "system-wide".into(),
+                },
+                None => Reading::Unavailable {
+                    reason: "not here".into(),
+                },
+            },
+        }
+    }
+}
+
 #[cfg(test)]
 mod machine_tests {
     use super::*;
 
     fn on(host: &str) -> RunDocument {
-        let mut d = crate::stats::compare::tests::doc("l", &[1.0], &[0]);
+        let mut d = fixtures::doc("l", &[1.0], &[0]);
         d.host.hostname = host.into();
         d
     }

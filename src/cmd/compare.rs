@@ -1,7 +1,7 @@
 //! `sigbench compare A B [C…]`: is B (and C…) different from A, by how much, and is it real?
 
 use anyhow::{Result, bail};
-use sigbench::report::compare as fmt;
+use sigbench::report::{Format, renderer};
 use sigbench::results;
 use sigbench::stats::Test;
 use sigbench::stats::compare::{Samples, Verdict, compare, compare_metrics, metric_names, verdict};
@@ -16,15 +16,14 @@ pub struct Args {
     /// Labels from the store (or JSON files from `run --json` / `export`); the first is the baseline
     #[arg(required = true, num_args = 2..)]
     labels: Vec<String>,
-    /// text, markdown, csv or json
-    #[arg(long, default_value = "text")]
-    format: String,
+    #[arg(long, value_enum, default_value = "text")]
+    format: super::options::CompareFormat,
     /// Significance level
     #[arg(long, default_value_t = 0.05)]
     alpha: f64,
     /// Two-sample test: mann-whitney (no distribution assumed) or welch
-    #[arg(long, default_value = "mann-whitney")]
-    test: String,
+    #[arg(long, value_enum, default_value = "mann-whitney")]
+    test: Test,
     /// Also show metrics without a significant change
     #[arg(long)]
     all: bool,
@@ -47,11 +46,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<i32> {
-    let test = match args.test.as_str() {
-        "mann-whitney" | "mwu" | "u" => Test::MannWhitney,
-        "welch" | "t" => Test::Welch,
-        other => bail!("unknown test `{other}` (mann-whitney or welch)"),
-    };
+    let test = args.test;
     if !(0.0 < args.alpha && args.alpha < 1.0) {
         bail!("--alpha must be between 0 and 1, not {}", args.alpha);
     }
@@ -105,15 +100,13 @@ pub fn run(args: Args) -> Result<i32> {
             known.join(", ")
         );
     }
-    let out = match args.format.as_str() {
-        "text" => fmt::text(&cmp, args.all),
-        "markdown" | "md" => fmt::markdown(&cmp, args.all),
-        "csv" => fmt::csv(&cmp),
-        "json" => fmt::json(&cmp),
-        other => bail!("unknown format `{other}` (text, markdown, csv, json)"),
-    };
+    let format = Format::from(args.format);
+    let out = renderer(format)
+        .comparison(&cmp, args.all)
+        .expect("every --format choice renders a comparison");
     super::out(&out)?;
-    if matches!(args.format.as_str(), "csv" | "json") {
+    // Machine formats carry no warnings: they go to stderr.
+    if matches!(format, Format::Csv | Format::Json) {
         for w in &cmp.warnings {
             sigbench::say!("sigbench: warning: {w}");
         }

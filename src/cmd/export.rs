@@ -1,8 +1,8 @@
 //! `sigbench export` / `sigbench import`: move runs between machines.
 
 use anyhow::{Context, Result, bail};
-use sigbench::report::gobench;
-use sigbench::results::{EXPORT_SCHEMA, Export, SCHEMA_VERSION, parse_documents};
+use sigbench::report::renderer;
+use sigbench::results::parse_documents;
 use sigbench::store::{Selector, Store};
 use std::io::Write;
 use std::path::PathBuf;
@@ -15,9 +15,8 @@ pub struct ExportArgs {
     /// Only this run (repeatable; ids as `sigbench runs` shows them)
     #[arg(long)]
     run: Vec<i64>,
-    /// json (sigbench's own, for import elsewhere) or gobench (Go benchmark text, for benchstat)
-    #[arg(long, default_value = "json")]
-    format: String,
+    #[arg(long, value_enum, default_value = "json")]
+    format: super::options::ExportFormat,
     /// Output file (default: stdout)
     #[arg(short, long)]
     output: Option<PathBuf>,
@@ -52,19 +51,9 @@ pub fn export(args: ExportArgs) -> Result<i32> {
         }
         runs.extend(found);
     }
-    let text = match args.format.as_str() {
-        "json" => {
-            let mut t = serde_json::to_string_pretty(&Export {
-                schema: EXPORT_SCHEMA.into(),
-                version: SCHEMA_VERSION,
-                runs,
-            })?;
-            t.push('\n');
-            t
-        }
-        "gobench" => gobench::runs(&runs),
-        other => bail!("unknown export format `{other}` (json or gobench)"),
-    };
+    let text = renderer(args.format.into())
+        .runs(&runs)
+        .expect("every --format choice renders runs");
     match &args.output {
         Some(p) => {
             std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?

@@ -1,5 +1,6 @@
 //! Options several subcommands share, defined once.
 
+use sigbench::report::Format;
 use std::path::PathBuf;
 
 /// Where results are stored.
@@ -28,3 +29,46 @@ pub struct CacheOptions {
     )]
     pub cache_dir: PathBuf,
 }
+
+/// The formats each command writes (`--format`), as clap choices: `--help` lists them and
+/// a wrong one is refused before anything runs. Each maps to one renderer of the library.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum CompareFormat {
+    Text,
+    #[value(alias = "md")]
+    Markdown,
+    Csv,
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// One self-contained file
+    Html,
+    /// Plots as SVG files beside it
+    #[value(alias = "md")]
+    Markdown,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// sigbench's own, for import elsewhere
+    Json,
+    /// Go benchmark text, for benchstat
+    Gobench,
+}
+
+macro_rules! to_format {
+    ($t:ty: $($v:ident),*) => {
+        impl From<$t> for Format {
+            fn from(f: $t) -> Format {
+                match f {
+                    $(<$t>::$v => Format::$v,)*
+                }
+            }
+        }
+    };
+}
+to_format!(CompareFormat: Text, Markdown, Csv, Json);
+to_format!(ReportFormat: Html, Markdown);
+to_format!(ExportFormat: Json, Gobench);

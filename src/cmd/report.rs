@@ -1,7 +1,7 @@
 //! `sigbench report [LABELS…] -o report.html`: one self-contained page with plots.
 
 use anyhow::{Context, Result, bail};
-use sigbench::report::{document, html, markdown};
+use sigbench::report::{document, renderer};
 use sigbench::results::RunDocument;
 use sigbench::stats::Test;
 use sigbench::store::{Store, runs_of};
@@ -15,9 +15,8 @@ pub struct Args {
     /// Output file
     #[arg(short, long, default_value = "report.html")]
     output: PathBuf,
-    /// html (one self-contained file) or markdown (plots as SVG files beside it)
-    #[arg(long, default_value = "html")]
-    format: String,
+    #[arg(long, value_enum, default_value = "html")]
+    format: super::options::ReportFormat,
     /// Significance level of the comparisons
     #[arg(long, default_value_t = 0.05)]
     alpha: f64,
@@ -99,30 +98,23 @@ pub fn run(args: Args) -> Result<i32> {
     Ok(0)
 }
 
-/// The document in the format asked for (Markdown: plots as SVG files beside it).
+/// The document in the format asked for, and the files that go beside it (Markdown's
+/// plots, named after the output's stem).
 fn write(args: &Args, doc: &sigbench::report::document::Document) -> Result<()> {
-    match args.format.as_str() {
-        "html" => {
-            std::fs::write(&args.output, html::render(doc))
-                .with_context(|| format!("cannot write {}", args.output.display()))?;
-        }
-        "markdown" | "md" => {
-            let stem = args
-                .output
-                .file_stem()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned();
-            let dir = args.output.parent().map(PathBuf::from).unwrap_or_default();
-            let (text, files) = markdown::render(doc, &stem);
-            for (name, svg) in files {
-                let p = dir.join(&name);
-                std::fs::write(&p, svg).with_context(|| format!("cannot write {}", p.display()))?;
-            }
-            std::fs::write(&args.output, text)
-                .with_context(|| format!("cannot write {}", args.output.display()))?;
-        }
-        other => bail!("unknown report format `{other}` (html or markdown)"),
+    let stem = args
+        .output
+        .file_stem()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    let r = renderer(args.format.into())
+        .report(doc, &stem)
+        .expect("every --format choice renders a report");
+    let dir = args.output.parent().map(PathBuf::from).unwrap_or_default();
+    for (name, content) in r.files {
+        let p = dir.join(&name);
+        std::fs::write(&p, content).with_context(|| format!("cannot write {}", p.display()))?;
     }
-    Ok(())
+    std::fs::write(&args.output, r.text)
+        .with_context(|| format!("cannot write {}", args.output.display()))
 }

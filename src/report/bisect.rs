@@ -199,7 +199,10 @@ mod tests {
         assert_eq!(d.figures.len(), 1);
         assert!(d.figures[0].svg.matches("<circle").count() >= 9);
         assert!(d.warnings.iter().any(|w| w == "k1: why 1"));
-        let page = crate::report::html::render(&d);
+        let page = crate::report::renderer(crate::report::Format::Html)
+            .report(&d, "bisect")
+            .unwrap()
+            .text;
         assert!(page.contains("first bad k2") && page.contains("&lt;- first bad"));
     }
 

@@ -1,6 +1,7 @@
 //! Go benchmark text (`BenchmarkName-CPUS  1  123 ns/op  250 inode_evictions/op`), so
 //! benchstat can compare sigbench results: one line per measured case, one file per label.
 
+use super::Renderer;
 use crate::probe::Reading;
 use crate::results::RunDocument;
 use std::fmt::Write;
@@ -28,7 +29,15 @@ fn bench_name(sig: &str) -> String {
     }
 }
 
-pub fn runs(runs: &[RunDocument]) -> String {
+pub struct Gobench;
+
+impl Renderer for Gobench {
+    fn runs(&self, runs: &[RunDocument]) -> Option<String> {
+        Some(lines(runs))
+    }
+}
+
+fn lines(runs: &[RunDocument]) -> String {
     let mut out = String::new();
     let mut last_header = None;
     for run in runs {

@@ -3,6 +3,19 @@
 
 use super::document::Document;
 use super::table::{Align, Table};
+use super::{Rendered, Renderer};
+
+pub struct Html;
+
+impl Renderer for Html {
+    /// One file: nothing goes beside it.
+    fn report(&self, d: &Document, _stem: &str) -> Option<Rendered> {
+        Some(Rendered {
+            text: render(d),
+            files: Vec::new(),
+        })
+    }
+}
 
 pub fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -60,7 +73,7 @@ impl Table {
     }
 }
 
-pub fn render(d: &Document) -> String {
+fn render(d: &Document) -> String {
     let mut out = format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{}</h1>\n",
         escape(&d.title),

@@ -1,5 +1,5 @@
-//! A table, rendered as aligned text, Markdown or CSV — so every report format lays out
-//! the same content the same way.
+//! A table: the content every report format lays out the same way. Each format renders it
+//! in its own file (`Table::text` in text.rs, `markdown`, `csv`, `html`).
 
 /// `s` with control characters written as `\x1b`, `\n`…: safe to print on a terminal
 /// and inside one table cell.
@@ -54,7 +54,8 @@ impl Table {
             .push(row.into_iter().map(|c| escape_control(&c)).collect());
     }
 
-    fn widths(&self) -> Vec<usize> {
+    /// Each column's width in characters: its widest cell or header.
+    pub(crate) fn widths(&self) -> Vec<usize> {
         self.headers
             .iter()
             .enumerate()
@@ -67,102 +68,6 @@ impl Table {
                     .unwrap_or(0)
             })
             .collect()
-    }
-
-    fn pad(cell: &str, width: usize, align: Align) -> String {
-        let fill = " ".repeat(width.saturating_sub(cell.chars().count()));
-        match align {
-            Align::Left => format!("{cell}{fill}"),
-            Align::Right => format!("{fill}{cell}"),
-        }
-    }
-
-    pub fn text(&self) -> String {
-        let w = self.widths();
-        let line = |cells: Vec<&str>| -> String {
-            let parts: Vec<String> = cells
-                .iter()
-                .enumerate()
-                .map(|(i, c)| Self::pad(c, w[i], self.headers[i].1))
-                .collect();
-            parts.join("  ").trim_end().to_string() + "\n"
-        };
-        let mut out = String::new();
-        if !self.title.is_empty() {
-            out.push_str(&self.title);
-            out.push('\n');
-        }
-        out.push_str(&line(
-            self.headers.iter().map(|(h, _)| h.as_str()).collect(),
-        ));
-        for r in &self.rows {
-            out.push_str(&line(r.iter().map(String::as_str).collect()));
-        }
-        if let Some(n) = &self.note {
-            out.push_str(n);
-            out.push('\n');
-        }
-        out
-    }
-
-    pub fn markdown(&self) -> String {
-        let esc = |c: &str| c.replace('|', "\\|");
-        let mut out = String::new();
-        if !self.title.is_empty() {
-            out.push_str(&format!("### {}\n\n", self.title));
-        }
-        out.push_str(&format!(
-            "| {} |\n",
-            self.headers
-                .iter()
-                .map(|(h, _)| esc(h))
-                .collect::<Vec<_>>()
-                .join(" | ")
-        ));
-        out.push_str(&format!(
-            "|{}|\n",
-            self.headers
-                .iter()
-                .map(|(_, a)| if *a == Align::Right { "---:" } else { ":---" })
-                .collect::<Vec<_>>()
-                .join("|")
-        ));
-        for r in &self.rows {
-            out.push_str(&format!(
-                "| {} |\n",
-                r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | ")
-            ));
-        }
-        if let Some(n) = &self.note {
-            out.push_str(&format!("\n{n}\n"));
-        }
-        out.push('\n');
-        out
-    }
-
-    pub fn csv(&self) -> String {
-        let field = |c: &str| {
-            if c.contains([',', '"', '\n']) {
-                format!("\"{}\"", c.replace('"', "\"\""))
-            } else {
-                c.to_string()
-            }
-        };
-        let mut out = String::new();
-        out.push_str(
-            &self
-                .headers
-                .iter()
-                .map(|(h, _)| field(h))
-                .collect::<Vec<_>>()
-                .join(","),
-        );
-        out.push('\n');
-        for r in &self.rows {
-            out.push_str(&r.iter().map(|c| field(c)).collect::<Vec<_>>().join(","));
-            out.push('\n');
-        }
-        out
     }
 }
 

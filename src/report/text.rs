@@ -1,14 +1,73 @@
-//! The human-readable report of a run: s3e's line per case, then a summary of CPU,
-//! counters and per-syscall latency, and with `-v` the kernel counters that moved most.
+//! Plain text: what a terminal shows. s3e's line per case, the run summary (computed in
+//! `stats::run`, laid out here), `-v`'s kernel counters, a comparison's tables, and the
+//! aligned-columns layout of every [`Table`].
 
+use super::Renderer;
+use super::table::{Align, Table};
 use crate::plan::Plan;
 use crate::probe::Reading;
-use crate::probe::procfs::SlabDelta;
-use crate::report::table::{Align, Table};
 use crate::results::{CaseResult, RunDocument};
-use crate::stats::{Summary, fit_exponent};
-use std::collections::BTreeMap;
+use crate::stats::compare::Comparison;
+use crate::stats::run::{RunSummary, SlabEvidence};
 use std::fmt::Write;
+
+pub struct Text;
+
+impl Renderer for Text {
+    fn comparison(&self, c: &Comparison, all: bool) -> Option<String> {
+        let mut out = String::new();
+        for t in super::compare::tables(c, all) {
+            out.push_str(&t.text());
+            out.push('\n');
+        }
+        if !c.warnings.is_empty() {
+            out.push_str("warnings:\n");
+            for w in &c.warnings {
+                out.push_str(&format!("  {w}\n"));
+            }
+        }
+        Some(out)
+    }
+}
+
+impl Table {
+    /// Aligned columns, two spaces apart, the title above and the note below.
+    pub fn text(&self) -> String {
+        let w = self.widths();
+        let line = |cells: Vec<&str>| -> String {
+            let parts: Vec<String> = cells
+                .iter()
+                .enumerate()
+                .map(|(i, c)| pad(c, w[i], self.headers[i].1))
+                .collect();
+            parts.join("  ").trim_end().to_string() + "\n"
+        };
+        let mut out = String::new();
+        if !self.title.is_empty() {
+            out.push_str(&self.title);
+            out.push('\n');
+        }
+        out.push_str(&line(
+            self.headers.iter().map(|(h, _)| h.as_str()).collect(),
+        ));
+        for r in &self.rows {
+            out.push_str(&line(r.iter().map(String::as_str).collect()));
+        }
+        if let Some(n) = &self.note {
+            out.push_str(n);
+            out.push('\n');
+        }
+        out
+    }
+}
+
+fn pad(cell: &str, width: usize, align: Align) -> String {
+    let fill = " ".repeat(width.saturating_sub(cell.chars().count()));
+    match align {
+        Align::Left => format!("{cell}{fill}"),
+        Align::Right => format!("{fill}{cell}"),
+    }
+}
 
 /// Column widths for the s3e lines, fixed up front so the lines of one run align.
 #[derive(Clone, Copy, Debug)]
@@ -68,35 +127,43 @@ pub fn s3e_line(plan: &Plan, r: &CaseResult, layout: &LineLayout) -> String {
     line
 }
 
-/// Cases grouped by (dir, N) in plan order, warm-ups excluded.
-fn groups(doc: &RunDocument) -> Vec<(String, u64, Vec<&CaseResult>)> {
-    let mut out: Vec<(String, u64, Vec<&CaseResult>)> = Vec::new();
-    for c in doc.cases.iter().filter(|c| !c.warmup) {
-        match out.iter_mut().find(|(d, n, _)| *d == c.dir && *n == c.n) {
-            Some((_, _, v)) => v.push(c),
-            None => out.push((c.dir.clone(), c.n, vec![c])),
+/// The summary printed after the s3e lines.
+/// `slab`: the signature's evidence is the slab caches — show them without `-v`.
+pub fn summary(doc: &RunDocument, verbose: bool, slab: bool) -> String {
+    let Some(s) = RunSummary::of(doc) else {
+        return String::new();
+    };
+    let mut out = header(doc);
+    let w = Widths::of(&s);
+    out.push_str(&cases_table(&s, doc.plan.repetitions, &w));
+    out.push_str(&latency_table(&s, &w));
+    out.push_str(&scaling_lines(&s, &w));
+    if let Some(p) = &s.phases {
+        let mut headers: Vec<(&str, Align)> = vec![("dir", Align::Left), ("N", Align::Right)];
+        let cols: Vec<String> = p.names.iter().map(|n| format!("{n} ms")).collect();
+        headers.extend(cols.iter().map(|c| (c.as_str(), Align::Right)));
+        let mut t = Table::new("phases (wall ms, summed over rounds)", &headers);
+        for (dir, n, medians) in &p.rows {
+            let mut row = vec![dir.clone(), n.to_string()];
+            row.extend(medians.iter().map(|v| format!("{v:.2}")));
+            t.push(row);
+        }
+        out.push('\n');
+        out.push_str(&t.text());
+    }
+    if slab {
+        out.push_str(&slab_tables(&s.slab));
+    }
+    if verbose {
+        for c in doc.cases.iter().filter(|c| !c.warmup) {
+            out.push_str(&kernel_deltas(c, 8));
         }
     }
     out
 }
 
-fn summary_of(cases: &[&CaseResult], f: impl Fn(&CaseResult) -> Option<f64>) -> Option<Summary> {
-    let v: Vec<f64> = cases.iter().filter_map(|c| f(c)).collect();
-    if v.len() < cases.len() {
-        None
-    } else {
-        Summary::of(&v)
-    }
-}
-
-/// The summary printed after the s3e lines.
-/// `slab`: the signature's evidence is the slab caches — show them without `-v`.
-pub fn summary(doc: &RunDocument, verbose: bool, slab: bool) -> String {
-    let mut out = String::new();
-    let groups = groups(doc);
-    if groups.is_empty() {
-        return out;
-    }
+/// What ran where, and how each counter was counted.
+fn header(doc: &RunDocument) -> String {
     let reps = doc.plan.repetitions;
     let t = &doc.testbed;
     let device = if t.device.is_empty() {
@@ -109,9 +176,8 @@ pub fn summary(doc: &RunDocument, verbose: bool, slab: bool) -> String {
             t.device_bytes >> 20
         )
     };
-    writeln!(
-        out,
-        "\n{} on {} ({device}), kernel {}{}, {} repetition{}",
+    let mut out = format!(
+        "\n{} on {} ({device}), kernel {}{}, {} repetition{}\n",
         doc.signature.name,
         t.fs,
         doc.host.kernel_release,
@@ -121,19 +187,12 @@ pub fn summary(doc: &RunDocument, verbose: bool, slab: bool) -> String {
             .map_or(String::new(), |a| format!(" in {a}")),
         reps,
         if reps == 1 { "" } else { "s" }
-    )
-    .unwrap();
+    );
     if doc.host.emulated {
-        writeln!(
-            out,
-            "timings are emulated (QEMU TCG): compare counts, not times"
-        )
-        .unwrap();
+        out.push_str("timings are emulated (QEMU TCG): compare counts, not times\n");
     }
-
-    // Say how each counter was counted, once.
-    let first = groups[0].2[0];
-    for c in &first.counters {
+    let first = doc.cases.iter().find(|c| !c.warmup);
+    for c in first.map_or(&[][..], |c| &c.counters) {
         let how = match &c.reading {
             Reading::Counted { scope, .. } if scope == "system-wide" => {
                 "counted system-wide (the event cannot be filtered to the test device)".to_string()
@@ -143,137 +202,182 @@ pub fn summary(doc: &RunDocument, verbose: bool, slab: bool) -> String {
         };
         writeln!(out, "{}: {}, {how}", c.name, c.probe).unwrap();
     }
+    out
+}
 
-    let dir_w = groups.iter().map(|g| g.0.len()).max().unwrap_or(3).max(3);
-    let n_w = groups
-        .iter()
-        .map(|g| g.1.to_string().len())
-        .max()
-        .unwrap_or(1)
-        .max(1);
-    let mut header = format!(
+/// The widths of the directory and N columns, shared by the summary's tables.
+struct Widths {
+    dir: usize,
+    n: usize,
+}
+
+impl Widths {
+    fn of(s: &RunSummary) -> Widths {
+        Widths {
+            dir: s
+                .cases
+                .iter()
+                .map(|c| c.dir.len())
+                .max()
+                .unwrap_or(3)
+                .max(3),
+            n: s.cases
+                .iter()
+                .map(|c| c.n.to_string().len())
+                .max()
+                .unwrap_or(1)
+                .max(1),
+        }
+    }
+}
+
+fn cases_table(s: &RunSummary, reps: u32, w: &Widths) -> String {
+    let (dir_w, n_w) = (w.dir, w.n);
+    let mut out = format!(
         "\n{:<dir_w$} {:>n_w$} {:>4} {:>10}",
         "dir", "N", "reps", "wall ms"
     );
     if reps > 1 {
-        write!(header, " {:>20} {:>6}", "mean ± stdev ms", "CV").unwrap();
+        write!(out, " {:>20} {:>6}", "mean ± stdev ms", "CV").unwrap();
     }
-    write!(header, " {:>9} {:>9} {:>10}", "user ms", "sys ms", "ops/s").unwrap();
-    for c in &first.counters {
-        write!(header, " {:>w$}", c.name, w = c.name.len().max(8)).unwrap();
+    write!(out, " {:>9} {:>9} {:>10}", "user ms", "sys ms", "ops/s").unwrap();
+    for name in &s.counter_names {
+        write!(out, " {:>w$}", name, w = name.len().max(8)).unwrap();
     }
-    writeln!(out, "{header}").unwrap();
-    for (dir, n, cases) in &groups {
-        let wall =
-            summary_of(cases, |c| Some(c.wall_ns as f64 / 1e6)).expect("cases are not empty");
-        let mut row = format!(
-            "{dir:<dir_w$} {n:>n_w$} {:>4} {:>10.2}",
-            cases.len(),
-            wall.median
-        );
+    out.push('\n');
+    for c in &s.cases {
+        let wall = &c.wall;
+        write!(
+            out,
+            "{:<dir_w$} {:>n_w$} {:>4} {:>10.2}",
+            c.dir, c.n, c.reps, wall.median
+        )
+        .unwrap();
         if reps > 1 {
             write!(
-                row,
+                out,
                 " {:>20} {:>5.1}%",
                 format!("{:.2} ± {:.2}", wall.mean, wall.stdev),
                 wall.cv * 100.0
             )
             .unwrap();
         }
-        let user =
-            summary_of(cases, |c| Some(c.cpu.user_ns as f64 / 1e6)).map_or(f64::NAN, |s| s.median);
-        let sys =
-            summary_of(cases, |c| Some(c.cpu.sys_ns as f64 / 1e6)).map_or(f64::NAN, |s| s.median);
-        let ops = summary_of(cases, |c| {
-            Some(c.calls as f64 / (c.wall_ns.max(1) as f64 / 1e9))
-        })
-        .map_or(f64::NAN, |s| s.median);
-        write!(row, " {user:>9.2} {sys:>9.2} {ops:>10.0}").unwrap();
-        for c in &first.counters {
-            let w = c.name.len().max(8);
-            let s = summary_of(cases, |r| {
-                r.counter(&c.name)?.reading.value().map(|v| v as f64)
-            });
-            match s {
-                Some(s) => write!(row, " {:>w$}", s.median).unwrap(),
-                None => write!(row, " {:>w$}", "-").unwrap(),
+        write!(
+            out,
+            " {:>9.2} {:>9.2} {:>10.0}",
+            c.user_ms, c.sys_ms, c.ops_per_s
+        )
+        .unwrap();
+        for (name, v) in s.counter_names.iter().zip(&c.counters) {
+            let w = name.len().max(8);
+            match v {
+                Some(v) => write!(out, " {v:>w$}").unwrap(),
+                None => write!(out, " {:>w$}", "-").unwrap(),
             }
         }
-        writeln!(out, "{row}").unwrap();
+        out.push('\n');
     }
     if reps > 1 {
-        writeln!(
-            out,
-            "(wall ms, CPU, ops/s and counters are medians over the repetitions)"
-        )
-        .unwrap();
+        out.push_str("(wall ms, CPU, ops/s and counters are medians over the repetitions)\n");
     }
+    out
+}
 
-    writeln!(
-        out,
-        "\n{:<12} {:<dir_w$} {:>n_w$} {:>9} {:>9} {:>9} {:>9}",
+fn latency_table(s: &RunSummary, w: &Widths) -> String {
+    let (dir_w, n_w) = (w.dir, w.n);
+    let mut out = format!(
+        "\n{:<12} {:<dir_w$} {:>n_w$} {:>9} {:>9} {:>9} {:>9}\n",
         "syscall", "dir", "N", "count", "p50 µs", "p99 µs", "max µs"
-    )
-    .unwrap();
-    for (dir, n, cases) in &groups {
-        for op in &cases[0].latency {
-            let pick = |f: fn(&crate::exec::OpLatency) -> u64| {
-                summary_of(cases, |c| {
-                    c.latency
-                        .iter()
-                        .find(|l| l.syscall == op.syscall)
-                        .map(|l| f(l) as f64 / 1e3)
-                })
-                .map_or(f64::NAN, |s| s.median)
-            };
-            writeln!(
-                out,
-                "{:<12} {dir:<dir_w$} {n:>n_w$} {:>9} {:>9.1} {:>9.1} {:>9.1}",
-                op.syscall,
-                op.count,
-                pick(|l| l.p50_ns),
-                pick(|l| l.p99_ns),
-                pick(|l| l.max_ns)
-            )
-            .unwrap();
-        }
-    }
-
-    let scaling: Vec<_> = crate::stats::compare::scaling(
-        &crate::stats::compare::Samples::from_runs(&doc.label, std::slice::from_ref(doc)),
-    )
-    .into_iter()
-    .filter(|s| s.metric == "wall_ms" || first.counters.iter().any(|c| c.name == s.metric))
-    .collect();
-    if !scaling.is_empty() {
+    );
+    for l in &s.latency {
         writeln!(
             out,
-            "\nscaling with N (log-log fit; 1 = linear, 2 = quadratic)"
+            "{:<12} {:<dir_w$} {:>n_w$} {:>9} {:>9.1} {:>9.1} {:>9.1}",
+            l.syscall, l.dir, l.n, l.count, l.p50_us, l.p99_us, l.max_us
         )
         .unwrap();
-        for s in scaling {
-            let text = match &s.scaling {
-                Some(x) => format!(
-                    "{:.2}{}  {}",
-                    x.exponent,
-                    x.ci.map_or(String::new(), |(lo, hi)| format!(" [{lo:.2} … {hi:.2}]")),
-                    x.verdict()
-                ),
-                None => "cannot fit (a value is 0)".into(),
-            };
-            writeln!(out, "  {:<dir_w$} {:<16} {text}", s.dir, s.metric).unwrap();
-        }
     }
+    out
+}
 
-    out.push_str(&phase_times(&groups));
-    if slab {
-        out.push_str(&slab_evidence(&groups));
+fn scaling_lines(s: &RunSummary, w: &Widths) -> String {
+    if s.scaling.is_empty() {
+        return String::new();
     }
+    let dir_w = w.dir;
+    let mut out = String::from("\nscaling with N (log-log fit; 1 = linear, 2 = quadratic)\n");
+    for r in &s.scaling {
+        let text = match &r.scaling {
+            Some(x) => format!(
+                "{:.2}{}  {}",
+                x.exponent,
+                x.ci.map_or(String::new(), |(lo, hi)| format!(" [{lo:.2} … {hi:.2}]")),
+                x.verdict()
+            ),
+            None => "cannot fit (a value is 0)".into(),
+        };
+        writeln!(out, "  {:<dir_w$} {:<16} {text}", r.dir, r.metric).unwrap();
+    }
+    out
+}
 
-    if verbose {
-        for c in doc.cases.iter().filter(|c| !c.warmup) {
-            out.push_str(&kernel_deltas(c, 8));
+/// The slab caches that moved most per case (per phase too), and for a sweep how the top
+/// ones grow with N.
+fn slab_tables(e: &SlabEvidence) -> String {
+    let mut out = String::new();
+    for top in &e.tops {
+        let mut headers: Vec<(&str, Align)> = vec![
+            ("slab cache", Align::Left),
+            ("active_objs", Align::Right),
+            ("num_objs", Align::Right),
+            ("pages", Align::Right),
+        ];
+        let cols: Vec<String> = e.phases.iter().map(|p| format!("{p}: active")).collect();
+        headers.extend(cols.iter().map(|c| (c.as_str(), Align::Right)));
+        let mut t = Table::new(
+            format!(
+                "slab caches over the timed window, {} N={}{}",
+                top.dir,
+                top.n,
+                if top.reps > 1 {
+                    format!(" (medians of {})", top.reps)
+                } else {
+                    String::new()
+                }
+            ),
+            &headers,
+        );
+        for r in &top.rows {
+            let mut row = vec![
+                r.cache.clone(),
+                format!("{:+.0}", r.active[0]),
+                format!("{:+.0}", r.num_objs),
+                format!("{:+.0}", r.pages),
+            ];
+            row.extend(r.active[1..].iter().map(|v| format!("{v:+.0}")));
+            t.push(row);
         }
+        out.push('\n');
+        out.push_str(&t.text());
+    }
+    for g in &e.growth {
+        let mut headers: Vec<(&str, Align)> =
+            vec![("slab cache", Align::Left), ("in", Align::Left)];
+        let cols: Vec<String> = g.ns.iter().map(|n| format!("N={n}")).collect();
+        headers.extend(cols.iter().map(|c| (c.as_str(), Align::Right)));
+        headers.push(("exponent", Align::Right));
+        let mut t = Table::new(
+            format!("slab growth with N, {} (active objects)", g.dir),
+            &headers,
+        );
+        for (cache, segment, values, exponent) in &g.rows {
+            let mut row = vec![cache.clone(), segment.clone()];
+            row.extend(values.iter().map(|v| format!("{v:+.0}")));
+            row.push(exponent.map_or("-".into(), |e| format!("{e:.2}")));
+            t.push(row);
+        }
+        out.push('\n');
+        out.push_str(&t.text());
     }
     out
 }
@@ -327,219 +431,48 @@ fn ranked(m: &std::collections::BTreeMap<String, i64>, top: usize) -> Vec<(&Stri
     v
 }
 
-fn median_of(v: Vec<f64>) -> f64 {
-    Summary::of(&v).map_or(f64::NAN, |s| s.median)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::fixtures;
 
-/// Per-phase times, when a signature has several phases.
-fn phase_times(groups: &[(String, u64, Vec<&CaseResult>)]) -> String {
-    let names: Vec<String> = groups[0].2[0]
-        .phases
-        .iter()
-        .map(|p| p.name.clone())
-        .collect();
-    if names.len() < 2 {
-        return String::new();
-    }
-    let mut headers: Vec<(&str, Align)> = vec![("dir", Align::Left), ("N", Align::Right)];
-    let cols: Vec<String> = names.iter().map(|n| format!("{n} ms")).collect();
-    headers.extend(cols.iter().map(|c| (c.as_str(), Align::Right)));
-    let mut t = Table::new("\nphases (wall ms, summed over rounds)", &headers);
-    for (dir, n, cases) in groups {
-        let mut row = vec![dir.clone(), n.to_string()];
-        for k in 0..names.len() {
-            let v = median_of(
-                cases
-                    .iter()
-                    .filter_map(|c| c.phases.get(k))
-                    .map(|p| p.wall_ns as f64 / 1e6)
-                    .collect(),
-            );
-            row.push(format!("{v:.2}"));
+    #[test]
+    fn the_summary_lays_out_the_run() {
+        let mut d = fixtures::doc("a", &[10.0, 30.0, 20.0], &[1400, 1500, 1450]);
+        for c in &mut d.cases {
+            c.counters = vec![fixtures::counter("evictions", Some(250))];
         }
-        t.push(row);
-    }
-    t.text()
-}
-
-/// The slab caches that changed most over the timed window — LKP's evidence — per case
-/// (medians over repetitions, per phase when the signature has several), and for a sweep,
-/// how the top caches grow with N. Caches rank by their largest change in active objects
-/// over the window or any phase (a cache that grows by 1 500 while files are created and
-/// shrinks as they are deleted matters though its net change is small), then by pages.
-fn slab_evidence(groups: &[(String, u64, Vec<&CaseResult>)]) -> String {
-    let mut out = String::new();
-    let phases: Vec<String> = groups[0].2[0]
-        .phases
-        .iter()
-        .filter(|p| p.slabinfo.is_some())
-        .map(|p| p.name.clone())
-        .collect();
-    // Segments: the whole window, then each phase.
-    let segments: Vec<String> = std::iter::once("window".to_string())
-        .chain(phases.iter().cloned())
-        .collect();
-    // (cache, segment) → (dir, N) → median active_objs, for the sweep table.
-    let mut growth: BTreeMap<(String, usize), BTreeMap<(String, u64), f64>> = BTreeMap::new();
-    for (dir, n, cases) in groups {
-        let slab_of = |c: &CaseResult, seg: usize| -> Option<Vec<SlabDelta>> {
-            if seg == 0 {
-                c.slabinfo.clone()
-            } else {
-                c.phases
-                    .iter()
-                    .filter(|p| p.slabinfo.is_some())
-                    .nth(seg - 1)?
-                    .slabinfo
-                    .clone()
-            }
-        };
-        let mut caches: Vec<String> = (0..segments.len())
-            .flat_map(|seg| {
-                cases
-                    .iter()
-                    .flat_map(move |c| slab_of(c, seg).into_iter().flatten().map(|d| d.cache))
-            })
-            .collect();
-        caches.sort();
-        caches.dedup();
-        let med = |cache: &str, seg: usize, f: fn(&SlabDelta) -> i64| -> f64 {
-            median_of(
-                cases
-                    .iter()
-                    .map(|c| {
-                        slab_of(c, seg)
-                            .and_then(|v| v.iter().find(|d| d.cache == cache).map(f))
-                            .unwrap_or(0) as f64
-                    })
-                    .collect(),
-            )
-        };
-        // cache, per-segment active, num, pages, and its ranking key.
-        let mut rows: Vec<(String, Vec<f64>, f64, f64, f64)> = caches
-            .iter()
-            .map(|c| {
-                let active: Vec<f64> = (0..segments.len())
-                    .map(|seg| med(c, seg, |d| d.active_objs))
-                    .collect();
-                let peak = active.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-                (
-                    c.clone(),
-                    active,
-                    med(c, 0, |d| d.num_objs),
-                    med(c, 0, |d| d.pages),
-                    peak,
-                )
-            })
-            .collect();
-        for r in &rows {
-            for (seg, v) in r.1.iter().enumerate() {
-                growth
-                    .entry((r.0.clone(), seg))
-                    .or_default()
-                    .insert((dir.clone(), *n), *v);
-            }
-        }
-        rows.sort_by(|a, b| {
-            b.4.total_cmp(&a.4)
-                .then_with(|| b.3.abs().total_cmp(&a.3.abs()))
-        });
-        let mut top: Vec<usize> = (0..rows.len().min(8)).collect();
-        let mut by_pages: Vec<usize> = (0..rows.len()).collect();
-        by_pages.sort_by(|&a, &b| rows[b].3.abs().total_cmp(&rows[a].3.abs()));
-        for k in by_pages.into_iter().take(3) {
-            if !top.contains(&k) && rows[k].3 != 0.0 {
-                top.push(k);
-            }
-        }
-        let mut headers: Vec<(&str, Align)> = vec![
-            ("slab cache", Align::Left),
-            ("active_objs", Align::Right),
-            ("num_objs", Align::Right),
-            ("pages", Align::Right),
-        ];
-        let cols: Vec<String> = phases.iter().map(|p| format!("{p}: active")).collect();
-        headers.extend(cols.iter().map(|c| (c.as_str(), Align::Right)));
-        let reps = cases.len();
-        let mut t = Table::new(
-            format!(
-                "\nslab caches over the timed window, {dir} N={n}{}",
-                if reps > 1 {
-                    format!(" (medians of {reps})")
-                } else {
-                    String::new()
-                }
-            ),
-            &headers,
+        let s = summary(&d, false, true);
+        assert!(s.contains("\nlkp-churn on tmpfs (no device), kernel a, 3 repetitions\n"));
+        assert!(s.contains("evictions: tracepoint:test:evictions, counted system-wide"));
+        // The case row: median 20 ms, mean ± stdev, CV, the counter's median.
+        let row = s.lines().find(|l| l.starts_with("churn ")).unwrap();
+        assert!(
+            row.contains("20.00") && row.contains("20.00 ± 10.00"),
+            "{row}"
         );
-        for k in top {
-            let (cache, active, num, pages, _) = &rows[k];
-            let mut row = vec![
-                cache.clone(),
-                format!("{:+.0}", active[0]),
-                format!("{num:+.0}"),
-                format!("{pages:+.0}"),
-            ];
-            row.extend(active[1..].iter().map(|v| format!("{v:+.0}")));
-            t.push(row);
-        }
-        out.push_str(&t.text());
+        assert!(row.trim_end().ends_with("250"), "{row}");
+        // Phase and slab tables start on a line of their own (no literal "\n").
+        assert!(!s.contains("\\n"), "{s}");
+        assert!(s.contains("\nphases (wall ms, summed over rounds)\n"));
+        assert!(s.contains("\nslab caches over the timed window, churn N=20000 (medians of 3)\n"));
+        let maple = s.lines().find(|l| l.starts_with("maple_node")).unwrap();
+        assert_eq!(
+            maple.split_whitespace().collect::<Vec<_>>(),
+            ["maple_node", "+0", "+0", "+0", "+1450", "+0"]
+        );
+        assert!(!summary(&d, false, false).contains("slab caches"));
     }
 
-    // A sweep: how the caches that moved most grow with N, in the segment where each
-    // moved most.
-    let mut ns: Vec<u64> = groups.iter().map(|g| g.1).collect();
-    ns.sort_unstable();
-    ns.dedup();
-    if ns.len() > 1 {
-        let mut dirs: Vec<String> = groups.iter().map(|g| g.0.clone()).collect();
-        dirs.sort();
-        dirs.dedup();
-        let largest = *ns.last().expect("two or more N");
-        for dir in dirs {
-            // Per cache, the segment where it grew most at the largest N (where it only
-            // shrank, the largest shrinkage).
-            let mut best: BTreeMap<&String, (usize, f64)> = BTreeMap::new();
-            for ((cache, seg), m) in &growth {
-                let v = m.get(&(dir.clone(), largest)).copied().unwrap_or(0.0);
-                let rank = |v: f64| if v > 0.0 { (1, v) } else { (0, -v) };
-                let e = best.entry(cache).or_insert((*seg, v));
-                if rank(v) > rank(e.1) {
-                    *e = (*seg, v);
-                }
-            }
-            let mut ranked: Vec<(&String, (usize, f64))> = best.into_iter().collect();
-            ranked.sort_by(|a, b| b.1.1.abs().total_cmp(&a.1.1.abs()));
-            let mut headers: Vec<(&str, Align)> =
-                vec![("slab cache", Align::Left), ("in", Align::Left)];
-            let cols: Vec<String> = ns.iter().map(|n| format!("N={n}")).collect();
-            headers.extend(cols.iter().map(|c| (c.as_str(), Align::Right)));
-            headers.push(("exponent", Align::Right));
-            let mut t = Table::new(
-                format!("\nslab growth with N, {dir} (active objects)"),
-                &headers,
-            );
-            for (cache, (seg, _)) in ranked.into_iter().take(6) {
-                let m = &growth[&(cache.clone(), seg)];
-                let values: Vec<f64> = ns
-                    .iter()
-                    .map(|n| m.get(&(dir.clone(), *n)).copied().unwrap_or(0.0))
-                    .collect();
-                let mut row = vec![cache.clone(), segments[seg].clone()];
-                row.extend(values.iter().map(|v| format!("{v:+.0}")));
-                // Fit the magnitude: a cache that shrinks with N scales too.
-                let points: Vec<(f64, f64)> = ns
-                    .iter()
-                    .zip(&values)
-                    .map(|(n, v)| (*n as f64, v.abs()))
-                    .collect();
-                row.push(
-                    fit_exponent(&points).map_or("-".into(), |s| format!("{:.2}", s.exponent)),
-                );
-                t.push(row);
-            }
-            out.push_str(&t.text());
-        }
+    #[test]
+    fn verbose_shows_what_moved_most_and_says_what_is_unavailable() {
+        let mut d = fixtures::doc("a", &[10.0], &[1400]);
+        d.cases[0].vmstat = Some([("pgfree".to_string(), -7), ("nr_dirty".to_string(), 3)].into());
+        let s = kernel_deltas(&d.cases[0], 8);
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines[1], "churn N=20000 rep 1: kernel counters over the timed window");
+        assert_eq!(lines[2].split_whitespace().next(), Some("slab"));
+        assert!(s.contains("    pgfree") && s.find("pgfree") < s.find("nr_dirty"));
+        assert!(s.contains("  block device: unavailable"));
     }
-    out
 }

@@ -5,6 +5,7 @@
 pub mod compare;
 pub mod hypothesis;
 pub mod ratio;
+pub mod run;
 pub mod scaling;
 pub mod summary;
 pub mod verdict;

@@ -622,7 +622,7 @@ mod tests {
         .into_iter()
         .enumerate()
         {
-            let mut d = crate::stats::compare::tests::doc("l", &[1.0], &[0]);
+            let mut d = crate::results::fixtures::doc("l", &[1.0], &[0]);
             d.id = format!("run-{k}");
             d.slurm_job = job.map(str::to_string);
             s.import(&d).unwrap();
