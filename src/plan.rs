@@ -18,7 +18,7 @@ use crate::results::{
 };
 use crate::signature::Signature;
 use crate::signature::template::mix64;
-use crate::testbed::{DirSpec, Testbed, TestbedSpec, confine, tool_version};
+use crate::testbed::{DirSpec, Testbed, TestbedSpec, tool_version};
 use anyhow::{Context, Result};
 
 /// The seed tokens and shuffling use unless the user gives one: runs are reproducible.
@@ -29,7 +29,8 @@ pub struct Plan {
     pub signature: Signature,
     pub testbed: TestbedSpec,
     pub dirs: Vec<DirSpec>,
-    pub ns: Vec<u64>,
+    /// The numbers of files N the plan sweeps.
+    pub n_values: Vec<u64>,
     pub repetitions: u32,
     pub warmup: u32,
     pub shuffle: bool,
@@ -62,11 +63,83 @@ pub trait Observer: Send {
     fn warning(&mut self, message: &str);
 }
 
+/// Observers compose: both hear everything, the first first; the first error stops.
+impl<A: Observer, B: Observer> Observer for (A, B) {
+    fn run_started(&mut self, doc: &RunDocument) {
+        self.0.run_started(doc);
+        self.1.run_started(doc);
+    }
+    fn case_started(&mut self, case: &Case, plan: &Plan, work: u64) {
+        self.0.case_started(case, plan, work);
+        self.1.case_started(case, plan, work);
+    }
+    fn tick(&mut self, done: u64) {
+        self.0.tick(done);
+        self.1.tick(done);
+    }
+    fn case_done(&mut self, result: &CaseResult, plan: &Plan) -> Result<()> {
+        self.0.case_done(result, plan)?;
+        self.1.case_done(result, plan)
+    }
+    fn warning(&mut self, message: &str) {
+        self.0.warning(message);
+        self.1.warning(message);
+    }
+}
+
+/// An observer that may be absent (no store: `--no-store`).
+impl<T: Observer> Observer for Option<T> {
+    fn run_started(&mut self, doc: &RunDocument) {
+        if let Some(o) = self {
+            o.run_started(doc);
+        }
+    }
+    fn case_started(&mut self, case: &Case, plan: &Plan, work: u64) {
+        if let Some(o) = self {
+            o.case_started(case, plan, work);
+        }
+    }
+    fn tick(&mut self, done: u64) {
+        if let Some(o) = self {
+            o.tick(done);
+        }
+    }
+    fn case_done(&mut self, result: &CaseResult, plan: &Plan) -> Result<()> {
+        match self {
+            Some(o) => o.case_done(result, plan),
+            None => Ok(()),
+        }
+    }
+    fn warning(&mut self, message: &str) {
+        if let Some(o) = self {
+            o.warning(message);
+        }
+    }
+}
+
+impl<T: Observer + ?Sized> Observer for &mut T {
+    fn run_started(&mut self, doc: &RunDocument) {
+        (**self).run_started(doc);
+    }
+    fn case_started(&mut self, case: &Case, plan: &Plan, work: u64) {
+        (**self).case_started(case, plan, work);
+    }
+    fn tick(&mut self, done: u64) {
+        (**self).tick(done);
+    }
+    fn case_done(&mut self, result: &CaseResult, plan: &Plan) -> Result<()> {
+        (**self).case_done(result, plan)
+    }
+    fn warning(&mut self, message: &str) {
+        (**self).warning(message);
+    }
+}
+
 impl Plan {
     pub fn cases(&self) -> Vec<Case> {
         let grid = |rep: u32, warmup: bool| -> Vec<Case> {
             let mut v: Vec<Case> = self
-                .ns
+                .n_values
                 .iter()
                 .flat_map(|&n| {
                     (0..self.dirs.len()).map(move |dir| Case {
@@ -92,8 +165,15 @@ impl Plan {
         cases
     }
 
-    /// A document with the run's metadata and no cases yet.
-    pub fn document(&self) -> RunDocument {
+    /// A document with the run's metadata and no cases yet, for a run on this machine:
+    /// its kernel and hardware (uname, /proc) and its mkfs tool's version (`mkfs -V`).
+    pub fn document_here(&self) -> RunDocument {
+        self.document_on(Host::current(), tool_version(self.testbed.fs))
+    }
+
+    /// A document with the run's metadata and no cases yet, for a run on `host` with this
+    /// mkfs tool. Pure: the caller gathers the machine's facts.
+    pub fn document_on(&self, host: Host, mkfs_version: Option<String>) -> RunDocument {
         RunDocument {
             schema: SCHEMA.into(),
             version: SCHEMA_VERSION,
@@ -106,7 +186,7 @@ impl Plan {
             status: "running".into(),
             error: None,
             started_at: now_rfc3339(),
-            host: Host::current(),
+            host,
             signature: SignatureMeta {
                 name: self.signature.name.clone(),
                 origin: self.signature.origin.clone(),
@@ -115,14 +195,14 @@ impl Plan {
             },
             testbed: TestbedMeta {
                 fs: self.testbed.fs.name().into(),
-                mkfs_version: tool_version(self.testbed.fs),
+                mkfs_version,
                 mkfs_opts: self.testbed.mkfs_opts.clone(),
                 mount_opts: self.testbed.mount_opts.clone(),
                 device_kind: self.testbed.device.kind().into(),
                 ..Default::default()
             },
             plan: PlanMeta {
-                n: self.ns.clone(),
+                n: self.n_values.clone(),
                 repetitions: self.repetitions,
                 warmup: self.warmup,
                 seed: self.seed,
@@ -153,6 +233,17 @@ impl Plan {
         let mut warnings = Vec::new();
         // Validate everything that can be validated before anything is created.
         let probes = Probes::resolve(&self.probes, &mut warnings)?;
+        self.start_op_log(&mut warnings)?;
+        self.testbed.validate()?;
+        flush(&mut warnings, doc, obs);
+        let max_n = self.n_values.iter().copied().max().unwrap_or(1);
+        crate::testbed::check_memory(&self.testbed, self.signature.memory_needed(max_n))
+            .map_err(|e| anyhow::anyhow!("{}, N = {max_n}: {e}", self.signature.origin))?;
+        let bed = Testbed::create(self.testbed.clone(), self.signature.space_needed(max_n))?;
+        self.execute_on(&bed, &probes, doc, obs)
+    }
+
+    fn start_op_log(&self, warnings: &mut Vec<String>) -> Result<()> {
         if let Some(log) = &self.op_log {
             std::fs::write(log, "# phase\tfile\tsyscall\tpaths\tresult\n")
                 .with_context(|| format!("cannot write the op log {}", log.display()))?;
@@ -161,20 +252,18 @@ impl Plan {
                 log.display()
             ));
         }
-        self.testbed.validate()?;
-        let flush = |warnings: &mut Vec<String>, doc: &mut RunDocument, obs: &mut dyn Observer| {
-            warnings.extend(crate::diag::take());
-            for w in warnings.drain(..) {
-                obs.warning(&w);
-                doc.warnings.push(w);
-            }
-        };
-        flush(&mut warnings, doc, obs);
+        Ok(())
+    }
 
-        let max_n = self.ns.iter().copied().max().unwrap_or(1);
-        crate::testbed::check_memory(&self.testbed, self.signature.memory_needed(max_n))
-            .map_err(|e| anyhow::anyhow!("{}, N = {max_n}: {e}", self.signature.origin))?;
-        let bed = Testbed::create(self.testbed.clone(), self.signature.space_needed(max_n))?;
+    /// Every case on a testbed that is up (the unit tests' seam: a directory testbed).
+    fn execute_on(
+        &self,
+        bed: &Testbed,
+        probes: &Probes,
+        doc: &mut RunDocument,
+        obs: &mut dyn Observer,
+    ) -> Result<()> {
+        let mut warnings = Vec::new();
         match &bed.device {
             Some(d) => {
                 doc.testbed.device = d.path.display().to_string();
@@ -188,10 +277,9 @@ impl Plan {
             major: d.major,
             minor: d.minor,
         });
-
         for case in self.cases() {
             interrupt::check()?;
-            let result = self.run_case(&bed, &probes, scope.as_ref(), &case, &mut warnings, obs);
+            let result = self.run_case(bed, probes, scope.as_ref(), &case, &mut warnings, obs);
             flush(&mut warnings, doc, obs);
             let result = result?;
             doc.cases.push(result);
@@ -240,7 +328,7 @@ impl Plan {
         let mut phase_slab: Vec<Vec<SlabDelta>> = vec![Vec::new(); sig.phases.len()];
         // The workload — setup, prelude and the timed window — runs confined to the test
         // filesystem (testbed::confine).
-        let (timed, measured) = confine::run_confined(&fs.root, &fs.dir, || -> Result<_> {
+        let (timed, measured) = fs.run_workload(|| -> Result<_> {
             exec.prepare(&mut |done| obs.tick(done))?;
             window.open();
             let timed = {
@@ -290,6 +378,16 @@ impl Plan {
     }
 }
 
+/// Warnings queued so far (the driver's and the library's) go to the observer and the
+/// document.
+fn flush(warnings: &mut Vec<String>, doc: &mut RunDocument, obs: &mut dyn Observer) {
+    warnings.extend(crate::diag::take());
+    for w in warnings.drain(..) {
+        obs.warning(&w);
+        doc.warnings.push(w);
+    }
+}
+
 /// Fisher–Yates with the crate's mixer: deterministic for a seed.
 fn shuffle<T>(v: &mut [T], seed: u64) {
     let mut state = seed;
@@ -303,6 +401,7 @@ fn shuffle<T>(v: &mut [T], seed: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probe::Probes;
     use crate::testbed::{Fs, device::DeviceSpec};
 
     fn plan(reps: u32, warmup: u32, shuffle: bool) -> Plan {
@@ -319,7 +418,7 @@ mod tests {
                 DirSpec::parse("a", Fs::Btrfs).unwrap(),
                 DirSpec::parse("b", Fs::Btrfs).unwrap(),
             ],
-            ns: vec![10, 20],
+            n_values: vec![10, 20],
             repetitions: reps,
             warmup,
             shuffle,
@@ -359,5 +458,151 @@ mod tests {
             assert_eq!(got, [(10, 0), (10, 1), (20, 0), (20, 1)]);
         }
         assert_eq!(c, plan(3, 0, true).cases(), "same seed, same order");
+    }
+
+    /// What the driver told its observer.
+    #[derive(Default)]
+    struct Seen {
+        started: bool,
+        cases: Vec<(String, u64, u32, bool)>,
+        work: u64,
+        ticks: u64,
+    }
+
+    impl Observer for Seen {
+        fn run_started(&mut self, _: &RunDocument) {
+            self.started = true;
+        }
+        fn case_started(&mut self, _: &Case, _: &Plan, work: u64) {
+            self.work += work;
+        }
+        fn tick(&mut self, _: u64) {
+            self.ticks += 1;
+        }
+        fn case_done(&mut self, r: &CaseResult, _: &Plan) -> Result<()> {
+            self.cases.push((r.dir.clone(), r.n, r.rep, r.warmup));
+            Ok(())
+        }
+        fn warning(&mut self, _: &str) {}
+    }
+
+    fn temp(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("sigbench-plan-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    /// Run `p` on a directory testbed under `dir` (no device, no mount, no root).
+    fn run_in(p: &Plan, dir: &std::path::Path, obs: &mut dyn Observer) -> RunDocument {
+        let bed = Testbed::directory(p.testbed.clone(), dir).unwrap();
+        let probes = Probes::resolve(&[], &mut Vec::new()).unwrap();
+        let mut doc = p.document_on(Host::current(), None);
+        p.execute_on(&bed, &probes, &mut doc, obs).unwrap();
+        doc
+    }
+
+    #[test]
+    fn the_driver_takes_every_case_through_the_executor_in_order() {
+        let dir = temp("driver");
+        let p = plan(2, 1, false);
+        let mut seen = Seen::default();
+        let doc = run_in(&p, &dir, &mut seen);
+        assert!(seen.started);
+        // Warm-ups first and flagged, then the repetitions, in the plan's order.
+        let order: Vec<(String, u64, u32, bool)> = p
+            .cases()
+            .iter()
+            .map(|c| (p.dirs[c.dir].name.clone(), c.n, c.rep, c.warmup))
+            .collect();
+        assert_eq!(seen.cases, order);
+        assert_eq!(doc.cases.len(), 12);
+        for c in &doc.cases {
+            // test3: rename, unlink, openat, close per file.
+            assert_eq!(c.calls, 4 * c.n, "{}", c.dir);
+            let counts: Vec<(&str, u64)> = c
+                .latency
+                .iter()
+                .map(|l| (l.syscall.as_str(), l.count))
+                .collect();
+            assert_eq!(
+                counts,
+                [
+                    ("renameat2", c.n),
+                    ("unlink", c.n),
+                    ("openat", c.n),
+                    ("close", c.n)
+                ]
+            );
+            assert!(c.wall_ns > 0 && c.path.ends_with(&format!("/{}", c.dir)));
+        }
+        // Populate and every file once per phase is the work announced; progress ticks are
+        // sparse (never more than the work).
+        assert_eq!(seen.work, 12 * 2 * 15);
+        assert!(seen.ticks <= seen.work);
+        // Each case had a directory of its own, left holding the N re-created files.
+        let cases: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+        assert_eq!(cases.len(), 12);
+        for c in cases {
+            for d in ["a", "b"] {
+                if let Ok(files) = std::fs::read_dir(c.path().join(d)) {
+                    let n = files.count();
+                    assert!(n == 10 || n == 20, "{n} files in {}", c.path().display());
+                }
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_stored_run_is_whole_case_by_case_and_compares_with_itself() {
+        use crate::stats::compare::{Samples, compare, verdict};
+        use crate::store::{Location, Selector, Store, Storing};
+        let dir = temp("stored");
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = Location::Sqlite(dir.join("s.db"));
+        let p = plan(3, 0, false);
+        for label in ["x", "y"] {
+            let mut storing = Some(Storing::new(Store::open(&db).unwrap()));
+            let mut seen = Seen::default();
+            let mut doc = {
+                let bed = Testbed::directory(p.testbed.clone(), &dir.join(label)).unwrap();
+                let probes = Probes::resolve(&[], &mut Vec::new()).unwrap();
+                let mut doc = p.document_on(Host::current(), None);
+                doc.label = label.into();
+                p.execute_on(&bed, &probes, &mut doc, &mut (&mut seen, &mut storing))
+                    .unwrap();
+                doc
+            };
+            doc.status = "complete".into();
+            let s = storing.as_mut().unwrap();
+            assert_eq!(s.error, None);
+            assert!(s.finish(&doc).is_some());
+            assert_eq!(seen.cases.len(), 12, "the console heard every case too");
+        }
+        let store = Store::open_read(&db).unwrap();
+        let x = store.load(&Selector::Label("x".into())).unwrap();
+        let y = store.load(&Selector::Label("y".into())).unwrap();
+        assert_eq!(
+            (x.len(), x[0].cases.len(), x[0].status.as_str()),
+            (1, 12, "complete")
+        );
+        let cmp = compare(
+            &[Samples::from_runs("x", &x), Samples::from_runs("y", &y)],
+            crate::stats::Test::MannWhitney,
+            0.05,
+        );
+        // The same plan twice: the counts are exactly equal, so no verdict of a change.
+        let calls: Vec<_> = cmp.pairs[0]
+            .rows
+            .iter()
+            .filter(|r| r.metric == "calls")
+            .collect();
+        assert_eq!(calls.len(), 4);
+        assert!(calls.iter().all(|r| r.exact && !r.significant));
+        assert_ne!(
+            verdict(&cmp, &["calls".to_string()], 2.0),
+            crate::stats::compare::Verdict::Regression
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -69,7 +69,7 @@ impl Steps<'_> {
     /// The metric in the plan's first directory at its largest N, per repetition, at `i`.
     fn samples(&self, i: usize) -> Vec<f64> {
         let dir = &self.plan.dirs[0].name;
-        let n = self.plan.ns.iter().copied().max().unwrap_or(0);
+        let n = self.plan.n_values.iter().copied().max().unwrap_or(0);
         self.docs[i]
             .iter()
             .flatten()
@@ -90,16 +90,17 @@ impl Steps<'_> {
     fn load(&mut self, i: usize, label: &str, image: Option<&str>) -> Result<u32> {
         if self.docs[i].is_none() {
             let stored = if self.resume {
-                let want = self.plan.document();
+                let plan = self.plan;
+                let dirs: Vec<&String> = plan.dirs.iter().map(|d| &d.text).collect();
                 self.store
                     .load(&Selector::Label(label.to_string()))?
                     .into_iter()
                     .filter(|d| {
                         image.is_none_or(|im| d.host.kernel_image.as_deref() == Some(im))
-                            && d.signature.sha256 == want.signature.sha256
-                            && d.testbed.fs == want.testbed.fs
-                            && d.plan.dirs == want.plan.dirs
-                            && d.plan.n == want.plan.n
+                            && d.signature.sha256 == plan.signature.hash
+                            && d.testbed.fs == plan.testbed.fs.name()
+                            && d.plan.dirs.iter().collect::<Vec<_>>() == dirs
+                            && d.plan.n == plan.n_values
                             && d.status == "complete"
                     })
                     .collect()

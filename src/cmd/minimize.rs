@@ -105,7 +105,7 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
         sig.origin,
         sig.name,
         predicate.text,
-        plan.ns
+        plan.n_values
             .iter()
             .map(u64::to_string)
             .collect::<Vec<_>>()

@@ -349,7 +349,7 @@ pub(crate) fn plan_of(args: &Args) -> Result<Plan> {
             force: args.force,
         },
         dirs,
-        ns,
+        n_values: ns,
         repetitions: args.repetitions,
         warmup: args.warmup,
         shuffle: args.shuffle,
@@ -562,7 +562,7 @@ pub(crate) fn run_here(
 ) -> (RunDocument, Result<()>, Option<String>) {
     let json_to_stdout = args.json.as_deref() == Some("-");
     let mount_point = format!("{}/{}/mnt", workspace::ROOT, std::process::id());
-    let mut doc = plan.document();
+    let mut doc = plan.document_here();
     doc.label = label.unwrap_or_else(|| doc.host.kernel_release.clone());
     name_it(args, &mut doc);
     // The store is opened by the caller, so a bad --db fails before anything is
@@ -635,7 +635,7 @@ pub(crate) fn guest_args(args: &Args, plan: &Plan) -> Result<(Vec<String>, Optio
     for d in &plan.dirs {
         v.extend(["--dir".into(), d.text.clone()]);
     }
-    let ns: Vec<String> = plan.ns.iter().map(u64::to_string).collect();
+    let ns: Vec<String> = plan.n_values.iter().map(u64::to_string).collect();
     v.extend([
         "-n".into(),
         ns.join(","),

@@ -482,7 +482,7 @@ impl Judge for RunJudge {
             repetitions: self.reps,
             ..self.plan.clone()
         };
-        let mut doc = plan.document();
+        let mut doc = plan.document_here();
         if let Err(e) = plan.execute(&mut doc, &mut Quiet) {
             if e.downcast_ref::<crate::interrupt::Interrupted>().is_some() {
                 return Err(e);

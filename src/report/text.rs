@@ -79,7 +79,7 @@ pub struct LineLayout {
 impl LineLayout {
     pub fn new(plan: &Plan, mount_point_len: usize) -> LineLayout {
         let n_width = plan
-            .ns
+            .n_values
             .iter()
             .map(|n| n.to_string().len())
             .max()
@@ -470,7 +470,10 @@ mod tests {
         d.cases[0].vmstat = Some([("pgfree".to_string(), -7), ("nr_dirty".to_string(), 3)].into());
         let s = kernel_deltas(&d.cases[0], 8);
         let lines: Vec<&str> = s.lines().collect();
-        assert_eq!(lines[1], "churn N=20000 rep 1: kernel counters over the timed window");
+        assert_eq!(
+            lines[1],
+            "churn N=20000 rep 1: kernel counters over the timed window"
+        );
         assert_eq!(lines[2].split_whitespace().next(), Some("slab"));
         assert!(s.contains("    pgfree") && s.find("pgfree") < s.find("nr_dirty"));
         assert!(s.contains("  block device: unavailable"));

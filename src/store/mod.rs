@@ -12,6 +12,7 @@
 
 pub mod backend;
 pub mod location;
+pub mod storing;
 
 use crate::results::{CaseResult, RunDocument, parse_documents};
 use anyhow::{Context, Result, bail};
@@ -20,6 +21,7 @@ pub use location::Location;
 use rusqlite::Connection;
 use std::cell::RefCell;
 use std::path::Path;
+pub use storing::Storing;
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: usize = MIGRATIONS.len();

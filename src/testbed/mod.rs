@@ -402,9 +402,19 @@ pub struct Testbed {
     // Field order is drop order: the device goes before the workspace directory.
     /// None for filesystems without a device (tmpfs).
     pub device: Option<Device>,
-    mnt: PathBuf,
-    /// Held for its Drop: the run's directory goes last.
-    ws: Workspace,
+    place: Place,
+}
+
+/// Where each case's filesystem lives.
+enum Place {
+    /// Made fresh and mounted at `mnt` per case, in the run's workspace (held for its
+    /// Drop: the run's directory goes last).
+    Mounted { mnt: PathBuf, _ws: Workspace },
+    /// The unit tests' seam: each case gets a fresh empty directory under a temporary
+    /// directory — no device, no mount, no root, and no confinement (the workload runs
+    /// with that directory as its working directory only). Never built outside tests.
+    #[cfg(test)]
+    Directory(PathBuf),
 }
 
 /// The device a filesystem of `spec` is made on, sized for `space` bytes of workload.
@@ -486,8 +496,21 @@ pub struct CaseFs {
     pub root: PathBuf,
     /// The test directory inside it.
     pub dir: PathBuf,
-    /// Held for its Drop: unmounts the case's filesystem.
-    _mount: Mount,
+    /// Unmounts the case's filesystem when dropped (None: a test's directory).
+    #[cfg_attr(not(test), allow(dead_code))]
+    mount: Option<Mount>,
+}
+
+impl CaseFs {
+    /// Run the workload confined to this filesystem, in the test directory
+    /// ([`confine::run_confined`]).
+    pub fn run_workload<R: Send>(&self, work: impl FnOnce() -> R + Send) -> Result<R> {
+        #[cfg(test)]
+        if self.mount.is_none() {
+            return confine::run_in_dir(&self.dir, work);
+        }
+        confine::run_confined(&self.root, &self.dir, work)
+    }
 }
 
 impl Testbed {
@@ -502,13 +525,37 @@ impl Testbed {
         Ok(Testbed {
             spec,
             device,
-            mnt,
-            ws,
+            place: Place::Mounted { mnt, _ws: ws },
+        })
+    }
+
+    /// The unit tests' testbed: cases in fresh directories under `dir` (see [`Place`]).
+    #[cfg(test)]
+    pub fn directory(spec: TestbedSpec, dir: &Path) -> Result<Testbed> {
+        std::fs::create_dir_all(dir)?;
+        Ok(Testbed {
+            spec,
+            device: None,
+            place: Place::Directory(dir.to_path_buf()),
         })
     }
 
     /// mkfs, mount, and create `dir` with its properties.
     pub fn fresh(&self, dir: &DirSpec) -> Result<CaseFs> {
+        let mnt = match &self.place {
+            Place::Mounted { mnt, .. } => mnt,
+            #[cfg(test)]
+            Place::Directory(base) => {
+                let root = base.join(format!("case-{}", crate::results::new_run_id()));
+                std::fs::create_dir(&root)?;
+                let dir = dir.create(&root)?;
+                return Ok(CaseFs {
+                    root,
+                    dir,
+                    mount: None,
+                });
+            }
+        };
         let source = match &self.device {
             Some(d) => {
                 self.mkfs(d)?;
@@ -517,18 +564,22 @@ impl Testbed {
             // A new tmpfs instance is a fresh filesystem; the source name marks it ours.
             None => "sigbench".to_string(),
         };
-        let mount = Mount::new(
-            &source,
-            &self.mnt,
-            self.spec.fs.name(),
-            &self.spec.mount_opts,
-        )?;
-        let dir = dir.create(&self.mnt)?;
+        let mount = Mount::new(&source, mnt, self.spec.fs.name(), &self.spec.mount_opts)?;
+        let dir = dir.create(mnt)?;
         Ok(CaseFs {
-            root: self.mnt.clone(),
+            root: mnt.clone(),
             dir,
-            _mount: mount,
+            mount: Some(mount),
         })
+    }
+
+    /// The workspace mkfs runs in (nothing relative in its options resolves to anything).
+    fn workspace(&self) -> Option<&Path> {
+        match &self.place {
+            Place::Mounted { _ws, .. } => Some(&_ws.dir),
+            #[cfg(test)]
+            Place::Directory(_) => None,
+        }
     }
 
     fn mkfs(&self, device: &Device) -> Result<()> {
@@ -544,7 +595,10 @@ impl Testbed {
             .arg("--")
             .arg(&device.path)
             // Nothing relative in the options can resolve to anything here.
-            .current_dir(&self.ws.dir);
+            .current_dir(
+                self.workspace()
+                    .context("a directory testbed has no mkfs")?,
+            );
         // Its own process group, stopped at once on SIGINT/SIGTERM (crate::child).
         let out = crate::child::output(&mut cmd, &tool.display().to_string())?;
         if !out.status.success() {
