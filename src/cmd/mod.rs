@@ -2,6 +2,7 @@
 
 pub mod bisect;
 pub mod compare;
+pub mod console;
 pub mod doctor;
 pub mod export;
 pub mod judge;

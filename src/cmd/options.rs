@@ -72,3 +72,12 @@ macro_rules! to_format {
 to_format!(CompareFormat: Text, Markdown, Csv, Json);
 to_format!(ReportFormat: Html, Markdown);
 to_format!(ExportFormat: Json, Gobench);
+
+/// `--accel`: the QEMU accelerator for `--kernel`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum AccelChoice {
+    /// KVM if a test boot showed guests run here, else TCG
+    Auto,
+    Kvm,
+    Tcg,
+}

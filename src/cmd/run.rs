@@ -1,32 +1,39 @@
-//! `sigbench run`: parse the options into a plan, execute it, print and save the results.
+//! `sigbench run`: the options become a plan (`plan_of`), which runs here, on other
+//! kernels in guests (`--kernel`), per filesystem of a list (`--fs a,b`) or as one slice
+//! (`--slice I/S`); the console prints and the store keeps the results as they come.
 
+use super::console::{Console, stdout, stdout_result};
 use anyhow::{Result, bail};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sigbench::interrupt;
-use sigbench::plan::{Case, DEFAULT_SEED, Observer, Plan};
+use sigbench::plan::slice::{self, Slice};
+use sigbench::plan::{DEFAULT_SEED, Plan};
 use sigbench::probe::ProbeSpec;
 use sigbench::report::{json, text};
-use sigbench::results::CaseResult;
 use sigbench::results::{EXPORT_SCHEMA, Export, RunDocument, SCHEMA_VERSION};
 use sigbench::signature::{self, Signature, limits};
-use sigbench::store::Store;
+use sigbench::store::{Store, Storing};
 use sigbench::testbed::device::DeviceSpec;
 use sigbench::testbed::{DirSpec, Fs, TestbedSpec, workspace};
 use sigbench::vm::kernel::{self, KernelSpec};
 use sigbench::vm::qemu::Accel;
-use sigbench::vm::{self, VmOptions};
-use std::io::{IsTerminal, Write};
-use std::time::{Duration, Instant};
+use sigbench::vm::{self, VmOptions, boots};
+use std::time::Duration;
 
 #[derive(clap::Args, Clone)]
 pub struct Args {
     /// Built-in signature name (see `sigbench list`) or a signature file
     #[arg(default_value = signature::DEFAULT)]
     pub(crate) signature: String,
-    /// Filesystem to test: btrfs, ext4, xfs or tmpfs; a comma-separated list runs the
-    /// plan on each (a fresh filesystem of its kind per case), labelled LABEL/FS
-    #[arg(long, default_value = "btrfs", value_name = "FS[,FS...]")]
-    pub(crate) fs: String,
+    /// Filesystem to test; a comma-separated list runs the plan on each (a fresh
+    /// filesystem of its kind per case), labelled LABEL/FS
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "btrfs",
+        value_name = "FS[,FS...]"
+    )]
+    pub(crate) fs: Vec<Fs>,
     /// Device: a scratch block device (/dev/X), `zram`, `ram` (brd), or `loop` (the
     /// default: a loop device over a file on a private tmpfs)
     #[arg(long, default_value = "loop")]
@@ -96,9 +103,9 @@ pub struct Args {
     /// build tree, or `host`. Each result set is labelled with its kernel's release
     #[arg(long = "kernel", value_name = "KERNEL")]
     pub(crate) kernels: Vec<String>,
-    /// QEMU accelerator for --kernel: auto (KVM if a test boot works here, else TCG), kvm, tcg
-    #[arg(long, default_value = "auto")]
-    accel: String,
+    /// QEMU accelerator for --kernel
+    #[arg(long, value_enum, default_value = "auto")]
+    accel: super::options::AccelChoice,
     /// Guest memory in MiB
     #[arg(long, default_value_t = 2048, value_name = "MiB")]
     guest_mem: u32,
@@ -132,91 +139,50 @@ pub struct Args {
     label_suffix: Option<String>,
 }
 
-/// One independent part of a plan (`--slice`): a kernel (or the host), a filesystem, a
-/// directory, and a repetition when repetitions are split too.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Slice {
-    pub kernel: Option<String>,
-    pub fs: String,
-    pub dir: String,
-    pub rep: Option<u32>,
-}
-
-/// The filesystems of `--fs` (a comma-separated list), each checked.
-pub(crate) fn fs_names(arg: &str) -> Result<Vec<String>> {
-    let mut v: Vec<String> = Vec::new();
-    for f in arg.split(',').map(str::trim) {
-        Fs::parse(f)?;
-        if v.iter().any(|x| x == f) {
-            bail!("--fs {arg}: {f} is given twice");
+/// The filesystems of `--fs`, each once.
+fn filesystems(args: &Args) -> Result<&[Fs]> {
+    for (k, f) in args.fs.iter().enumerate() {
+        if args.fs[..k].contains(f) {
+            bail!("--fs: {} is given twice", f.name());
         }
-        v.push(f.to_string());
     }
-    Ok(v)
+    Ok(&args.fs)
 }
 
-/// The plan's slices, in a fixed order (kernels, then filesystems, directories,
-/// repetitions), so every array task computes the same list.
+/// The plan's slices (`plan::slice`): every array task of `submit` computes the same list.
 pub(crate) fn slices(args: &Args) -> Result<Vec<Slice>> {
-    let kernels: Vec<Option<String>> = if args.kernels.is_empty() {
-        vec![None]
-    } else {
-        args.kernels.iter().cloned().map(Some).collect()
+    let dirs = |fs: Fs| -> Result<Vec<String>> {
+        let plan = plan_of(&Args {
+            fs: vec![fs],
+            ..args.clone()
+        })?;
+        Ok(plan.dirs.into_iter().map(|d| d.text).collect())
     };
-    let mut v = Vec::new();
-    for k in &kernels {
-        for fs in fs_names(&args.fs)? {
-            let plan = plan_of(&Args {
-                fs: fs.clone(),
-                ..args.clone()
-            })?;
-            for d in &plan.dirs {
-                let reps: Vec<Option<u32>> = if args.split_reps {
-                    (1..=plan.repetitions).map(Some).collect()
-                } else {
-                    vec![None]
-                };
-                for rep in reps {
-                    v.push(Slice {
-                        kernel: k.clone(),
-                        fs: fs.clone(),
-                        dir: d.text.clone(),
-                        rep,
-                    });
-                }
-            }
-        }
-    }
-    Ok(v)
-}
-
-/// `I/S` → (I, S).
-pub(crate) fn parse_slice(s: &str) -> Result<(usize, usize)> {
-    let parsed = s
-        .split_once('/')
-        .and_then(|(i, n)| Some((i.trim().parse().ok()?, n.trim().parse().ok()?)));
-    match parsed {
-        Some((i, n)) if i < n => Ok((i, n)),
-        _ => bail!("--slice {s}: give I/S with 0 <= I < S (slice I of S, counted from 0)"),
-    }
+    slice::slices(
+        &args.kernels,
+        filesystems(args)?,
+        &dirs,
+        args.repetitions,
+        args.split_reps,
+    )
 }
 
 /// The arguments that run slice `s` alone.
 fn slice_args(args: &Args, s: &Slice, several_fs: bool) -> Args {
     Args {
-        fs: s.fs.clone(),
+        fs: vec![s.fs],
         dirs: vec![s.dir.clone()],
         kernels: s.kernel.iter().cloned().collect(),
         repetitions: if s.rep.is_some() { 1 } else { args.repetitions },
         slice: None,
         split_reps: false,
-        label_suffix: several_fs.then(|| format!("/{}", s.fs)),
+        label_suffix: several_fs.then(|| format!("/{}", s.fs.name())),
         ..args.clone()
     }
 }
 
 /// Give a finished document the plan's label suffix and where it ran (slice, Slurm job).
-fn name_it(args: &Args, doc: &mut sigbench::results::RunDocument) {
+fn name_it(args: &Args, doc: &mut RunDocument) {
     if let Some(s) = &args.label_suffix
         && !doc.label.ends_with(s.as_str())
     {
@@ -225,14 +191,7 @@ fn name_it(args: &Args, doc: &mut sigbench::results::RunDocument) {
     if let Some(sl) = &args.slice {
         doc.slice = Some(sl.clone());
     }
-    if let (Ok(job), Ok(task)) = (
-        std::env::var("SLURM_ARRAY_JOB_ID"),
-        std::env::var("SLURM_ARRAY_TASK_ID"),
-    ) {
-        doc.slurm_job = Some(format!("{job}_{task}"));
-    } else if let Ok(job) = std::env::var("SLURM_JOB_ID") {
-        doc.slurm_job = Some(job);
-    }
+    doc.slurm_job = slice::slurm_job();
 }
 
 /// Directories for the run: the user's, or the signature's defaults minus those this
@@ -311,13 +270,17 @@ pub(crate) fn plan_of(args: &Args) -> Result<Plan> {
         }
         sig.rounds = r;
     }
-    if args.fs.contains(',') {
-        bail!(
+    let fs = match args.fs[..] {
+        [fs] => fs,
+        _ => bail!(
             "--fs {}: this command measures one filesystem (`run` and `submit` take several)",
             args.fs
-        );
-    }
-    let fs = Fs::parse(&args.fs)?;
+                .iter()
+                .map(|f| f.name())
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+    };
     let dirs = directories(args, &sig, fs)?;
     let ns = if args.ns.is_empty() {
         vec![sig.default_n]
@@ -361,34 +324,11 @@ pub(crate) fn plan_of(args: &Args) -> Result<Plan> {
 
 pub fn run(args: Args) -> Result<i32> {
     interrupt::install()?;
-    let fss = fs_names(&args.fs)?;
+    let several = filesystems(&args)?.len() > 1;
     if let Some(sel) = &args.slice {
-        let (i, n) = parse_slice(sel)?;
-        let all = slices(&args)?;
-        if n != all.len() {
-            bail!(
-                "--slice {sel}: this plan has {} slices (kernels × filesystems × directories{}), not {n}",
-                all.len(),
-                if args.split_reps {
-                    " × repetitions"
-                } else {
-                    ""
-                }
-            );
-        }
-        let s = &all[i];
-        sigbench::say!(
-            "sigbench: slice {i} of {n}: {} on {}, directory {}{}",
-            s.kernel.as_deref().unwrap_or("this kernel"),
-            s.fs,
-            s.dir,
-            s.rep.map_or(String::new(), |r| format!(", repetition {r}"))
-        );
-        let mut sub = slice_args(&args, s, fss.len() > 1);
-        sub.slice = Some(format!("{i}/{n}"));
-        return run_one(sub);
+        return run_slice(&args, sel, several);
     }
-    if fss.len() == 1 {
+    if !several {
         return run_one(args);
     }
     // Several filesystems: the plan on each in turn, labelled LABEL/FS, each document in
@@ -399,23 +339,44 @@ pub fn run(args: Args) -> Result<i32> {
         );
     }
     let mut code = 0;
-    for fs in &fss {
-        sigbench::say!("sigbench: filesystem {fs}");
+    for &fs in &args.fs {
+        sigbench::say!("sigbench: filesystem {}", fs.name());
         let json = args.json.as_ref().map(|j| {
             let p = std::path::Path::new(j);
             let stem = p.file_stem().unwrap_or_default().to_string_lossy();
-            p.with_file_name(format!("{stem}-{fs}.json"))
+            p.with_file_name(format!("{stem}-{}.json", fs.name()))
                 .display()
                 .to_string()
         });
         code = code.max(run_one(Args {
-            fs: fs.clone(),
+            fs: vec![fs],
             json,
-            label_suffix: Some(format!("/{fs}")),
+            label_suffix: Some(format!("/{}", fs.name())),
             ..args.clone()
         })?);
     }
     Ok(code)
+}
+
+/// `--slice I/S`: slice I of the plan's S, alone.
+fn run_slice(args: &Args, sel: &str, several_fs: bool) -> Result<i32> {
+    let (i, n) = slice::parse(sel)?;
+    let all = slices(args)?;
+    if n != all.len() {
+        bail!(
+            "--slice {sel}: this plan has {} slices (kernels × filesystems × directories{}), not {n}",
+            all.len(),
+            if args.split_reps {
+                " × repetitions"
+            } else {
+                ""
+            }
+        );
+    }
+    sigbench::say!("sigbench: slice {i} of {n}: {}", all[i].describe());
+    let mut sub = slice_args(args, &all[i], several_fs);
+    sub.slice = Some(format!("{i}/{n}"));
+    run_one(sub)
 }
 
 /// `run` on one filesystem.
@@ -434,8 +395,20 @@ fn run_one(args: Args) -> Result<i32> {
         Some(Store::open(&args.store.db)?)
     };
     let (doc, outcome, store_error) = run_here(&args, &plan, args.label.clone(), store);
-    // The document is written whatever happened (docs/json.md: a failed run is a document
-    // with status "failed"); when the store lost something, it is where the results are.
+    keep(&args, &doc, outcome, store_error)?;
+    stdout_result()?;
+    Ok(0)
+}
+
+/// The end of a run here: its document is written whatever happened (docs/json.md: a
+/// failed run is a document with status "failed"); when the store lost something, it is
+/// where the results are, and the run is an error saying so.
+fn keep(
+    args: &Args,
+    doc: &RunDocument,
+    outcome: Result<()>,
+    store_error: Option<String>,
+) -> Result<()> {
     let mut written = None;
     let dest = match (&args.json, &store_error) {
         (Some(d), _) => Some(d.clone()),
@@ -443,7 +416,7 @@ fn run_one(args: Args) -> Result<i32> {
         (None, None) => None,
     };
     if let Some(dest) = dest {
-        match json::write(&doc, &dest) {
+        match json::write(doc, &dest) {
             Ok(()) => {
                 if dest != "-" {
                     sigbench::say!("sigbench: wrote {dest}");
@@ -454,25 +427,23 @@ fn run_one(args: Args) -> Result<i32> {
             Err(e) => sigbench::say!("sigbench: {e:#}"),
         }
     }
-    if let Some(e) = store_error {
-        let kept = match &written {
-            Some(d) if d != "-" => {
-                format!("; the results are in {d}: `sigbench import {d}` adds them to a store")
-            }
-            Some(_) => "; the results are in the JSON on stdout".into(),
-            None => "; the results could not be written anywhere else either".into(),
-        };
-        if let Err(e) = &outcome {
-            sigbench::say!("sigbench: {e:#}");
+    let Some(e) = store_error else {
+        return outcome;
+    };
+    let kept = match &written {
+        Some(d) if d != "-" => {
+            format!("; the results are in {d}: `sigbench import {d}` adds them to a store")
         }
-        bail!(
-            "could not store the results in {}: {e}{kept}",
-            args.store.db
-        );
+        Some(_) => "; the results are in the JSON on stdout".into(),
+        None => "; the results could not be written anywhere else either".into(),
+    };
+    if let Err(e) = &outcome {
+        sigbench::say!("sigbench: {e:#}");
     }
-    outcome?;
-    stdout_result()?;
-    Ok(0)
+    bail!(
+        "could not store the results in {}: {e}{kept}",
+        args.store.db
+    )
 }
 
 /// Where a run's document goes when the store failed and no --json was given: beside the
@@ -567,8 +538,9 @@ pub(crate) fn run_here(
     name_it(args, &mut doc);
     // The store is opened by the caller, so a bad --db fails before anything is
     // formatted; the run is recorded only once it has really started.
-    let mut console = Console::new(plan, mount_point.len(), json_to_stdout, store);
-    let outcome = plan.execute(&mut doc, &mut console);
+    let mut console = Console::new(plan, mount_point.len(), json_to_stdout);
+    let mut storing = store.map(Storing::new);
+    let outcome = plan.execute(&mut doc, &mut (&mut console, &mut storing));
     console.finish();
     doc.status = match &outcome {
         Ok(()) => "complete",
@@ -577,99 +549,29 @@ pub(crate) fn run_here(
     }
     .into();
     doc.error = outcome.as_ref().err().map(|e| format!("{e:#}"));
-    if console.store_error.is_none()
-        && let (Some(store), Some(id)) = (&mut console.store, console.run_id)
+    if let Some(s) = &mut storing
+        && let Some(id) = s.finish(&doc)
     {
-        match store.finish_run(id, &doc) {
-            Ok(()) => sigbench::say!(
-                "sigbench: stored as `{}` in {} (run {id})",
-                doc.label,
-                store.location
-            ),
-            Err(e) => console.store_error = Some(format!("{e:#}")),
-        }
+        sigbench::say!(
+            "sigbench: stored as `{}` in {} (run {id})",
+            doc.label,
+            s.store.location
+        );
     }
-    let summary = text::summary(&doc, args.verbose, plan.signature.slab_evidence);
-    if json_to_stdout {
+    print_summary(args, plan, &doc, json_to_stdout);
+    (doc, outcome, storing.and_then(|s| s.error))
+}
+
+/// The summary after the s3e lines, on stdout (stderr when stdout carries the JSON).
+fn print_summary(args: &Args, plan: &Plan, doc: &RunDocument, to_stderr: bool) {
+    let summary = text::summary(doc, args.verbose, plan.signature.slab_evidence);
+    if to_stderr {
         sigbench::say_raw!("{summary}");
     } else {
         stdout(&summary);
     }
-    (doc, outcome, console.store_error)
 }
 
-/// The guest's `run` arguments: the same plan, as options (host-only ones left out).
-pub(crate) fn guest_args(args: &Args, plan: &Plan) -> Result<(Vec<String>, Option<String>)> {
-    let builtin = sigbench::signature::builtins()
-        .iter()
-        .any(|s| s.origin == plan.signature.origin);
-    let (sig_arg, sig_text) = if builtin {
-        (plan.signature.name.clone(), None)
-    } else {
-        (
-            sigbench::vm::initramfs::SIGNATURE.to_string(),
-            Some(plan.signature.source.clone()),
-        )
-    };
-    if let DeviceSpec::Path(p) = &plan.testbed.device {
-        bail!(
-            "--device {} cannot be used with --kernel: a guest has its own ramdisk",
-            p.display()
-        );
-    }
-    let mut v = vec![
-        sig_arg,
-        "--fs".into(),
-        args.fs.clone(),
-        "--device".into(),
-        args.device.clone(),
-    ];
-    for (flag, value) in [
-        ("--mkfs-opts", &args.mkfs_opts),
-        ("--mount-opts", &args.mount_opts),
-    ] {
-        if !value.is_empty() {
-            v.push(format!("{flag}={value}"));
-        }
-    }
-    for d in &plan.dirs {
-        v.extend(["--dir".into(), d.text.clone()]);
-    }
-    let ns: Vec<String> = plan.n_values.iter().map(u64::to_string).collect();
-    v.extend([
-        "-n".into(),
-        ns.join(","),
-        "-r".into(),
-        plan.repetitions.to_string(),
-    ]);
-    v.extend([
-        "--warmup".into(),
-        plan.warmup.to_string(),
-        "--seed".into(),
-        plan.seed.to_string(),
-    ]);
-    v.extend(["--rounds".into(), plan.signature.rounds.to_string()]);
-    if plan.shuffle {
-        v.push("--shuffle".into());
-    }
-    // The plan's probes already include the defaults.
-    v.push("--no-default-probes".into());
-    for p in &plan.probes {
-        let spec = if p.name == p.source() {
-            p.source()
-        } else {
-            format!("{}={}", p.name, p.source())
-        };
-        v.extend(["--probe".into(), spec]);
-    }
-    if args.verbose {
-        v.push("-v".into());
-    }
-    Ok((v, sig_text))
-}
-
-/// `--kernel K…`: the plan on each kernel in turn, each result set labelled with its
-/// kernel's release. A kernel that fails does not stop the others.
 /// Run `plan` on the prepared kernel `k` in a guest, as `run --kernel` does, and print
 /// what the library queued meanwhile (the KVM verdict, say).
 pub(crate) fn guest_run(
@@ -678,7 +580,7 @@ pub(crate) fn guest_run(
     k: &kernel::Kernel,
     opts: &VmOptions,
 ) -> Result<vm::GuestRun> {
-    let (guest, signature) = guest_args(args, plan)?;
+    let (guest, signature) = boots::guest_args(plan, args.verbose)?;
     let run = vm::run(k, plan.testbed.fs, &guest, signature.as_deref(), opts);
     for w in sigbench::diag::take() {
         sigbench::say!("sigbench: {w}");
@@ -688,11 +590,11 @@ pub(crate) fn guest_run(
 
 /// How guests are run, from the options.
 pub(crate) fn vm_options(args: &Args) -> Result<VmOptions> {
-    let accel = match args.accel.as_str() {
-        "auto" => None,
-        "kvm" => Some(Accel::Kvm),
-        "tcg" => Some(Accel::Tcg),
-        other => bail!("unknown --accel `{other}` (auto, kvm, tcg)"),
+    use super::options::AccelChoice;
+    let accel = match args.accel {
+        AccelChoice::Auto => None,
+        AccelChoice::Kvm => Some(Accel::Kvm),
+        AccelChoice::Tcg => Some(Accel::Tcg),
     };
     Ok(VmOptions {
         cache: args.cache.cache_dir.clone(),
@@ -703,6 +605,9 @@ pub(crate) fn vm_options(args: &Args) -> Result<VmOptions> {
     })
 }
 
+/// `--kernel K…`: the plan on each kernel in turn (`boots::boots` says in what order),
+/// each result set labelled with its kernel's release. A kernel that fails does not stop
+/// the others.
 fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
     let specs: Vec<(String, KernelSpec)> = args
         .kernels
@@ -717,312 +622,309 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
     if args.op_log.is_some() && specs.iter().any(|(_, s)| *s != KernelSpec::Host) {
         bail!("--op-log is not available in a guest");
     }
-    // Boots: one per kernel with every repetition, or (--interleave) one repetition per
-    // boot, kernels alternating.
-    let boots: Vec<u32> = if args.interleave {
-        vec![1; plan.repetitions as usize]
-    } else {
-        vec![plan.repetitions]
+    // What cannot go to a guest (a --device path) is refused before any kernel runs.
+    boots::guest_args(plan, args.verbose)?;
+    let mut runs = KernelRuns {
+        args,
+        opts: vm_options(args)?,
+        store: open_store(args)?,
+        docs: Vec::new(),
+        failures: Vec::new(),
+        store_failed: false,
     };
-    let opts = vm_options(args)?;
-    let mut store = if args.no_store {
+    let schedule = boots::boots(specs.len(), plan.repetitions, args.interleave);
+    let rounds = schedule.len() / specs.len();
+    let mut broken = vec![false; specs.len()];
+    for (i, &(k, reps)) in schedule.iter().enumerate() {
+        interrupt::check()?;
+        if broken[k] {
+            continue;
+        }
+        if rounds > 1 {
+            sigbench::say!("sigbench: boot {} of {rounds}", i / specs.len() + 1);
+        }
+        let plan = Plan {
+            repetitions: reps,
+            ..plan.clone()
+        };
+        let (name, spec) = &specs[k];
+        if *spec == KernelSpec::Host {
+            runs.on_host(&plan)?;
+        } else {
+            broken[k] = !runs.on_guest(name, spec, &plan)?;
+        }
+    }
+    runs.finish(specs.len())
+}
+
+fn open_store(args: &Args) -> Result<Option<Store>> {
+    Ok(if args.no_store {
         None
     } else {
         Some(Store::open(&args.store.db)?)
-    };
-    let mut docs = Vec::new();
-    let mut failures = Vec::new();
-    let mut store_failed = false;
-    let mut broken: Vec<&str> = Vec::new();
-    let full_plan = plan;
-    // What cannot go to a guest (a --device path) is refused before any kernel runs.
-    guest_args(args, full_plan)?;
-    for (boot, &reps) in boots.iter().enumerate() {
-        let plan = &Plan {
-            repetitions: reps,
-            ..full_plan.clone()
+    })
+}
+
+/// The result sets of `run --kernel` as they come, and what failed.
+struct KernelRuns<'a> {
+    args: &'a Args,
+    opts: VmOptions,
+    store: Option<Store>,
+    docs: Vec<RunDocument>,
+    failures: Vec<String>,
+    store_failed: bool,
+}
+
+impl KernelRuns<'_> {
+    fn failed(&mut self, what: String) {
+        sigbench::say!("sigbench: {what}");
+        self.failures.push(what);
+    }
+
+    /// `host` in the list: the plan here, printed and stored as a plain `run` does.
+    fn on_host(&mut self, plan: &Plan) -> Result<()> {
+        let args = self.args;
+        sigbench::say!(
+            "sigbench: kernel host ({})",
+            sigbench::host::Host::current().kernel_release
+        );
+        let (doc, outcome, store_error) =
+            run_here(args, plan, args.label.clone(), self.store.take());
+        if let Some(e) = store_error {
+            self.store_failed = true;
+            self.failures.push(format!(
+                "kernel host: could not store the results in {}: {e}",
+                args.store.db
+            ));
+        }
+        self.store = open_store(args)?;
+        if let Err(e) = outcome {
+            if e.downcast_ref::<interrupt::Interrupted>().is_some() {
+                return Err(e);
+            }
+            self.failures.push(format!("kernel host: {e:#}"));
+        }
+        self.docs.push(doc);
+        Ok(())
+    }
+
+    /// A kernel in a guest: its document printed and stored. False when the kernel could
+    /// not be prepared or booted (it is not tried again).
+    fn on_guest(&mut self, name: &str, spec: &KernelSpec, plan: &Plan) -> Result<bool> {
+        let args = self.args;
+        let outcome = kernel::prepare(spec, name, &self.opts.cache).and_then(|k| {
+            sigbench::say!("sigbench: kernel {} ({name})", k.release);
+            guest_run(args, plan, &k, &self.opts)
+        });
+        let run = match outcome {
+            Ok(r) => r,
+            Err(e) if e.downcast_ref::<interrupt::Interrupted>().is_some() => return Err(e),
+            Err(e) => {
+                self.failed(format!("{e:#}"));
+                return Ok(false);
+            }
         };
-        for (name, spec) in &specs {
-            interrupt::check()?;
-            if broken.contains(&name.as_str()) {
-                continue;
+        if let Some(mut doc) = run.doc {
+            if let Some(l) = &args.label {
+                doc.label = l.clone();
             }
-            if boots.len() > 1 {
-                sigbench::say!("sigbench: boot {} of {}", boot + 1, boots.len());
-            }
-            if *spec == KernelSpec::Host {
-                sigbench::say!(
-                    "sigbench: kernel host ({})",
-                    sigbench::host::Host::current().kernel_release
+            name_it(args, &mut doc);
+            self.print(plan, &doc);
+            self.store_guest(&doc);
+            self.docs.push(doc);
+        }
+        if let Some(e) = run.error {
+            self.failed(format!("{e:#}"));
+        }
+        Ok(true)
+    }
+
+    /// A guest's s3e lines and summary, as if it had run here.
+    fn print(&self, plan: &Plan, doc: &RunDocument) {
+        let layout = text::LineLayout::new(
+            plan,
+            doc.cases
+                .first()
+                .map_or(0, |c| c.path.len() - c.dir.len() - 1),
+        );
+        let mut out = String::new();
+        for c in &doc.cases {
+            out.push_str(&text::s3e_line(plan, c, &layout));
+            out.push('\n');
+        }
+        out.push_str(&text::summary(
+            doc,
+            self.args.verbose,
+            plan.signature.slab_evidence,
+        ));
+        if self.args.json.as_deref() == Some("-") {
+            sigbench::say_raw!("{out}");
+        } else {
+            stdout(&out);
+        }
+    }
+
+    fn store_guest(&mut self, doc: &RunDocument) {
+        let Some(s) = &mut self.store else { return };
+        match s.import(doc) {
+            Ok(_) => sigbench::say!("sigbench: stored as `{}` in {}", doc.label, s.location),
+            Err(e) => {
+                let what = format!(
+                    "kernel {}: could not store the results in {}: {e:#}",
+                    doc.host.kernel_release, s.location
                 );
-                let (doc, outcome, store_error) =
-                    run_here(args, plan, args.label.clone(), store.take());
-                if let Some(e) = store_error {
-                    store_failed = true;
-                    failures.push(format!(
-                        "kernel host: could not store the results in {}: {e}",
-                        args.store.db
-                    ));
-                }
-                store = if args.no_store {
-                    None
-                } else {
-                    Some(Store::open(&args.store.db)?)
-                };
-                if let Err(e) = outcome {
-                    if e.downcast_ref::<interrupt::Interrupted>().is_some() {
-                        return Err(e);
-                    }
-                    failures.push(format!("kernel host: {e:#}"));
-                }
-                docs.push(doc);
-                continue;
+                self.store_failed = true;
+                self.failed(what);
             }
-            let outcome = kernel::prepare(spec, name, &opts.cache).and_then(|k| {
-                sigbench::say!("sigbench: kernel {} ({name})", k.release);
-                guest_run(args, plan, &k, &opts)
-            });
-            let run = match outcome {
-                Ok(r) => r,
-                Err(e) => {
-                    if e.downcast_ref::<interrupt::Interrupted>().is_some() {
-                        return Err(e);
-                    }
-                    failures.push(format!("{e:#}"));
-                    sigbench::say!("sigbench: {}", failures.last().unwrap());
-                    broken.push(name);
-                    continue;
-                }
+        }
+    }
+
+    /// Every result set into `--json` (or, when the store failed, where `import` finds
+    /// it); the exit code.
+    fn finish(self, kernels: usize) -> Result<i32> {
+        let args = self.args;
+        let dest = match &args.json {
+            Some(d) => Some(d.clone()),
+            None if self.store_failed => Some(recovery_path(
+                &args.store.db,
+                &sigbench::results::new_run_id(),
+            )),
+            None => None,
+        };
+        if let Some(dest) = dest {
+            let export = Export {
+                schema: EXPORT_SCHEMA.into(),
+                version: SCHEMA_VERSION,
+                runs: self.docs,
             };
-            if let Some(mut doc) = run.doc {
-                if let Some(l) = &args.label {
-                    doc.label = l.clone();
-                }
-                name_it(args, &mut doc);
-                let layout = text::LineLayout::new(
-                    plan,
-                    doc.cases
-                        .first()
-                        .map_or(0, |c| c.path.len() - c.dir.len() - 1),
+            json::write(&export, &dest)?;
+            if self.store_failed && dest != "-" {
+                sigbench::say!(
+                    "sigbench: the results are in {dest}: `sigbench import {dest}` adds them to a store"
                 );
-                let mut out = String::new();
-                for c in &doc.cases {
-                    out.push_str(&text::s3e_line(plan, c, &layout));
-                    out.push('\n');
-                }
-                out.push_str(&text::summary(
-                    &doc,
-                    args.verbose,
-                    plan.signature.slab_evidence,
-                ));
-                if args.json.as_deref() == Some("-") {
-                    sigbench::say_raw!("{out}");
-                } else {
-                    stdout(&out);
-                }
-                if let Some(s) = &mut store {
-                    match s.import(&doc) {
-                        Ok(_) => {
-                            sigbench::say!("sigbench: stored as `{}` in {}", doc.label, s.location)
-                        }
-                        Err(e) => {
-                            store_failed = true;
-                            failures.push(format!(
-                                "kernel {}: could not store the results in {}: {e:#}",
-                                doc.host.kernel_release, s.location
-                            ));
-                            sigbench::say!("sigbench: {}", failures.last().unwrap());
-                        }
-                    }
-                }
-                docs.push(doc);
-            }
-            if let Some(e) = run.error {
-                failures.push(format!("{e:#}"));
-                sigbench::say!("sigbench: {}", failures.last().unwrap());
             }
         }
-    }
-    let dest = match &args.json {
-        Some(d) => Some(d.clone()),
-        None if store_failed => Some(recovery_path(
-            &args.store.db,
-            &sigbench::results::new_run_id(),
-        )),
-        None => None,
-    };
-    if let Some(dest) = dest {
-        let export = Export {
-            schema: EXPORT_SCHEMA.into(),
-            version: SCHEMA_VERSION,
-            runs: docs,
-        };
-        json::write(&export, &dest)?;
-        if store_failed && dest != "-" {
-            sigbench::say!(
-                "sigbench: the results are in {dest}: `sigbench import {dest}` adds them to a store"
-            );
+        stdout_result()?;
+        if self.failures.is_empty() {
+            return Ok(0);
         }
-    }
-    stdout_result()?;
-    if failures.is_empty() {
-        Ok(0)
-    } else {
-        if failures.len() > 1 {
+        if self.failures.len() > 1 {
             sigbench::say!(
-                "sigbench: {} of {} kernels failed",
-                failures.len(),
-                specs.len()
+                "sigbench: {} of {kernels} kernels failed",
+                self.failures.len()
             );
         }
         Ok(1)
     }
 }
 
-/// The first failed write to stdout, if any.
-static STDOUT_FAILED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
 
-/// Write to stdout. A failure (a reader that went away, a full disk behind `>`) does not
-/// stop the run — it must still tear down its testbed, store and write its JSON — but
-/// makes it exit non-zero at the end (`stdout_result`).
-fn stdout(text: &str) {
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        let _ = STDOUT_FAILED.set(e.to_string());
+    #[derive(Parser)]
+    struct Run {
+        #[command(flatten)]
+        args: Args,
     }
-}
 
-fn stdout_result() -> Result<()> {
-    match STDOUT_FAILED.get() {
-        Some(e) => bail!("could not write the report to stdout: {e}"),
-        None => Ok(()),
+    fn args(argv: &[&str]) -> Args {
+        Run::try_parse_from(std::iter::once("run").chain(argv.iter().copied()))
+            .unwrap_or_else(|e| panic!("{argv:?}: {e}"))
+            .args
     }
-}
 
-/// Prints s3e lines as cases finish and draws a progress bar on a terminal's stderr once a
-/// run has taken more than a second.
-struct Console {
-    /// Where finished cases are stored, one transaction each, and the run's row there.
-    store: Option<Store>,
-    run_id: Option<i64>,
-    stored: usize,
-    /// The first thing the store refused; nothing more is written to it after.
-    store_error: Option<String>,
-    layout: text::LineLayout,
-    to_stderr: bool,
-    bar: Option<ProgressBar>,
-    started: Instant,
-    shown: bool,
-    cases_total: usize,
-    cases_done: usize,
-}
-
-impl Console {
-    fn new(plan: &Plan, mount_point_len: usize, to_stderr: bool, store: Option<Store>) -> Console {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let b = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
-            if let Ok(style) = ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} {msg}") {
-                b.set_style(style);
-            }
-            b
-        });
-        Console {
-            store,
-            run_id: None,
-            stored: 0,
-            store_error: None,
-            layout: text::LineLayout::new(plan, mount_point_len),
-            to_stderr,
-            bar,
-            started: Instant::now(),
-            shown: false,
-            cases_total: plan.cases().len(),
-            cases_done: 0,
+    /// The guest's arguments are `plan_of`'s inverse: parsed again, they make the same plan.
+    #[test]
+    fn guest_args_round_trip_through_plan_of() {
+        for argv in [
+            &[][..],
+            &[
+                "churn",
+                "--fs",
+                "tmpfs",
+                "-n",
+                "100,200",
+                "-r",
+                "3",
+                "--warmup",
+                "1",
+                "--shuffle",
+                "--seed",
+                "7",
+                "--rounds",
+                "2",
+                "--mount-opts",
+                "size=1g,nr_inodes=0",
+            ],
+            &[
+                "test3",
+                "--fs",
+                "ext4",
+                "--dir",
+                "a:chattr=A",
+                "--dir",
+                "b:user.k=v",
+                "--mkfs-opts",
+                "-O ^has_journal -E lazy_itable_init=0",
+                "--probe",
+                "sync=tracepoint:ext4:ext4_sync_file_enter",
+                "--probe",
+                "kprobe:ext4_evict_inode",
+            ],
+            &[
+                "btrfs-rename-log",
+                "--fs",
+                "xfs",
+                "--device",
+                "zram",
+                "-n",
+                "5",
+            ],
+            &[
+                "test4",
+                "--no-default-probes",
+                "--dir",
+                "z:compression=zstd:3",
+            ],
+        ] {
+            let plan = plan_of(&args(argv)).unwrap();
+            let (guest, file) = boots::guest_args(&plan, false).unwrap();
+            assert_eq!(file, None, "built-ins go by name");
+            let back = plan_of(&args(&guest.iter().map(String::as_str).collect::<Vec<_>>()))
+                .unwrap_or_else(|e| panic!("{guest:?}: {e:#}"));
+            assert_eq!(
+                format!("{plan:?}"),
+                format!("{back:?}"),
+                "{argv:?} → {guest:?}"
+            );
         }
     }
 
-    fn emit(&self, line: &str) {
-        let print = || {
-            if self.to_stderr {
-                sigbench::say!("{line}");
-            } else {
-                stdout(&format!("{line}\n"));
-            }
+    #[test]
+    fn a_signature_file_travels_with_the_guest_and_a_host_device_does_not() {
+        let plan = plan_of(&args(&["test3"])).unwrap();
+        let file = Plan {
+            signature: Signature::parse(&plan.signature.source, "/tmp/mine.toml").unwrap(),
+            ..plan
         };
-        match &self.bar {
-            Some(b) if self.shown => b.suspend(print),
-            _ => print(),
-        }
+        let (guest, text) = boots::guest_args(&file, true).unwrap();
+        assert_eq!(guest[0], vm::initramfs::SIGNATURE);
+        assert_eq!(text.as_deref(), Some(file.signature.source.as_str()));
+        assert_eq!(guest.last().map(String::as_str), Some("-v"));
+        let plan = plan_of(&args(&["--device", "/dev/sdz9"])).unwrap();
+        let e = boots::guest_args(&plan, false).unwrap_err().to_string();
+        assert!(e.contains("cannot be used with --kernel"), "{e}");
     }
 
-    fn finish(&self) {
-        if let Some(b) = &self.bar {
-            b.finish_and_clear();
-        }
-    }
-}
-
-impl Observer for Console {
-    fn run_started(&mut self, doc: &sigbench::results::RunDocument) {
-        if let Some(store) = &mut self.store {
-            match store.begin_run(doc) {
-                Ok(id) => self.run_id = Some(id),
-                Err(e) => {
-                    self.warning(&format!("could not store the run: {e:#}"));
-                    self.store_error = Some(format!("{e:#}"));
-                }
-            }
-        }
-    }
-
-    fn case_started(&mut self, case: &Case, plan: &Plan, work: u64) {
-        if let Some(b) = &self.bar {
-            b.set_length(work);
-            b.set_position(0);
-            b.set_prefix(format!("case {}/{}", self.cases_done + 1, self.cases_total));
-            b.set_message(format!(
-                "{} N={} rep {}",
-                plan.dirs[case.dir].name, case.n, case.rep
-            ));
-        }
-    }
-
-    fn tick(&mut self, done: u64) {
-        if let Some(b) = &self.bar {
-            if !self.shown && self.started.elapsed() > Duration::from_secs(1) {
-                b.set_draw_target(ProgressDrawTarget::stderr());
-                self.shown = true;
-            }
-            b.set_position(done);
-        }
-    }
-
-    fn case_done(&mut self, result: &CaseResult, plan: &Plan) -> Result<()> {
-        self.cases_done += 1;
-        self.emit(&text::s3e_line(plan, result, &self.layout));
-        if self.store_error.is_none()
-            && let (Some(store), Some(id)) = (&mut self.store, self.run_id)
-        {
-            match store.add_case(id, self.stored, result) {
-                Ok(()) => self.stored += 1,
-                Err(e) => {
-                    // Measuring goes on: the document keeps every case, and the run ends
-                    // with one error saying where they are (said once, at the end).
-                    self.warning(&format!(
-                        "the results store failed ({e:#}); measuring on, the results will be in the run's JSON document"
-                    ));
-                    self.store_error = Some(format!("{e:#}"));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn warning(&mut self, message: &str) {
-        let m = format!("sigbench: warning: {message}");
-        match &self.bar {
-            Some(b) if self.shown => b.suspend(|| sigbench::say!("{m}")),
-            _ => sigbench::say!("{m}"),
-        }
+    #[test]
+    fn several_filesystems_are_a_list_of_choices() {
+        assert_eq!(args(&["--fs", "btrfs,ext4"]).fs, [Fs::Btrfs, Fs::Ext4]);
+        assert!(Run::try_parse_from(["run", "--fs", "zfs"]).is_err());
+        let e = filesystems(&args(&["--fs", "ext4,ext4"])).unwrap_err();
+        assert!(e.to_string().contains("ext4 is given twice"), "{e}");
+        let e = plan_of(&args(&["--fs", "btrfs,ext4"])).unwrap_err();
+        assert!(e.to_string().contains("measures one filesystem"), "{e}");
     }
 }

@@ -36,6 +36,16 @@ impl DeviceSpec {
         }
     }
 
+    /// The `--device` argument that parses back to this.
+    pub fn arg(&self) -> String {
+        match self {
+            DeviceSpec::LoopRam => "loop".into(),
+            DeviceSpec::Brd => "ram".into(),
+            DeviceSpec::Zram => "zram".into(),
+            DeviceSpec::Path(p) => p.display().to_string(),
+        }
+    }
+
     /// How results describe the device kind.
     pub fn kind(&self) -> &'static str {
         match self {

@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use workspace::Workspace;
 
-/// Filesystems sigbench can make.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Filesystems sigbench can make (`--fs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Fs {
     Btrfs,
     Ext4,

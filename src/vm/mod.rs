@@ -2,6 +2,7 @@
 //! (`initramfs`, `cpio`), boot it in QEMU (`qemu`) where sigbench runs as PID 1
 //! (`guest`), and bring the run document back over a virtio-serial port.
 
+pub mod boots;
 pub mod cpio;
 pub mod guest;
 pub mod initramfs;

@@ -7,6 +7,8 @@
 //! background work) spreads over all cases instead of biasing one. Warm-ups run first,
 //! are recorded, and are flagged so statistics exclude them.
 
+pub mod slice;
+
 use crate::exec::Executor;
 use crate::host::{Host, now_rfc3339};
 use crate::interrupt;

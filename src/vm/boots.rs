@@ -1,0 +1,102 @@
+//! The boots of `run --kernel`: their schedule over the kernels, and what each boot is told
+//! to run — the plan written back as the guest's `sigbench run` arguments (the inverse of the
+//! binary's option parsing, round-trip tested there).
+
+use crate::plan::Plan;
+use crate::testbed::device::DeviceSpec;
+use anyhow::{Result, bail};
+
+/// The boots of a plan over `kernels` kernels: one per kernel holding every repetition,
+/// or with `interleave` one repetition per boot, the kernels alternating (A B A B …) so
+/// drift of the machine cannot pose as a kernel change. (kernel index, repetitions)
+pub fn boots(kernels: usize, repetitions: u32, interleave: bool) -> Vec<(usize, u32)> {
+    if interleave {
+        (0..repetitions)
+            .flat_map(|_| (0..kernels).map(|k| (k, 1)))
+            .collect()
+    } else {
+        (0..kernels).map(|k| (k, repetitions)).collect()
+    }
+}
+
+/// The guest's `run` arguments for `plan`, and the signature file to put in its
+/// initramfs when the signature is not a built-in one. Host-only options (the store,
+/// --json, --kernel) are left out; the probes go as the plan resolved them.
+pub fn guest_args(plan: &Plan, verbose: bool) -> Result<(Vec<String>, Option<String>)> {
+    let builtin = crate::signature::builtins()
+        .iter()
+        .any(|s| s.origin == plan.signature.origin);
+    let (sig_arg, sig_text) = if builtin {
+        (plan.signature.name.clone(), None)
+    } else {
+        (
+            super::initramfs::SIGNATURE.to_string(),
+            Some(plan.signature.source.clone()),
+        )
+    };
+    let t = &plan.testbed;
+    if let DeviceSpec::Path(p) = &t.device {
+        bail!(
+            "--device {} cannot be used with --kernel: a guest has its own ramdisk",
+            p.display()
+        );
+    }
+    let mut v = vec![
+        sig_arg,
+        "--fs".into(),
+        t.fs.name().into(),
+        "--device".into(),
+        t.device.arg(),
+    ];
+    let mkfs_opts = t.mkfs_opts.join(" ");
+    for (flag, value) in [("--mkfs-opts", &mkfs_opts), ("--mount-opts", &t.mount_opts)] {
+        if !value.is_empty() {
+            v.push(format!("{flag}={value}"));
+        }
+    }
+    for d in &plan.dirs {
+        v.extend(["--dir".into(), d.text.clone()]);
+    }
+    let ns: Vec<String> = plan.n_values.iter().map(u64::to_string).collect();
+    v.extend([
+        "-n".into(),
+        ns.join(","),
+        "-r".into(),
+        plan.repetitions.to_string(),
+    ]);
+    v.extend(["--warmup".into(), plan.warmup.to_string()]);
+    v.extend(["--seed".into(), plan.seed.to_string()]);
+    v.extend(["--rounds".into(), plan.signature.rounds.to_string()]);
+    if plan.shuffle {
+        v.push("--shuffle".into());
+    }
+    // The plan's probes already include the defaults.
+    v.push("--no-default-probes".into());
+    for p in &plan.probes {
+        let spec = if p.name == p.source() {
+            p.source()
+        } else {
+            format!("{}={}", p.name, p.source())
+        };
+        v.extend(["--probe".into(), spec]);
+    }
+    if verbose {
+        v.push("-v".into());
+    }
+    Ok((v, sig_text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boots_hold_every_repetition_or_alternate_the_kernels() {
+        assert_eq!(boots(2, 3, false), [(0, 3), (1, 3)]);
+        assert_eq!(
+            boots(2, 3, true),
+            [(0, 1), (1, 1), (0, 1), (1, 1), (0, 1), (1, 1)]
+        );
+        assert_eq!(boots(3, 1, true), [(0, 1), (1, 1), (2, 1)]);
+    }
+}
