@@ -133,8 +133,11 @@ pub fn run(args: Args) -> Result<i32> {
     }
     if let Some(k) = &args.kept {
         let mut tsv = String::from("line\tfile\tphase\tsyscall\n");
-        for (line, file, phase, sys) in &rec.kept_calls {
-            tsv.push_str(&format!("{line}\t{file}\t{phase}\t{sys}\n"));
+        for c in &rec.kept_calls {
+            tsv.push_str(&format!(
+                "{}\t{}\t{}\t{}\n",
+                c.line, c.file, c.phase, c.syscall
+            ));
         }
         std::fs::write(k, tsv).with_context(|| format!("cannot write {}", k.display()))?;
     }

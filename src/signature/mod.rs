@@ -12,6 +12,7 @@
 
 pub mod limits;
 pub mod step;
+pub mod syscalls;
 pub mod template;
 
 pub use step::{Expect, Op, Step};

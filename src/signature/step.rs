@@ -1,8 +1,8 @@
 //! Steps: one system call each, with the result it is expected to return.
 //!
 //! `OPS` is the table of every operation a signature can use: the fields it takes, which of
-//! them are required, and how the raw TOML fields become a typed [`Op`]. Adding a syscall
-//! is one row here and one match arm in `exec::issue`.
+//! them are required, and how the raw TOML fields become a typed [`Op`]. What is known of
+//! the syscall each op issues is in `syscalls.rs`, which says what else adding one takes.
 
 use super::limits;
 use super::template::Template;
@@ -406,7 +406,7 @@ impl Op {
 /// A validated step: the operation, what it must return, and where it was written.
 #[derive(Clone, Debug)]
 pub struct Step {
-    /// The op's name as written (`renameat2`), which is also the syscall it issues.
+    /// The syscall it issues (`renameat2`; `pwrite64` for the op `pwrite`).
     pub syscall: &'static str,
     pub op: Op,
     pub expect: Expect,
@@ -550,7 +550,8 @@ impl Step {
             None => Expect::Ok,
         };
         Ok(Step {
-            syscall: def.name,
+            // The syscall it issues (`pwrite` issues `pwrite64`), as it is timed and logged.
+            syscall: super::syscalls::of_op(def.name).map_or(def.name, |s| s.name),
             op,
             expect,
             line,
