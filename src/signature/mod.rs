@@ -193,56 +193,43 @@ fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
-impl Signature {
-    /// Parse and validate signature text. `origin` names it in errors (`FILE:LINE: …`).
-    pub fn parse(text: &str, origin: &str) -> Result<Signature> {
-        let raw: RawSignature = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(1);
-            anyhow::anyhow!("{origin}:{line}: {}", e.message().trim())
-        })?;
-        let at = |offset: usize, msg: String| {
-            anyhow::anyhow!("{origin}:{}: {msg}", line_of(text, offset))
-        };
+/// Where a signature being parsed came from, for its `FILE:LINE: …` errors.
+struct Source<'a> {
+    text: &'a str,
+    origin: &'a str,
+}
 
-        if raw.format != FORMAT {
-            bail!(
-                "{origin}:1: signature format {} is not supported (this sigbench reads format {FORMAT})",
-                raw.format
-            );
-        }
-        if raw.name.is_empty() || raw.name.contains(char::is_whitespace) {
-            bail!("{origin}:1: `name` must be a non-empty word");
-        }
+impl Source<'_> {
+    fn at(&self, offset: usize, msg: impl std::fmt::Display) -> anyhow::Error {
+        anyhow::anyhow!("{}:{}: {msg}", self.origin, line_of(self.text, offset))
+    }
 
+    fn limit(&self, what: &str, v: u64, max: u64) -> Result<u64> {
+        limits::check(what, v, max).map_err(|e| anyhow::anyhow!("{}: {e}", self.origin))
+    }
+
+    /// `file`: a template that names each file by its index.
+    fn file(&self, raw: &RawSignature) -> Result<Template> {
         let (file, file_at) = match &raw.file {
             Some(f) => (f.get_ref().as_str(), f.span().start),
             None => ("file_{i}", 0),
         };
-        let file = Template::parse(file).map_err(|e| at(file_at, format!("`file`: {e}")))?;
+        let file = Template::parse(file).map_err(|e| self.at(file_at, format!("`file`: {e}")))?;
         if file.uses_name() || !file.is_per_file() {
-            return Err(at(
+            return Err(self.at(
                 file_at,
-                "`file` must depend on the file index ({i}, {alpha} or {token}) and cannot use {name}".into(),
+                "`file` must depend on the file index ({i}, {alpha} or {token}) and cannot use {name}",
             ));
         }
+        Ok(file)
+    }
 
-        let limit = |what: &str, v: u64, max: u64| {
-            limits::check(what, v, max).map_err(|e| anyhow::anyhow!("{origin}: {e}"))
-        };
-        limit(
+    fn setup(&self, raw: &RawSignature) -> Result<Setup> {
+        let origin = self.origin;
+        self.limit(
             "setup.mkdir: the number of directories",
             raw.setup.mkdir.len() as u64,
             limits::MAX_MKDIR as u64,
-        )?;
-        limit(
-            "the number of [[phase]]s",
-            raw.phase.len() as u64,
-            limits::MAX_PHASES as u64,
-        )?;
-        limit(
-            "the number of prelude steps",
-            raw.prelude.len() as u64,
-            limits::MAX_STEPS as u64,
         )?;
         let mut mkdir = Vec::new();
         for d in &raw.setup.mkdir {
@@ -261,24 +248,37 @@ impl Signature {
                         .map_err(|e| anyhow::anyhow!("{origin}: setup.populate: {e}"))?,
                     None => Pattern::Zero,
                 };
-                let size = limit("setup.populate: size", p.size, limits::MAX_IO_BYTES)?;
+                let size = self.limit("setup.populate: size", p.size, limits::MAX_IO_BYTES)?;
                 Some(Populate {
                     data: pattern.fill(size as usize),
                 })
             }
         };
+        Ok(Setup {
+            mkdir,
+            populate,
+            sync: raw.setup.sync,
+            fsync_dir: raw.setup.fsync_dir,
+        })
+    }
 
-        let mut slots = Slots::default();
-        let mut build = |s: &Spanned<RawStep>| {
-            let offset = s.span().start;
-            let line = line_of(text, offset);
-            Step::build(s.get_ref(), &mut slots, line).map_err(|e| at(offset, e))
-        };
+    fn step(&self, s: &Spanned<RawStep>, slots: &mut Slots) -> Result<Step> {
+        let offset = s.span().start;
+        Step::build(s.get_ref(), slots, line_of(self.text, offset)).map_err(|e| self.at(offset, e))
+    }
+
+    /// The prelude: steps that run once, before any file.
+    fn prelude(&self, raw: &RawSignature, slots: &mut Slots) -> Result<Vec<Step>> {
+        self.limit(
+            "the number of prelude steps",
+            raw.prelude.len() as u64,
+            limits::MAX_STEPS as u64,
+        )?;
         let mut prelude = Vec::new();
         for s in &raw.prelude {
-            let step = build(s)?;
+            let step = self.step(s, slots)?;
             if let Some(t) = step.paths().into_iter().find(|t| t.is_per_file()) {
-                return Err(at(
+                return Err(self.at(
                     s.span().start,
                     format!(
                         "the prelude runs once, before any file: `{t}` cannot use the file index"
@@ -287,36 +287,48 @@ impl Signature {
             }
             prelude.push(step);
         }
+        Ok(prelude)
+    }
+
+    fn phases(&self, raw: &RawSignature, slots: &mut Slots) -> Result<Vec<Phase>> {
+        self.limit(
+            "the number of [[phase]]s",
+            raw.phase.len() as u64,
+            limits::MAX_PHASES as u64,
+        )?;
         if raw.phase.is_empty() {
-            bail!("{origin}: no [[phase]]: a signature needs at least one timed phase");
+            bail!(
+                "{}: no [[phase]]: a signature needs at least one timed phase",
+                self.origin
+            );
         }
         let mut phases = Vec::new();
         for (k, p) in raw.phase.iter().enumerate() {
             let offset = p.span().start;
             let rp = p.get_ref();
             let select = match &rp.select {
-                Some(s) => Select::parse(s).map_err(|e| at(offset, e))?,
+                Some(s) => Select::parse(s).map_err(|e| self.at(offset, e))?,
                 None => Select::All,
             };
             let repeat = rp.repeat.unwrap_or(1);
             if repeat == 0 {
-                return Err(at(offset, "`repeat` must be at least 1".into()));
+                return Err(self.at(offset, "`repeat` must be at least 1"));
             }
             limits::check("`repeat`", repeat as u64, limits::MAX_REPEAT as u64)
-                .map_err(|e| at(offset, e))?;
+                .map_err(|e| self.at(offset, e))?;
             limits::check(
                 "the number of steps",
                 rp.steps.len() as u64,
                 limits::MAX_STEPS as u64,
             )
-            .map_err(|e| at(offset, e))?;
+            .map_err(|e| self.at(offset, e))?;
             if rp.steps.is_empty() {
-                return Err(at(offset, "a phase needs at least one step".into()));
+                return Err(self.at(offset, "a phase needs at least one step"));
             }
             let steps = rp
                 .steps
                 .iter()
-                .map(&mut build)
+                .map(|s| self.step(s, slots))
                 .collect::<Result<Vec<_>>>()?;
             phases.push(Phase {
                 name: rp.name.clone().unwrap_or_else(|| format!("phase{}", k + 1)),
@@ -325,22 +337,54 @@ impl Signature {
                 steps,
             });
         }
+        Ok(phases)
+    }
+
+    /// `n` and `rounds`.
+    fn counts(&self, raw: &RawSignature) -> Result<(u64, u32)> {
+        let origin = self.origin;
         let n = raw.n.unwrap_or(100);
         if n == 0 {
             bail!("{origin}: `n` must be at least 1");
         }
-        limit("`n`", n, limits::MAX_N)?;
+        self.limit("`n`", n, limits::MAX_N)?;
         let rounds = raw.rounds.unwrap_or(1);
         if rounds == 0 {
             bail!("{origin}: `rounds` must be at least 1");
         }
-        limit("`rounds`", rounds as u64, limits::MAX_ROUNDS as u64)?;
-        limit(
+        self.limit("`rounds`", rounds as u64, limits::MAX_ROUNDS as u64)?;
+        Ok((n, rounds))
+    }
+}
+
+impl Signature {
+    /// Parse and validate signature text. `origin` names it in errors (`FILE:LINE: …`).
+    pub fn parse(text: &str, origin: &str) -> Result<Signature> {
+        let raw: RawSignature = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(1);
+            anyhow::anyhow!("{origin}:{line}: {}", e.message().trim())
+        })?;
+        if raw.format != FORMAT {
+            bail!(
+                "{origin}:1: signature format {} is not supported (this sigbench reads format {FORMAT})",
+                raw.format
+            );
+        }
+        if raw.name.is_empty() || raw.name.contains(char::is_whitespace) {
+            bail!("{origin}:1: `name` must be a non-empty word");
+        }
+        let src = Source { text, origin };
+        let file = src.file(&raw)?;
+        let setup = src.setup(&raw)?;
+        let mut slots = Slots::default();
+        let prelude = src.prelude(&raw, &mut slots)?;
+        let phases = src.phases(&raw, &mut slots)?;
+        let (n, rounds) = src.counts(&raw)?;
+        src.limit(
             "the number of descriptor slots",
             slots.names.len() as u64,
             limits::MAX_SLOTS as u64,
         )?;
-
         Ok(Signature {
             name: raw.name,
             description: raw.description.trim().to_string(),
@@ -354,12 +398,7 @@ impl Signature {
             },
             verb: raw.verb.unwrap_or_else(|| "updating".into()),
             unit: raw.unit.unwrap_or_else(|| "files".into()),
-            setup: Setup {
-                mkdir,
-                populate,
-                sync: raw.setup.sync,
-                fsync_dir: raw.setup.fsync_dir,
-            },
+            setup,
             prelude,
             phases,
             rounds,

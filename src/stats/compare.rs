@@ -337,33 +337,7 @@ pub fn compare_metrics(
             let Some(om) = other.cases.get(case) else {
                 continue;
             };
-            let names: BTreeSet<&String> =
-                bm.keys().chain(om.keys()).filter(|n| wanted(n)).collect();
-            for name in names {
-                let zero_a;
-                let zero_b;
-                let (kind, a) = match bm.get(name) {
-                    Some((k, v)) => (*k, v.as_slice()),
-                    None => {
-                        zero_a = vec![0.0; bm["wall_ms"].1.len()];
-                        (om[name].0, zero_a.as_slice())
-                    }
-                };
-                let b = match om.get(name) {
-                    Some((_, v)) => v.as_slice(),
-                    None => {
-                        zero_b = vec![0.0; om["wall_ms"].1.len()];
-                        zero_b.as_slice()
-                    }
-                };
-                // A counter one side has and the other cannot count is not comparable.
-                if kind == Kind::Counter && (bm.get(name).is_none() || om.get(name).is_none()) {
-                    continue;
-                }
-                if let Some(r) = compare_metric(case, name, kind, a, b, test, alpha, family) {
-                    rows.push(r);
-                }
-            }
+            rows.extend(case_rows(case, bm, om, &wanted, test, alpha, family));
             for (s, m) in [(base, bm), (other, om)] {
                 let wall = &m["wall_ms"].1;
                 if wall.len() < MIN_SAMPLES {
@@ -371,87 +345,18 @@ pub fn compare_metrics(
                         .or_default()
                         .push((case.short(), wall.len()));
                 }
-                if let Some(sum) = Summary::of(wall)
-                    && sum.cv > MAX_CV
-                {
-                    warnings.push(format!(
-                        "{} {}: wall time varies a lot between repetitions (CV {:.1}% > {:.0}%)",
-                        s.label,
-                        case.short(),
-                        sum.cv * 100.0,
-                        MAX_CV * 100.0
-                    ));
-                }
-                if wall.len() >= 3
-                    && let (Some(&first), Some(rest)) =
-                        (s.first_wall.get(case), Summary::of(&wall[1..]))
-                    && first > rest.median * 1.2
-                {
-                    warnings.push(format!(
-                        "{} {}: the first repetition took {:.0}% longer than the median of the others (a cold start? try --warmup 1)",
-                        s.label,
-                        case.short(),
-                        (first / rest.median - 1.0) * 100.0
-                    ));
-                }
+                warnings.extend(stability_warnings(s, case, wall));
             }
         }
         adjust(&mut rows, alpha);
-        if let Some(order) = separate_blocks(base, other) {
-            warnings.push(format!(
-                "{order} were measured in separate blocks of time: drift of the machine can pose as a difference (alternate them: `run --kernel A --kernel B --interleave`, or runs with alternating --label)"
-            ));
-        }
-        let unmatched: Vec<String> = base
-            .cases
-            .keys()
-            .filter(|k| !other.cases.contains_key(*k))
-            .chain(other.cases.keys().filter(|k| !base.cases.contains_key(*k)))
-            .map(|k| format!("{} {}", k.signature, k.short()))
-            .collect();
-        if !unmatched.is_empty() {
-            warnings.push(format!(
-                "{} vs {}: {} case(s) only on one side, not compared: {}",
-                base.label,
-                other.label,
-                unmatched.len(),
-                unmatched.join(", ")
-            ));
-        }
-        if rows.is_empty() {
-            warnings.push(format!(
-                "{} and {} have no case in common (same signature, directory and N)",
-                base.label, other.label
-            ));
-        }
+        warnings.extend(pair_warnings(base, other, rows.is_empty()));
         pairs.push(Pair {
             base: base.label.clone(),
             other: other.label.clone(),
             rows,
         });
     }
-    let mut few_warnings = Vec::new();
-    for (label, mut cases) in few {
-        cases.sort();
-        cases.dedup();
-        let lo = cases.iter().map(|c| c.1).min().unwrap_or(0);
-        let hi = cases.iter().map(|c| c.1).max().unwrap_or(0);
-        let counts = if lo == hi {
-            format!("{lo}")
-        } else {
-            format!("{lo}–{hi}")
-        };
-        let mut names: Vec<String> = cases.iter().take(4).map(|c| c.0.clone()).collect();
-        if cases.len() > 4 {
-            names.push(format!("… {} more", cases.len() - 4));
-        }
-        few_warnings.push(format!(
-            "{label}: only {counts} sample(s) per case in {} case(s) ({}); at least {MIN_SAMPLES} per side are needed for a verdict (use -r)",
-            cases.len(),
-            names.join(", ")
-        ));
-    }
-    warnings.splice(0..0, few_warnings);
+    warnings.splice(0..0, few_samples_warnings(few));
     let mut seen = BTreeSet::new();
     warnings.retain(|w| seen.insert(w.clone()));
 
@@ -472,6 +377,125 @@ pub fn compare_metrics(
         scaling: labels.iter().flat_map(scaling).collect(),
         warnings,
     }
+}
+
+/// One case's rows: every wanted metric either side has. A metric one side lacks counts
+/// as 0 there (a slab cache that appeared), but a counter one side cannot count is not
+/// comparable.
+fn case_rows(
+    case: &CaseKey,
+    bm: &Metrics,
+    om: &Metrics,
+    wanted: &dyn Fn(&String) -> bool,
+    test: Test,
+    alpha: f64,
+    family: usize,
+) -> Vec<Row> {
+    let names: BTreeSet<&String> = bm.keys().chain(om.keys()).filter(|n| wanted(n)).collect();
+    let mut rows = Vec::new();
+    for name in names {
+        let zeros = |m: &Metrics| vec![0.0; m["wall_ms"].1.len()];
+        let (kind, a) = match bm.get(name) {
+            Some((k, v)) => (*k, v.clone()),
+            None => (om[name].0, zeros(bm)),
+        };
+        let b = om.get(name).map_or_else(|| zeros(om), |(_, v)| v.clone());
+        if kind == Kind::Counter && (bm.get(name).is_none() || om.get(name).is_none()) {
+            continue;
+        }
+        if let Some(r) = compare_metric(case, name, kind, &a, &b, test, alpha, family) {
+            rows.push(r);
+        }
+    }
+    rows
+}
+
+/// A label's wall times in one case that vary too much, or a slow first repetition.
+fn stability_warnings(s: &Samples, case: &CaseKey, wall: &[f64]) -> Vec<String> {
+    let mut v = Vec::new();
+    if let Some(sum) = Summary::of(wall)
+        && sum.cv > MAX_CV
+    {
+        v.push(format!(
+            "{} {}: wall time varies a lot between repetitions (CV {:.1}% > {:.0}%)",
+            s.label,
+            case.short(),
+            sum.cv * 100.0,
+            MAX_CV * 100.0
+        ));
+    }
+    if wall.len() >= 3
+        && let (Some(&first), Some(rest)) = (s.first_wall.get(case), Summary::of(&wall[1..]))
+        && first > rest.median * 1.2
+    {
+        v.push(format!(
+            "{} {}: the first repetition took {:.0}% longer than the median of the others (a cold start? try --warmup 1)",
+            s.label,
+            case.short(),
+            (first / rest.median - 1.0) * 100.0
+        ));
+    }
+    v
+}
+
+/// What a pair of labels should be told: measured in separate blocks of time, cases only
+/// one side has, nothing in common.
+fn pair_warnings(base: &Samples, other: &Samples, no_rows: bool) -> Vec<String> {
+    let mut v = Vec::new();
+    if let Some(order) = separate_blocks(base, other) {
+        v.push(format!(
+            "{order} were measured in separate blocks of time: drift of the machine can pose as a difference (alternate them: `run --kernel A --kernel B --interleave`, or runs with alternating --label)"
+        ));
+    }
+    let unmatched: Vec<String> = base
+        .cases
+        .keys()
+        .filter(|k| !other.cases.contains_key(*k))
+        .chain(other.cases.keys().filter(|k| !base.cases.contains_key(*k)))
+        .map(|k| format!("{} {}", k.signature, k.short()))
+        .collect();
+    if !unmatched.is_empty() {
+        v.push(format!(
+            "{} vs {}: {} case(s) only on one side, not compared: {}",
+            base.label,
+            other.label,
+            unmatched.len(),
+            unmatched.join(", ")
+        ));
+    }
+    if no_rows {
+        v.push(format!(
+            "{} and {} have no case in common (same signature, directory and N)",
+            base.label, other.label
+        ));
+    }
+    v
+}
+
+/// One warning per label with cases of too few samples for a verdict.
+fn few_samples_warnings(few: BTreeMap<String, Vec<(String, usize)>>) -> Vec<String> {
+    let mut v = Vec::new();
+    for (label, mut cases) in few {
+        cases.sort();
+        cases.dedup();
+        let lo = cases.iter().map(|c| c.1).min().unwrap_or(0);
+        let hi = cases.iter().map(|c| c.1).max().unwrap_or(0);
+        let counts = if lo == hi {
+            format!("{lo}")
+        } else {
+            format!("{lo}–{hi}")
+        };
+        let mut names: Vec<String> = cases.iter().take(4).map(|c| c.0.clone()).collect();
+        if cases.len() > 4 {
+            names.push(format!("… {} more", cases.len() - 4));
+        }
+        v.push(format!(
+            "{label}: only {counts} sample(s) per case in {} case(s) ({}); at least {MIN_SAMPLES} per side are needed for a verdict (use -r)",
+            cases.len(),
+            names.join(", ")
+        ));
+    }
+    v
 }
 
 /// "A before B" when every run of one label started before every run of the other.
