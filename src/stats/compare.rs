@@ -696,4 +696,62 @@ mod tests {
             Verdict::Regression
         );
     }
+
+    /// `--fail-on`'s four answers (git bisect's good, bad, skip; errors are the binary's
+    /// 128) on synthetic samples: no real runs needed to pin the rule down.
+    #[test]
+    fn the_judge_says_good_bad_or_cannot_tell() {
+        // As `compare --fail-on` judges: the family is the judged metrics.
+        let judge = |a: &[f64], b: &[f64], metrics: &[&str]| {
+            let m: Vec<String> = metrics.iter().map(|s| s.to_string()).collect();
+            let c = compare_metrics(
+                &[
+                    Samples::from_runs("a", &[doc("a", a, &vec![0; a.len()])]),
+                    Samples::from_runs("b", &[doc("b", b, &vec![1424; b.len()])]),
+                ],
+                Test::MannWhitney,
+                0.05,
+                Some(&m),
+            );
+            let v = verdict(&c, &m, DEFAULT_MIN_EFFECT_PCT);
+            (v, v.exit_code())
+        };
+        let base: Vec<f64> = (0..6).map(|k| 100.0 + k as f64).collect();
+        let slower: Vec<f64> = base.iter().map(|x| x * 1.3).collect();
+        let faster: Vec<f64> = base.iter().map(|x| x * 0.7).collect();
+        let same: Vec<f64> = base.iter().rev().copied().collect();
+        assert_eq!(
+            judge(&base, &slower, &["wall_ms"]),
+            (Verdict::Regression, 1)
+        );
+        assert_eq!(
+            judge(&base, &faster, &["wall_ms"]),
+            (Verdict::NoRegression, 0)
+        );
+        assert_eq!(
+            judge(&base, &same, &["wall_ms"]),
+            (Verdict::NoRegression, 0)
+        );
+        // Too few samples to tell overlapping sides apart: undecidable, not good.
+        let noisy = [100.0, 140.0];
+        assert_eq!(
+            judge(&noisy, &[120.0, 150.0], &["wall_ms"]),
+            (Verdict::Undecidable, 125)
+        );
+        // A metric the comparison does not have: undecidable.
+        assert_eq!(
+            judge(&base, &slower, &["no_such_metric"]),
+            (Verdict::Undecidable, 125)
+        );
+        // Several judged metrics: one regression is enough; a count from 0 clears any
+        // minimum effect.
+        assert_eq!(
+            judge(
+                &base,
+                &same,
+                &["wall_ms", "create.slabinfo.maple_node.active_objs"]
+            ),
+            (Verdict::Regression, 1)
+        );
+    }
 }
