@@ -264,6 +264,51 @@ fn two_machines_write_one_postgres_store_at_once() {
     assert_eq!(body(&runs_pg), body(&runs_lite));
     let cmp_lite = run(&["compare", "lab-a", "lab-b", "--db", lite]);
     assert_eq!(stdout(&cmp), stdout(&cmp_lite));
+
+    // A password in the URL is never shown, not even when the server cannot be reached.
+    let out = run(&[
+        "runs",
+        "--db",
+        "postgres://postgres:s3cret@127.0.0.1:1/sigbench",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("cannot connect to postgres://postgres@127.0.0.1:1/sigbench"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("s3cret") && !stdout(&out).contains("s3cret"));
+    // A database of a newer sigbench is refused, clearly, by readers and writers.
+    as_postgres(
+        &pg.bin,
+        "psql",
+        &[
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &pg.port.to_string(),
+            "-U",
+            "postgres",
+            "-d",
+            "sigbench",
+            "-c",
+            "UPDATE sigbench_schema SET version = 99",
+        ],
+    );
+    for args in [
+        vec!["runs", "--db", &url],
+        vec![
+            "run", "--fs", "tmpfs", "-n", "5", "--dir", "a", "--db", &url,
+        ],
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(
+            stderr(&out).contains("has schema version 99, newer than this sigbench"),
+            "{}",
+            stderr(&out)
+        );
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -267,28 +267,7 @@ pub fn bisect(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bisect::Measured;
-
-    /// Commits whose metric is 0 before `first_bad` and 1424 from there; some broken.
-    struct Fake {
-        first_bad: usize,
-        broken: Vec<usize>,
-        measured: Vec<usize>,
-    }
-
-    impl Measure for Fake {
-        fn measure(&mut self, i: usize, reps: u32) -> Result<Measured> {
-            self.measured.push(i);
-            if self.broken.contains(&i) {
-                return Ok(Measured::Failed("does not build".into()));
-            }
-            let v = if i >= self.first_bad { 1424.0 } else { 0.0 };
-            Ok(Measured::Samples(vec![v; reps as usize]))
-        }
-        fn name(&self, i: usize) -> String {
-            format!("c{i}")
-        }
-    }
+    use crate::bisect::tests::{Fake, params};
 
     fn toy_repo(commits: usize) -> (PathBuf, Repo) {
         let d = std::env::temp_dir().join(format!("sigbench-git-{}-{commits}", std::process::id()));
@@ -323,12 +302,7 @@ mod tests {
         let list = repo.range(&good, &bad).unwrap();
         assert_eq!(list.len(), 9);
         assert_eq!(repo.subject(&list[6]), "c6");
-        let p = Params {
-            metric: "m".into(),
-            reps: 3,
-            max_reps: 6,
-            alpha: 0.05,
-        };
+        let p = params(3, 6);
         // git tests c4 first (8 candidates): broken, skipped; the answer stays exact.
         let mut f = Fake {
             first_bad: 6,

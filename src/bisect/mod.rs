@@ -367,10 +367,10 @@ pub fn bisect(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn params(reps: u32, max_reps: u32) -> Params {
+    pub(crate) fn params(reps: u32, max_reps: u32) -> Params {
         Params {
             metric: "m".into(),
             reps,
@@ -379,11 +379,12 @@ mod tests {
         }
     }
 
-    /// Kernels whose metric is 0 up to `first_bad` and ~1424 from there; some broken.
-    struct Fake {
-        first_bad: usize,
-        broken: Vec<usize>,
-        measured: Vec<usize>,
+    /// Kernels (or commits) whose metric is 0 up to `first_bad` and ~1424 from there;
+    /// the `broken` ones do not run.
+    pub(crate) struct Fake {
+        pub first_bad: usize,
+        pub broken: Vec<usize>,
+        pub measured: Vec<usize>,
     }
 
     impl Measure for Fake {

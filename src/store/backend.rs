@@ -47,18 +47,19 @@ pub trait Backend: Send {
     /// Inside a transaction: record the schema version.
     fn set_version(&mut self, v: usize) -> Result<()>;
     /// The statements of migration `k` (from version k to k + 1) in this engine's types.
-    fn migration(&self, k: usize) -> &'static str;
+    fn migration(&self, k: usize) -> String;
     /// After a failed statement: true when the connection was lost and trying again may
     /// help (a new connection is attempted here).
     fn recover(&mut self) -> bool;
 }
 
-/// Forward migrations: entry k takes the database from version k to k + 1, as
-/// (SQLite, PostgreSQL). The same tables and columns; only the types differ.
-pub const MIGRATIONS: &[(&str, &str)] = &[(
+/// Forward migrations: entry k takes the database from version k to k + 1. One text for
+/// both engines: `{id}` is the row id column and `{int}` an integer column, in each
+/// engine's types ([`Backend::migration`]).
+pub const MIGRATIONS: &[&str] = &[
     // 1: runs and cases.
     "CREATE TABLE runs (
-        id INTEGER PRIMARY KEY,
+        id {id},
         uuid TEXT NOT NULL UNIQUE,
         label TEXT NOT NULL,
         started_at TEXT NOT NULL,
@@ -70,40 +71,22 @@ pub const MIGRATIONS: &[(&str, &str)] = &[(
      );
      CREATE INDEX runs_label ON runs(label);
      CREATE TABLE cases (
-        id INTEGER PRIMARY KEY,
-        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        seq INTEGER NOT NULL,
+        id {id},
+        run_id {int} NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        seq {int} NOT NULL,
         dir TEXT NOT NULL,
-        n INTEGER NOT NULL,
-        rep INTEGER NOT NULL,
-        warmup INTEGER NOT NULL,
+        n {int} NOT NULL,
+        rep {int} NOT NULL,
+        warmup {int} NOT NULL,
         data TEXT NOT NULL
      );
      CREATE INDEX cases_run ON cases(run_id);",
-    "CREATE TABLE runs (
-        id BIGSERIAL PRIMARY KEY,
-        uuid TEXT NOT NULL UNIQUE,
-        label TEXT NOT NULL,
-        started_at TEXT NOT NULL,
-        signature TEXT NOT NULL,
-        fs TEXT NOT NULL,
-        kernel_release TEXT NOT NULL,
-        status TEXT NOT NULL,
-        meta TEXT NOT NULL
-     );
-     CREATE INDEX runs_label ON runs(label);
-     CREATE TABLE cases (
-        id BIGSERIAL PRIMARY KEY,
-        run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        seq BIGINT NOT NULL,
-        dir TEXT NOT NULL,
-        n BIGINT NOT NULL,
-        rep BIGINT NOT NULL,
-        warmup BIGINT NOT NULL,
-        data TEXT NOT NULL
-     );
-     CREATE INDEX cases_run ON cases(run_id);",
-)];
+];
+
+/// Migration `k` with the engine's types filled in.
+fn migration_in(k: usize, id: &str, int: &str) -> String {
+    MIGRATIONS[k].replace("{id}", id).replace("{int}", int)
+}
 
 pub struct Sqlite {
     pub conn: rusqlite::Connection,
@@ -174,8 +157,8 @@ impl Backend for Sqlite {
         Ok(self.conn.pragma_update(None, "user_version", v as i64)?)
     }
 
-    fn migration(&self, k: usize) -> &'static str {
-        MIGRATIONS[k].0
+    fn migration(&self, k: usize) -> String {
+        migration_in(k, "INTEGER PRIMARY KEY", "INTEGER")
     }
 
     fn recover(&mut self) -> bool {
@@ -313,8 +296,8 @@ impl Backend for Postgres {
         .map(|_| ())
     }
 
-    fn migration(&self, k: usize) -> &'static str {
-        MIGRATIONS[k].1
+    fn migration(&self, k: usize) -> String {
+        migration_in(k, "BIGSERIAL PRIMARY KEY", "BIGINT")
     }
 
     fn recover(&mut self) -> bool {

@@ -198,7 +198,7 @@ impl Store {
             let version = db.version()?;
             for k in version..SCHEMA_VERSION {
                 let sql = db.migration(k);
-                db.batch(sql).with_context(|| {
+                db.batch(&sql).with_context(|| {
                     format!("migrating {} to schema version {}", self.location, k + 1)
                 })?;
                 db.set_version(k + 1)?;
