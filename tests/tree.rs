@@ -79,12 +79,7 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
     eprintln!("bisect --tree: {:.0} s", started.elapsed().as_secs_f64());
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    let marked: Vec<&str> = text
-        .lines()
-        .filter(|l| l.ends_with("<- first bad"))
-        .collect();
-    assert_eq!(marked.len(), 1, "{text}");
-    assert!(marked[0].starts_with(&slow[..12]), "{text}");
+    assert!(marked_first_bad(&text).starts_with(&slow[..12]), "{text}");
     assert!(
         text.contains(&format!(
             "first bad: {} mm/shmem: wait 300 us in every unlink",

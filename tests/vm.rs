@@ -460,12 +460,7 @@ fn bisect_names_the_first_612_build_and_skips_a_broken_image() {
     ));
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    let marked: Vec<&str> = text
-        .lines()
-        .filter(|l| l.ends_with("<- first bad"))
-        .collect();
-    assert_eq!(marked.len(), 1, "{text}");
-    assert!(marked[0].starts_with(&first_bad), "{text}");
+    assert!(marked_first_bad(&text).starts_with(&first_bad), "{text}");
     assert!(text.contains(&format!("first bad: {first_bad}")), "{text}");
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();

@@ -301,3 +301,13 @@ pub fn steps_of(path: &std::path::Path) -> Vec<(String, Vec<String>)> {
         })
         .collect()
 }
+
+/// The one line of a bisect's step table marked `<- first bad` (asserts there is one).
+pub fn marked_first_bad(text: &str) -> String {
+    let marked: Vec<&str> = text
+        .lines()
+        .filter(|l| l.ends_with("<- first bad"))
+        .collect();
+    assert_eq!(marked.len(), 1, "{text}");
+    marked[0].to_string()
+}
