@@ -456,4 +456,99 @@ pub(crate) mod tests {
             .to_string();
         assert!(e.contains("do not differ on m"), "{e}");
     }
+
+    /// Kernels whose metric has noise: `level` before `first_bad`, `level × (1 + shift)`
+    /// from there, each sample with coefficient of variation `cv`.
+    struct Noisy {
+        rng: crate::stats::sim::Rng,
+        first_bad: usize,
+        level: f64,
+        shift: f64,
+        cv: f64,
+        samples: Vec<Vec<f64>>,
+        drawn: usize,
+    }
+
+    impl Measure for Noisy {
+        fn measure(&mut self, i: usize, reps: u32) -> Result<Measured> {
+            let level = if i >= self.first_bad {
+                self.level * (1.0 + self.shift)
+            } else {
+                self.level
+            };
+            // Repetitions accumulate, as stored steps do.
+            while self.samples[i].len() < reps as usize {
+                let x = level * (1.0 + self.cv * self.rng.normal());
+                self.samples[i].push(x.max(0.0));
+                self.drawn += 1;
+            }
+            Ok(Measured::Samples(self.samples[i][..reps as usize].to_vec()))
+        }
+        fn name(&self, i: usize) -> String {
+            format!("k{i}")
+        }
+    }
+
+    /// (right, wrong, left open, refused: the ends did not differ, samples per bisect)
+    fn accuracy(seed: u64, trials: usize, level: f64, shift: f64, cv: f64) -> [f64; 5] {
+        let mut rng = crate::stats::sim::Rng(seed);
+        let (mut right, mut wrong, mut open, mut refused, mut drawn) = (0, 0, 0, 0, 0);
+        let count = 16;
+        for t in 0..trials {
+            let first_bad = 1 + (rng.next() % (count as u64 - 1)) as usize;
+            let mut m = Noisy {
+                rng: crate::stats::sim::Rng(seed ^ (t as u64) << 20),
+                first_bad,
+                level,
+                shift,
+                cv,
+                samples: vec![Vec::new(); count],
+                drawn: 0,
+            };
+            match bisect(&mut m, count, &params(3, 12), &mut |_| {}) {
+                Ok(o) if o.first_bad == Some(first_bad) => right += 1,
+                Ok(o) if o.first_bad.is_some() => wrong += 1,
+                Ok(_) => open += 1,
+                Err(_) => refused += 1,
+            }
+            drawn += m.drawn;
+        }
+        let share = |k: usize| k as f64 / trials as f64;
+        [
+            share(right),
+            share(wrong),
+            share(open),
+            share(refused),
+            drawn as f64 / trials as f64,
+        ]
+    }
+
+    /// How often the bisect names the right kernel of 16, with noise (3 repetitions per
+    /// kernel to start, up to 12), and how often it refuses a list with no change at all.
+    /// The figures are in docs/statistics.md.
+    #[test]
+    fn bisect_accuracy_under_noise() {
+        for (what, level, shift, cv, min_right) in [
+            ("+10 % at CV 2 %", 100.0, 0.10, 0.02, 0.95),
+            ("+3.5 % at CV 1 % (reference 002)", 100.0, 0.035, 0.01, 0.90),
+            ("+2 % at CV 2 %", 100.0, 0.02, 0.02, 0.0),
+        ] {
+            let [right, wrong, open, refused, drawn] = accuracy(11, 1000, level, shift, cv);
+            println!(
+                "bisect of 16 kernels, {what}: right {:.1} %, wrong {:.1} %, left open {:.1} %, refused {:.1} %; {drawn:.0} samples",
+                right * 100.0,
+                wrong * 100.0,
+                open * 100.0,
+                refused * 100.0
+            );
+            assert!(right >= min_right, "{what}: {right}");
+        }
+        // No change: the ends must not be taken to differ.
+        let [_, _, _, refused, _] = accuracy(12, 1000, 100.0, 0.0, 0.02);
+        println!(
+            "bisect of 16 kernels without a change: refused {:.1} %",
+            refused * 100.0
+        );
+        assert!(refused >= 0.90, "{refused}");
+    }
 }
