@@ -4,7 +4,9 @@
 //! boot or run, or stays undecidable). The tree is always handed back as it was found
 //! (`git bisect reset`), also after an error or Ctrl-C.
 
-use super::{Call, Ends, Measure, Outcome, Params, Progress, Step, classify, measure_ends};
+use super::{
+    Call, Ends, Measure, Outcome, Params, Progress, Step, classify, confirm, measure_ends,
+};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -255,12 +257,27 @@ pub fn bisect(
             }
         }
     };
-    // A single candidate is the answer (git prints it as "the first bad commit").
+    // A single candidate is the answer (git prints it as "the first bad commit"), once
+    // it differs from the last good commit measured below it.
+    let (mut first_bad, mut doubt) = (first_bad, None);
+    if let Some(bad) = first_bad {
+        let good = steps
+            .iter()
+            .filter(|s| s.call == Call::Good && s.index < bad)
+            .map(|s| s.index)
+            .max()
+            .unwrap_or(0);
+        doubt = confirm(m, good, bad, &mut steps, p, progress)?;
+        if doubt.is_some() {
+            first_bad = None;
+        }
+    }
     Ok(Outcome {
         metric: p.metric.clone(),
         steps,
         first_bad,
         candidates,
+        doubt,
     })
 }
 

@@ -495,6 +495,10 @@ fn conclusion(o: &mut String, b: &Bisected) -> i32 {
     for s in skipped {
         super::outln!(o, "skipped {}: {}", names[s.index], s.why);
     }
+    if let Some(doubt) = &outcome.doubt {
+        super::outln!(o, "\nno answer: {doubt}");
+        return 1;
+    }
     let Some(i) = outcome.first_bad else {
         let c: Vec<&str> = outcome
             .candidates

@@ -72,9 +72,12 @@ pub fn steps_table(r: &Report) -> Table {
 
 /// The HTML/Markdown report of a bisect.
 pub fn document(r: &Report) -> Result<Document> {
-    let title = match &r.first_bad {
-        Some(k) => format!("bisect: first bad {k}"),
-        None => "bisect: the first bad one is left open by skipped steps".to_string(),
+    let title = match (&r.first_bad, &r.outcome.doubt) {
+        (Some(k), _) => format!("bisect: first bad {k}"),
+        (None, Some(_)) => {
+            "bisect: no answer (the last good and first bad found do not differ)".to_string()
+        }
+        (None, None) => "bisect: the first bad one is left open by skipped steps".to_string(),
     };
     let mut about = vec![
         format!(
@@ -86,7 +89,9 @@ pub fn document(r: &Report) -> Result<Document> {
         ),
         format!("Oldest first: {}.", r.kernels.join(" · ")),
     ];
-    if r.first_bad.is_none() {
+    if let Some(doubt) = &r.outcome.doubt {
+        about.push(format!("No answer: {doubt}."));
+    } else if r.first_bad.is_none() {
         let c: Vec<&str> = r
             .outcome
             .candidates
@@ -165,6 +170,7 @@ mod tests {
                 ],
                 first_bad: Some(2),
                 candidates: vec![2],
+                doubt: None,
             },
         )
     }
