@@ -5,7 +5,7 @@
 //! (`git bisect reset`), also after an error or Ctrl-C.
 
 use super::{
-    Call, Ends, Measure, Outcome, Params, Progress, Step, classify, confirm, measure_ends,
+    Call, Ends, Measure, Outcome, Params, Progress, Step, classify, conclude, measure_ends,
 };
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -259,26 +259,16 @@ pub fn bisect(
     };
     // A single candidate is the answer (git prints it as "the first bad commit"), once
     // it differs from the last good commit measured below it.
-    let (mut first_bad, mut doubt) = (first_bad, None);
-    if let Some(bad) = first_bad {
+    let answer = first_bad.map(|bad| {
         let good = steps
             .iter()
             .filter(|s| s.call == Call::Good && s.index < bad)
             .map(|s| s.index)
             .max()
             .unwrap_or(0);
-        doubt = confirm(m, good, bad, &mut steps, p, progress)?;
-        if doubt.is_some() {
-            first_bad = None;
-        }
-    }
-    Ok(Outcome {
-        metric: p.metric.clone(),
-        steps,
-        first_bad,
-        candidates,
-        doubt,
-    })
+        (good, bad)
+    });
+    conclude(m, steps, candidates, answer, p, progress)
 }
 
 #[cfg(test)]

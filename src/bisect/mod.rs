@@ -426,18 +426,27 @@ pub fn bisect(
         steps.push(step);
     }
     let candidates: Vec<usize> = (lo + 1..=hi).filter(|i| !failed.contains(i)).collect();
-    let mut first_bad = (candidates.len() == 1).then_some(hi);
-    let mut doubt = None;
-    if first_bad.is_some() {
-        doubt = confirm(m, lo, hi, &mut steps, p, progress)?;
-        if doubt.is_some() {
-            first_bad = None;
-        }
-    }
+    let answer = (candidates.len() == 1).then_some((lo, hi));
+    conclude(m, steps, candidates, answer, p, progress)
+}
+
+/// The outcome of a search whose `answer` is (last good, first bad), once [`confirm`]ed.
+pub fn conclude(
+    m: &mut dyn Measure,
+    mut steps: Vec<Step>,
+    candidates: Vec<usize>,
+    answer: Option<(usize, usize)>,
+    p: &Params,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Outcome> {
+    let doubt = match answer {
+        Some((good, bad)) => confirm(m, good, bad, &mut steps, p, progress)?,
+        None => None,
+    };
     Ok(Outcome {
         metric: p.metric.clone(),
         steps,
-        first_bad,
+        first_bad: answer.filter(|_| doubt.is_none()).map(|(_, bad)| bad),
         candidates,
         doubt,
     })
