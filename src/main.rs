@@ -37,14 +37,18 @@ enum Command {
     Import(cmd::export::ImportArgs),
     /// Turn a program's strace log (or a command run under strace) into a signature
     Record(cmd::record::Args),
-    /// Find the first bad kernel of an ordered list (oldest good, newest bad)
+    /// Find the first bad kernel of an ordered list (oldest good, newest bad), or the first
+    /// bad commit of a kernel tree
+    #[command(mut_arg("json", |a| a.help("Write the outcome (first bad, the steps, each verdict) as JSON to FILE")))]
     Bisect(Box<cmd::bisect::BisectArgs>),
     /// One step of a `git bisect run`: run on --kernel, compare with --baseline; exit 0 good,
     /// 1 bad, 125 skip, 128 error
     Judge(Box<cmd::judge::JudgeArgs>),
     /// Shrink a signature to the steps that still show an effect (delta debugging)
+    #[command(mut_arg("json", |a| a.hide(true)), mut_arg("label", |a| a.hide(true)))]
     Minimize(Box<cmd::minimize::MinimizeArgs>),
     /// Run the plan as a Slurm job array, one slice per task, into a shared store
+    #[command(mut_arg("json", |a| a.hide(true)), mut_arg("op_log", |a| a.hide(true)))]
     Submit(Box<cmd::submit::SubmitArgs>),
     /// List the built-in signatures
     List(cmd::list::Args),

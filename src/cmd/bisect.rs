@@ -44,7 +44,7 @@ pub struct BisectArgs {
     /// Reuse the steps already stored (same signature and plan), e.g. after Ctrl-C
     #[arg(long)]
     resume: bool,
-    /// Write the outcome (first bad, the steps, each verdict) as JSON
+    /// The same as --json: the outcome (first bad, the steps, each verdict) as JSON
     #[arg(long = "bisect-json", value_name = "FILE")]
     bisect_json: Option<String>,
     /// Everything `run` takes: the signature, --fs, -n, --dir, -r (repetitions per step)…
@@ -301,6 +301,18 @@ pub fn run(args: BisectArgs) -> Result<i32> {
     if args.run.no_store {
         bail!("bisect stores every step (that is what --resume reuses): drop --no-store");
     }
+    if args.run.json.is_some() && args.bisect_json.is_some() {
+        bail!("--json and --bisect-json both name the bisect's JSON document: give one");
+    }
+    {
+        use super::run::RunOption::*;
+        // Steps are labelled by release or commit, booted one kernel at a time.
+        super::run::refuse(
+            &args.run,
+            "bisect",
+            &[Label, Interleave, Slice, SplitReps, OpLog],
+        )?;
+    }
     let plan = super::run::plan_of(&args.run)?;
     let params = Params {
         metric: args.metric.clone(),
@@ -369,7 +381,7 @@ pub fn run(args: BisectArgs) -> Result<i32> {
             .count(),
         started.elapsed().as_secs_f64()
     );
-    if let Some(dest) = &args.bisect_json {
+    if let Some(dest) = args.bisect_json.as_ref().or(args.run.json.as_ref()) {
         sigbench::report::json::write(&report, dest)?;
     }
     super::out(&o)?;

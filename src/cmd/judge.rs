@@ -41,6 +41,11 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
     } else {
         args.metrics.clone()
     };
+    {
+        use super::run::RunOption::*;
+        // One kernel, stored: that is what the next step compares with.
+        super::run::refuse(&args.run, "judge", &[Interleave, Slice, SplitReps, NoStore])?;
+    }
     let plan = super::run::plan_of(&args.run)?;
     // The baseline must exist before anything is booted.
     let mut store = None;
@@ -99,6 +104,9 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
             }
         }
     };
+    if let Some(dest) = &args.run.json {
+        sigbench::report::json::write(&doc, dest)?;
+    }
     let samples = [
         Samples::from_runs(&base_label, &base_runs),
         Samples::from_runs(&doc.label, std::slice::from_ref(&doc)),

@@ -36,6 +36,16 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
             "minimize runs on this kernel: --kernel is not supported yet (minimize on the kernel that shows the effect)"
         );
     }
+    {
+        use super::run::RunOption::*;
+        // Candidates are replayed, judged and thrown away: nothing is stored or written
+        // but the minimal signature (-o).
+        super::run::refuse(
+            &args.run,
+            "minimize",
+            &[Json, Label, Interleave, Slice, SplitReps],
+        )?;
+    }
     let plan = super::run::plan_of(&args.run)?;
     let sig: &Signature = &plan.signature;
     let source = Source::parse(&sig.source, &sig.origin)?;

@@ -139,6 +139,39 @@ pub struct Args {
     label_suffix: Option<String>,
 }
 
+/// `run` options the commands that take all of them (bisect, judge, minimize, submit) may
+/// have no use for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RunOption {
+    Json,
+    Label,
+    Interleave,
+    Slice,
+    SplitReps,
+    NoStore,
+    OpLog,
+}
+
+/// Refuse the options `command` has no use for, naming the first one given: an option is
+/// never silently ignored.
+pub(crate) fn refuse(args: &Args, command: &str, unused: &[RunOption]) -> Result<()> {
+    for o in unused {
+        let (flag, given) = match o {
+            RunOption::Json => ("--json", args.json.is_some()),
+            RunOption::Label => ("--label", args.label.is_some()),
+            RunOption::Interleave => ("--interleave", args.interleave),
+            RunOption::Slice => ("--slice", args.slice.is_some()),
+            RunOption::SplitReps => ("--split-reps", args.split_reps),
+            RunOption::NoStore => ("--no-store", args.no_store),
+            RunOption::OpLog => ("--op-log", args.op_log.is_some()),
+        };
+        if given {
+            bail!("{command} does not take {flag}");
+        }
+    }
+    Ok(())
+}
+
 /// The filesystems of `--fs`, each once.
 fn filesystems(args: &Args) -> Result<&[Fs]> {
     for (k, f) in args.fs.iter().enumerate() {
@@ -916,6 +949,17 @@ mod tests {
         let plan = plan_of(&args(&["--device", "/dev/sdz9"])).unwrap();
         let e = boots::guest_args(&plan, false).unwrap_err().to_string();
         assert!(e.contains("cannot be used with --kernel"), "{e}");
+    }
+
+    #[test]
+    fn options_a_command_has_no_use_for_are_refused_not_ignored() {
+        use RunOption::*;
+        let a = args(&["--label", "x", "--json", "out.json"]);
+        assert!(refuse(&a, "minimize", &[Interleave, Slice]).is_ok());
+        let e = refuse(&a, "minimize", &[Interleave, Json, Label]).unwrap_err();
+        assert_eq!(e.to_string(), "minimize does not take --json");
+        let e = refuse(&args(&["--no-store"]), "judge", &[NoStore]).unwrap_err();
+        assert_eq!(e.to_string(), "judge does not take --no-store");
     }
 
     #[test]

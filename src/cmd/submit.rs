@@ -153,6 +153,12 @@ pub fn run(args: SubmitArgs) -> Result<i32> {
     if args.run.no_store {
         bail!("submit's tasks keep their results only in the store: drop --no-store");
     }
+    {
+        use super::run::RunOption::*;
+        // Every task would write the same --json or --op-log file; kernels are slices
+        // of their own (one kernel per task), so there is nothing to interleave.
+        super::run::refuse(&args.run, "submit", &[Json, OpLog, Interleave])?;
+    }
     if let Some(k) = args.max_parallel
         && k == 0
     {
