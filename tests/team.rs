@@ -137,8 +137,12 @@ impl Drop for Postgres {
 /// `sigbench ARGS` on another "machine": a mount namespace with its own /run/sigbench (its
 /// own machine lock and testbeds) and a UTS namespace with the hostname `host`.
 fn on_machine(host: &str, args: &[&str]) -> Child {
+    // The new mount namespace starts as a copy of this one: the test filesystems other
+    // tests have mounted at that moment would stay mounted in it (its propagation is
+    // private), keeping their loop devices busy for the next mkfs. A machine of its own
+    // sees none of them.
     let mut script = String::from(
-        "hostname \"$1\" && mkdir -p /run/sigbench && mount -t tmpfs sigbench /run/sigbench && shift && exec \"$@\"",
+        "hostname \"$1\" && { findmnt -rn -o TARGET | grep '^/run/sigbench/' | sort -r | xargs -r umount -l; } && mkdir -p /run/sigbench && mount -t tmpfs sigbench /run/sigbench && shift && exec \"$@\"",
     );
     script.push('\n');
     Command::new("unshare")
