@@ -7,12 +7,14 @@
 use crate::interrupt;
 use anyhow::{Context, Result};
 use std::io::Read;
-use std::os::unix::process::CommandExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::Duration;
 
 /// How often a waiting sigbench looks at its children and at the interrupt flag.
 const POLL: Duration = Duration::from_millis(10);
+/// How many polls a child killed by a signal waits for sigbench's own (200 ms).
+const SIGNAL_GRACE: usize = 20;
 
 /// Run `cmd` to completion with its output captured, like `Command::output`, but stop it
 /// (and everything it started) when a signal asks sigbench to stop. `what` names it in
@@ -74,6 +76,15 @@ fn wait(child: &mut Child, what: &str, group: bool) -> Result<ExitStatus> {
             .try_wait()
             .with_context(|| format!("waiting for {what}"))?
         {
+            // Killed by a signal that was meant for sigbench too (`scancel` signals a Slurm
+            // job's every process, a terminal its foreground group): once sigbench's own
+            // signal is seen, that is an interruption, not the child's failure.
+            if s.signal().is_some() {
+                for _ in 0..SIGNAL_GRACE {
+                    interrupt::check()?;
+                    std::thread::sleep(POLL);
+                }
+            }
             return Ok(s);
         }
         if let Err(stop) = interrupt::check() {

@@ -11,6 +11,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The tests of this file one at a time: a test "machine" is a mount namespace, made as a
+/// copy of this one, and must not catch another test's filesystems mounted (see
+/// `on_machine`).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A PostgreSQL server of its own in a temp directory, stopped and removed when dropped.
 struct Postgres {
     dir: PathBuf,
@@ -180,6 +189,7 @@ fn cases_per_run(export: &serde_json::Value) -> Vec<(String, usize)> {
 #[test]
 fn two_machines_write_one_postgres_store_at_once() {
     require_root();
+    let _serial = one_at_a_time();
     let pg = Postgres::start("two");
     let url = pg.url();
     let dir = std::env::temp_dir().join(format!("sigbench-team-{}", std::process::id()));
@@ -319,6 +329,7 @@ fn two_machines_write_one_postgres_store_at_once() {
 #[test]
 fn postgres_going_away_mid_run_is_one_error_and_nothing_half_written() {
     require_root();
+    let _serial = one_at_a_time();
     let pg = Postgres::start("gone");
     let url = pg.url();
     let dir = std::env::temp_dir().join(format!("sigbench-run-gone-{}", std::process::id()));
@@ -633,6 +644,7 @@ fn slice_row(status: &str, slice: usize) -> (String, String, String) {
 #[test]
 fn a_matrix_submitted_to_slurm_lands_in_one_postgres_store() {
     require_root();
+    let _serial = one_at_a_time();
     let pg = Postgres::start("slurm");
     let url = pg.url();
     let slurm = Slurm::start();

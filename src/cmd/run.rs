@@ -573,8 +573,14 @@ pub(crate) fn run_here(
     // formatted; the run is recorded only once it has really started.
     let mut console = Console::new(plan, mount_point.len(), json_to_stdout);
     let mut storing = store.map(Storing::new);
-    let outcome = plan.execute(&mut doc, &mut (&mut console, &mut storing));
+    let mut outcome = plan.execute(&mut doc, &mut (&mut console, &mut storing));
     console.finish();
+    // Whatever failed while a signal asked the run to stop failed because of it.
+    if outcome.is_err()
+        && let Err(stop) = interrupt::check()
+    {
+        outcome = Err(stop.into());
+    }
     doc.status = match &outcome {
         Ok(()) => "complete",
         Err(e) if e.downcast_ref::<interrupt::Interrupted>().is_some() => "interrupted",

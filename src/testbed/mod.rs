@@ -489,6 +489,10 @@ pub fn fits_in_memory(space: u64, meminfo: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// How often, and how far apart, mkfs is tried again on a device that is busy.
+const MKFS_BUSY_RETRIES: usize = 10;
+const MKFS_BUSY_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// A freshly made and mounted filesystem with the case's test directory; unmounted when
 /// dropped.
 pub struct CaseFs {
@@ -599,8 +603,19 @@ impl Testbed {
                 self.workspace()
                     .context("a directory testbed has no mkfs")?,
             );
-        // Its own process group, stopped at once on SIGINT/SIGTERM (crate::child).
-        let out = crate::child::output(&mut cmd, &tool.display().to_string())?;
+        // Its own process group, stopped at once on SIGINT/SIGTERM (crate::child). A device
+        // still held for a moment after the last case's unmount (udev probing it, a mount
+        // namespace made meanwhile letting go of its copy) is tried again, briefly.
+        let mut out = crate::child::output(&mut cmd, &tool.display().to_string())?;
+        for _ in 0..MKFS_BUSY_RETRIES {
+            let busy = String::from_utf8_lossy(&out.stderr).contains("Device or resource busy");
+            if out.status.success() || !busy {
+                break;
+            }
+            std::thread::sleep(MKFS_BUSY_WAIT);
+            crate::interrupt::check()?;
+            out = crate::child::output(&mut cmd, &tool.display().to_string())?;
+        }
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
             let last = err
