@@ -137,6 +137,7 @@ fn tracing(tracefs: &anyhow::Result<Tracefs>, v: &mut Vec<Check>) {
 
 fn guests(cache: &Path, v: &mut Vec<Check>) {
     let kvm = kvm_api();
+    let kvm_guests = kvm.is_some() && cached_probe(cache).is_some_and(|p| p.works);
     let (ok, detail) = match (kvm, cached_probe(cache)) {
         (None, _) => (
             false,
@@ -162,11 +163,36 @@ fn guests(cache: &Path, v: &mut Vec<Check>) {
     };
     v.push(Check::new("kvm", ok, detail));
     let qemu = crate::vm::qemu::qemu();
+    let has_qemu = qemu.is_ok();
     v.push(Check::new(
         "qemu",
-        qemu.is_ok(),
-        qemu.map_or_else(|e| format!("{e:#}"), |p| p.display().to_string()),
+        has_qemu,
+        qemu.map_or_else(
+            |e| format!("{e:#}"),
+            |p| match crate::vm::qemu::qemu_version() {
+                Some(ver) => format!("{} (QEMU {ver})", p.display()),
+                None => p.display().to_string(),
+            },
+        ),
     ));
+    v.push(Check::new("clocks", true, clocks(has_qemu, kvm_guests)));
+}
+
+/// Which clocks `run` can time with here (`crate::clock`).
+fn clocks(qemu: bool, kvm_guests: bool) -> String {
+    let mut v = vec!["host (runs here; real time)".to_string()];
+    if qemu {
+        v.push(format!(
+            "icount (guests under TCG, the default there: instructions at 1 ns{})",
+            if kvm_guests { "; --clock icount" } else { "" }
+        ));
+        v.push(if kvm_guests {
+            "host in KVM guests (their default)".to_string()
+        } else {
+            "host in TCG guests (--clock host: emulated real time)".to_string()
+        });
+    }
+    v.join("; ")
 }
 
 /// KVM_GET_API_VERSION, when /dev/kvm opens.

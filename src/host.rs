@@ -22,6 +22,9 @@ pub struct Host {
     /// `qemu-tcg` or `qemu-kvm` when the run happened in a guest booted by `run --kernel`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accelerator: Option<String>,
+    /// For a guest: what its times count (`crate::clock`); absent on the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<crate::clock::Clock>,
     /// For a guest: the identity (short hash) of the kernel image it booted, so results of
     /// two images with one release are told apart (`bisect --resume`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -67,6 +70,7 @@ impl Host {
             mem_total_kib,
             emulated: false,
             accelerator: None,
+            clock: None,
             kernel_image: None,
         }
     }

@@ -11,6 +11,7 @@
 pub mod bisect;
 pub mod capability;
 pub mod child;
+pub mod clock;
 pub mod diag;
 pub mod exec;
 pub mod host;

@@ -76,6 +76,9 @@ pub struct PlanMeta {
     pub n: Vec<u64>,
     pub repetitions: u32,
     pub warmup: u32,
+    /// Each window waited for a quiet machine and a timer tick (`run --settle`).
+    #[serde(default)]
+    pub settle: bool,
     pub seed: u64,
     /// `interleaved` (repetition-major) or `shuffled`.
     pub order: String,
@@ -251,6 +254,24 @@ pub mod fixtures {
     use crate::probe::procfs::SlabDelta;
     use crate::probe::{Counter, Cpu, Reading};
 
+    /// A synthetic machine whose kernel release is `release`.
+    pub fn host(release: &str) -> Host {
+        Host {
+            hostname: "h".into(),
+            kernel_release: release.into(),
+            kernel_version: String::new(),
+            kernel_cmdline: String::new(),
+            arch: "x86_64".into(),
+            cpu_model: String::new(),
+            cpus: 2,
+            mem_total_kib: 0,
+            emulated: false,
+            accelerator: None,
+            clock: None,
+            kernel_image: None,
+        }
+    }
+
     /// A synthetic run: one case per repetition with the given wall times, a `create` and a
     /// `delete` phase, and maple_node's create-phase change per repetition.
     pub fn doc(label: &str, walls: &[f64], maple: &[i64]) -> RunDocument {
@@ -314,19 +335,7 @@ pub mod fixtures {
             status: "complete".into(),
             error: None,
             started_at: "2026-11-23T00:00:00Z".into(),
-            host: Host {
-                hostname: "h".into(),
-                kernel_release: label.into(),
-                kernel_version: String::new(),
-                kernel_cmdline: String::new(),
-                arch: "x86_64".into(),
-                cpu_model: String::new(),
-                cpus: 2,
-                mem_total_kib: 0,
-                emulated: false,
-                accelerator: None,
-                kernel_image: None,
-            },
+            host: host(label),
             signature: SignatureMeta {
                 name: "lkp-churn".into(),
                 origin: "builtin".into(),
@@ -341,6 +350,7 @@ pub mod fixtures {
                 n: vec![20000],
                 repetitions: walls.len() as u32,
                 warmup: 0,
+                settle: false,
                 seed: 1,
                 order: "interleaved".into(),
                 dirs: vec!["churn".into()],

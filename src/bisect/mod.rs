@@ -32,6 +32,12 @@ pub enum Measured {
 pub trait Measure {
     fn measure(&mut self, index: usize, reps: u32) -> Result<Measured>;
     fn name(&self, index: usize) -> String;
+    /// The smallest spread, a fraction of the metric's level, a change is measured
+    /// against (`stats::verdict::evidence`): a time's clock decides it
+    /// (`crate::clock::TimeBase::noise_floor`), once something was measured.
+    fn noise_floor(&self) -> f64 {
+        crate::stats::verdict::NOISE_FLOOR
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -126,8 +132,9 @@ impl Report {
 }
 
 /// Is `x` different from `y`? (raw p below `alpha / 2`: two comparisons per step.)
-fn differs(x: &[f64], y: &[f64], alpha: f64) -> (bool, String) {
-    let (ev, p) = evidence(x, y, true, Test::MannWhitney, alpha / 2.0, 1);
+/// `floor`: the smallest spread, a fraction of the level, a change is measured against.
+fn differs(x: &[f64], y: &[f64], alpha: f64, floor: f64) -> (bool, String) {
+    let (ev, p) = evidence(x, y, true, Test::MannWhitney, alpha / 2.0, 1, floor);
     let differs = match ev {
         Evidence::Exact => p == 0.0,
         Evidence::Undecidable => false,
@@ -207,7 +214,7 @@ pub fn measure_ends(
     };
     let mut r = p.reps;
     loop {
-        let (d, how) = differs(&good, &bad, p.alpha);
+        let (d, how) = differs(&good, &bad, p.alpha, m.noise_floor());
         if d {
             let steps = vec![
                 Step {
@@ -270,8 +277,8 @@ pub fn classify(
                 });
             }
         };
-        let (dg, hg) = differs(&s, &ends.good, p.alpha);
-        let (db, hb) = differs(&s, &ends.bad, p.alpha);
+        let (dg, hg) = differs(&s, &ends.good, p.alpha, m.noise_floor());
+        let (db, hb) = differs(&s, &ends.bad, p.alpha, m.noise_floor());
         let why = format!("vs good: {hg}; vs bad: {hb}");
         let call = match (dg, db) {
             (false, true) => Some(Call::Good),
@@ -355,7 +362,7 @@ pub fn confirm(
                 s.samples = v.clone();
             }
         }
-        let (d, how) = differs(&a, &b, p.alpha);
+        let (d, how) = differs(&a, &b, p.alpha, m.noise_floor());
         if d {
             return Ok(None);
         }

@@ -4,7 +4,9 @@ use anyhow::{Result, bail};
 use sigbench::report::{Format, renderer};
 use sigbench::results;
 use sigbench::stats::Test;
-use sigbench::stats::compare::{Samples, Verdict, compare, compare_metrics, metric_names, verdict};
+use sigbench::stats::compare::{
+    Samples, Verdict, cannot_judge, compare, compare_metrics, metric_names, verdict,
+};
 use sigbench::store::runs_of;
 
 /// The exit code of every error of `compare` (unknown label, missing file, bad option):
@@ -119,6 +121,9 @@ pub fn run(args: Args) -> Result<i32> {
     };
     // The judge's own family: the judged metrics, named in advance.
     let judged = compare_metrics(&samples, test, args.alpha, Some(&metrics));
+    if let Some(why) = cannot_judge(&judged, &metrics) {
+        bail!("--fail-on: {why}: measure both on one clock (--clock)");
+    }
     let v = verdict(&judged, &metrics, pct);
     sigbench::say!(
         "sigbench: {}",

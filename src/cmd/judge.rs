@@ -7,7 +7,7 @@
 use anyhow::{Result, bail};
 use sigbench::stats::Test;
 use sigbench::stats::compare::{
-    DEFAULT_MIN_EFFECT_PCT, Samples, Verdict, compare_metrics, verdict,
+    DEFAULT_MIN_EFFECT_PCT, Samples, Verdict, cannot_judge, compare_metrics, verdict,
 };
 use sigbench::store::{Store, runs_of};
 use sigbench::vm::kernel;
@@ -125,6 +125,9 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
+    }
+    if let Some(why) = cannot_judge(&judged, &metrics) {
+        bail!("judge: {why}: measure the baseline on the same clock (--clock)");
     }
     let v = verdict(&judged, &metrics, args.min_effect);
     sigbench::say!(

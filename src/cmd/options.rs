@@ -81,3 +81,21 @@ pub enum AccelChoice {
     Kvm,
     Tcg,
 }
+
+/// `--clock`: what a guest's times count.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ClockChoice {
+    /// Instructions executed, 1 ns each (QEMU -icount; TCG only)
+    Icount,
+    /// The host's real time
+    Host,
+}
+
+impl From<ClockChoice> for sigbench::clock::ClockKind {
+    fn from(c: ClockChoice) -> Self {
+        match c {
+            ClockChoice::Icount => Self::Icount,
+            ClockChoice::Host => Self::Host,
+        }
+    }
+}

@@ -76,6 +76,10 @@ pub struct Args {
     /// Shuffle the cases within each repetition (seeded) instead of a fixed rotation
     #[arg(long)]
     shuffle: bool,
+    /// Before each timed window, wait until nothing else runs on the machine (at most
+    /// 5 s) and start at a timer tick; guests always do
+    #[arg(long)]
+    settle: bool,
     /// Seed for per-file tokens and shuffling
     #[arg(long, default_value_t = DEFAULT_SEED)]
     seed: u64,
@@ -106,12 +110,17 @@ pub struct Args {
     /// QEMU accelerator for --kernel
     #[arg(long, value_enum, default_value = "auto")]
     accel: super::options::AccelChoice,
+    /// What a guest's times count: `icount` (instructions executed, 1 ns each: the exact
+    /// cost of the code path, the same on a busy machine; needs TCG, and is its default)
+    /// or `host` (real time: KVM's default)
+    #[arg(long, value_enum, value_name = "CLOCK")]
+    clock: Option<super::options::ClockChoice>,
     /// Guest memory in MiB
     #[arg(long, default_value_t = 2048, value_name = "MiB")]
     guest_mem: u32,
-    /// Guest CPUs
-    #[arg(long, default_value_t = 2)]
-    guest_cpus: u32,
+    /// Guest CPUs (default 1 under the icount clock, else 2)
+    #[arg(long, value_name = "N")]
+    guest_cpus: Option<u32>,
     /// Seconds the plan may run in a guest once it is up (default 120, ×10 under TCG)
     #[arg(long, value_name = "SECS")]
     guest_timeout: Option<u64>,
@@ -351,6 +360,7 @@ pub(crate) fn plan_of(args: &Args) -> Result<Plan> {
         shuffle: args.shuffle,
         seed: args.seed,
         probes: probes(args, fs)?,
+        settle: args.settle,
         op_log: args.op_log.clone(),
     })
 }
@@ -619,7 +629,7 @@ pub(crate) fn guest_run(
     k: &kernel::Kernel,
     opts: &VmOptions,
 ) -> Result<vm::GuestRun> {
-    let (guest, signature) = boots::guest_args(plan, args.verbose)?;
+    let (guest, signature) = boots::guest_args(&boots::in_guest(plan), args.verbose)?;
     let run = vm::run(k, plan.testbed.fs, &guest, signature.as_deref(), opts);
     for w in sigbench::diag::take() {
         sigbench::say!("sigbench: {w}");
@@ -638,6 +648,7 @@ pub(crate) fn vm_options(args: &Args) -> Result<VmOptions> {
     Ok(VmOptions {
         cache: args.cache.cache_dir.clone(),
         accel,
+        clock: args.clock.map(Into::into),
         mem_mib: args.guest_mem,
         cpus: args.guest_cpus,
         timeout: args.guest_timeout.map(Duration::from_secs),
@@ -890,6 +901,7 @@ mod tests {
                 "--warmup",
                 "1",
                 "--shuffle",
+                "--settle",
                 "--seed",
                 "7",
                 "--rounds",

@@ -38,6 +38,9 @@ pub struct Plan {
     pub shuffle: bool,
     pub seed: u64,
     pub probes: Vec<ProbeSpec>,
+    /// Before each timed window, wait until nothing else runs and start at a timer tick
+    /// (`probe::Window::settle`): what a guest does by default.
+    pub settle: bool,
     /// Log every timed call to this file (verification; costs time in the window).
     pub op_log: Option<std::path::PathBuf>,
 }
@@ -207,6 +210,7 @@ impl Plan {
                 n: self.n_values.clone(),
                 repetitions: self.repetitions,
                 warmup: self.warmup,
+                settle: self.settle,
                 seed: self.seed,
                 order: if self.shuffle {
                     "shuffled"
@@ -325,6 +329,7 @@ impl Plan {
         obs.case_started(case, self, work);
         // Everything the workload needs from outside its filesystem is opened here.
         let mut window = probes.window(scope, warnings);
+        window.settle = self.settle;
         // Slab evidence per phase: checkpoints between phases, outside the phases' times.
         let per_phase = sig.slab_evidence && sig.phases.len() * sig.rounds as usize > 1;
         let mut phase_slab: Vec<Vec<SlabDelta>> = vec![Vec::new(); sig.phases.len()];
@@ -426,6 +431,7 @@ mod tests {
             shuffle,
             seed: 1,
             probes: vec![],
+            settle: false,
             op_log: None,
         }
     }

@@ -262,6 +262,7 @@ impl Probes {
             before: None,
             segment: None,
             cpu0: None,
+            settle: false,
         }
     }
 }
@@ -297,6 +298,22 @@ pub struct Window {
     /// Where the current segment (between checkpoints) started.
     segment: Option<Snapshot>,
     cpu0: Option<Cpu>,
+    /// Settle before opening (`Plan::settle`).
+    pub settle: bool,
+}
+
+/// How often and how long `Window::open` looks for a quiet machine.
+const SETTLE_STEP: std::time::Duration = std::time::Duration::from_millis(5);
+const SETTLE_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Return right after a timer tick: CLOCK_MONOTONIC_COARSE advances only at ticks.
+/// Spins for at most one tick.
+fn at_tick() {
+    let start = crate::sys::os::coarse_now();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(100);
+    while crate::sys::os::coarse_now() == start && std::time::Instant::now() < deadline {
+        std::hint::spin_loop();
+    }
 }
 
 fn rusage() -> Cpu {
@@ -315,9 +332,27 @@ pub fn peak_rss_kib() -> u64 {
 
 impl Window {
     /// Arm: the slow snapshots first, the counters last, so the counters see only the window.
+    ///
+    /// With `settle`, first wait until nothing else runs, and after the snapshots start at
+    /// a timer tick. In a guest under the icount clock every repetition then starts from
+    /// the same place: no boot-time work (crypto self-tests, deferred probes) and no RCU
+    /// callbacks of the previous case run inside the window, and the ticks fall at the
+    /// same offsets into it. Measured in docs/statistics.md ("The icount clock").
     pub fn open(&mut self) {
+        if self.settle {
+            let s = self.sources.settle(SETTLE_STEP, SETTLE_LIMIT);
+            if !s.quiet {
+                crate::diag::warn(format!(
+                    "the machine did not settle before a window: still busy after {:.1} s (something else runs: the window's times include it)",
+                    s.waited_ns as f64 / 1e9
+                ));
+            }
+        }
         self.before = Some(Snapshot::take(&self.sources));
         self.segment = self.before.clone();
+        if self.settle {
+            at_tick();
+        }
         self.cpu0 = Some(rusage());
         for (_, c) in &self.counters {
             if let Ok((c, _)) = c {

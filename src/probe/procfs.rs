@@ -186,6 +186,7 @@ fn settle_rcu() {
 /// time. Opened before the workload's thread is confined to the test filesystem (where
 /// /proc and /sys are not), they still read the kernel's counters from inside it.
 pub struct Sources {
+    schedstat: Option<File>,
     vmstat: Option<File>,
     slabinfo: Option<File>,
     block: Option<File>,
@@ -204,9 +205,66 @@ impl Sources {
     pub fn open(block: Option<&str>) -> Sources {
         let open = |p: &str| File::open(p).ok();
         Sources {
+            schedstat: open("/proc/schedstat"),
             vmstat: open("/proc/vmstat"),
             slabinfo: open("/proc/slabinfo"),
             block: block.and_then(|b| open(&format!("/sys/block/{b}/stat"))),
+        }
+    }
+}
+
+/// The time every CPU has spent running tasks, from /proc/schedstat (ns).
+fn busy_ns(text: &str) -> Option<u64> {
+    let mut sum = 0;
+    let mut any = false;
+    for l in text.lines().filter(|l| l.starts_with("cpu")) {
+        // cpuN yld_count 0 sched_count sched_goidle ttwu_count ttwu_local rq_cpu_time …
+        sum += l.split_whitespace().nth(7)?.parse::<u64>().ok()?;
+        any = true;
+    }
+    any.then_some(sum)
+}
+
+/// How the machine settled before a window.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Settled {
+    /// How long the wait took (ns of CLOCK_MONOTONIC).
+    pub waited_ns: u64,
+    /// False when the machine was still busy at the limit.
+    pub quiet: bool,
+}
+
+impl Sources {
+    /// Wait until nothing else runs: two consecutive intervals of `step` in which the
+    /// CPUs were busy less than 1 % of the time (background work from boot or from the
+    /// previous case — RCU callbacks, kworkers, self-tests — would otherwise run inside
+    /// the window). At most `limit`.
+    pub fn settle(&self, step: std::time::Duration, limit: std::time::Duration) -> Settled {
+        let start = std::time::Instant::now();
+        let read = || reread(&self.schedstat).and_then(|t| busy_ns(&t));
+        let Some(mut before) = read() else {
+            return Settled::default();
+        };
+        let mut quiet_steps = 0;
+        while start.elapsed() < limit {
+            let t0 = std::time::Instant::now();
+            std::thread::sleep(step);
+            let Some(now) = read() else {
+                return Settled::default();
+            };
+            let busy = now.saturating_sub(before) as f64 / t0.elapsed().as_nanos() as f64;
+            before = now;
+            quiet_steps = if busy < 0.01 { quiet_steps + 1 } else { 0 };
+            if quiet_steps >= 2 {
+                return Settled {
+                    waited_ns: start.elapsed().as_nanos() as u64,
+                    quiet: true,
+                };
+            }
+        }
+        Settled {
+            waited_ns: start.elapsed().as_nanos() as u64,
+            quiet: false,
         }
     }
 }

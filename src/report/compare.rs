@@ -84,11 +84,7 @@ fn labels_table(c: &Comparison) -> Table {
             l.runs.to_string(),
             l.kernels.join(", "),
             l.filesystems.join(", "),
-            if l.emulated {
-                "timings emulated (TCG): compare counts, not times".into()
-            } else {
-                String::new()
-            },
+            l.clock_note.clone().unwrap_or_default(),
         ]);
     }
     t

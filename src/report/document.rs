@@ -300,8 +300,15 @@ pub fn build(
     about.push(format!("Test directories: {dirs}."));
     let notices: Vec<String> = samples
         .iter()
-        .filter(|s| s.emulated)
-        .map(|s| format!("{} ran under QEMU TCG (emulation): its timings are not the hardware's — compare its counts, not its times.", s.label))
+        .filter_map(|s| {
+            if s.timebases.iter().any(|b| b.deterministic()) {
+                Some(format!("{}: times on the {}.", s.label, crate::clock::ICOUNT_NOTE))
+            } else if s.emulated {
+                Some(format!("{} ran under QEMU TCG (emulation): its timings are not the hardware's — compare its counts, not its times.", s.label))
+            } else {
+                None
+            }
+        })
         .collect();
 
     let mut tables = Vec::new();

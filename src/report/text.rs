@@ -188,8 +188,14 @@ fn header(doc: &RunDocument) -> String {
         reps,
         if reps == 1 { "" } else { "s" }
     );
-    if doc.host.emulated {
-        out.push_str("timings are emulated (QEMU TCG): compare counts, not times\n");
+    match crate::clock::TimeBase::of(&doc.host) {
+        crate::clock::TimeBase::Icount { .. } => {
+            out.push_str(&format!("times: {}\n", crate::clock::ICOUNT_NOTE));
+        }
+        crate::clock::TimeBase::Emulated => {
+            out.push_str("timings are emulated (QEMU TCG): compare counts, not times\n");
+        }
+        crate::clock::TimeBase::Hardware => {}
     }
     let first = doc.cases.iter().find(|c| !c.warmup);
     for c in first.map_or(&[][..], |c| &c.counters) {

@@ -2,8 +2,9 @@
 //! metric summarised per label, tested between the baseline and each other label, and
 //! fitted over N; warnings where the data cannot support a verdict.
 
-use super::verdict::{Evidence, evidence, holm};
+use super::verdict::{Evidence, NOISE_FLOOR, evidence, holm};
 use super::{Ratio, Scaling, Summary, Test, fit_exponent, ratio_of_medians};
+use crate::clock::TimeBase;
 use crate::probe::Reading;
 use crate::results::{CaseResult, RunDocument};
 use serde::{Deserialize, Serialize};
@@ -115,6 +116,8 @@ pub struct Samples {
     pub filesystems: BTreeSet<String>,
     /// Labels run under emulation (TCG): their times are not the hardware's.
     pub emulated: bool,
+    /// The clocks its times were measured on (`crate::clock`).
+    pub timebases: BTreeSet<TimeBase>,
     /// When each run started (RFC 3339), to tell interleaved labels from separate blocks.
     pub started: Vec<String>,
 }
@@ -131,6 +134,7 @@ impl Samples {
             s.kernels.insert(r.host.kernel_release.clone());
             s.filesystems.insert(r.testbed.fs.clone());
             s.emulated |= r.host.emulated;
+            s.timebases.insert(TimeBase::of(&r.host));
             for c in r.cases.iter().filter(|c| !c.warmup) {
                 let key = CaseKey {
                     signature: r.signature.name.clone(),
@@ -211,6 +215,10 @@ pub struct Pair {
     pub base: String,
     pub other: String,
     pub rows: Vec<Row>,
+    /// The two labels' times come from clocks that cannot be compared (an instruction
+    /// count against real time): why. Their time rows are shown, but a judge refuses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mixed_clocks: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -230,6 +238,9 @@ pub struct LabelInfo {
     pub kernels: Vec<String>,
     pub filesystems: Vec<String>,
     pub emulated: bool,
+    /// What its times count, when it is not the hardware's clock: one sentence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_note: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -247,22 +258,48 @@ pub const MIN_SAMPLES: usize = 5;
 /// Above this coefficient of variation a time metric is called unstable.
 pub const MAX_CV: f64 = 0.05;
 
+/// How a comparison's rows are judged: the test, α, the family size, and the smallest
+/// spread (a fraction of the level) assumed for times and for counts.
+#[derive(Clone, Copy, Debug)]
+struct Judging {
+    test: Test,
+    alpha: f64,
+    family: usize,
+    time_floor: f64,
+}
+
+impl Judging {
+    /// Times (and latencies) have their clock's noise floor; kernel counts the default.
+    fn floor(&self, kind: Kind) -> f64 {
+        match kind {
+            Kind::Time | Kind::Latency => self.time_floor,
+            Kind::Counter | Kind::Kernel => NOISE_FLOOR,
+        }
+    }
+}
+
 /// One row with its raw evidence; `significant` is set once the family is adjusted.
-#[allow(clippy::too_many_arguments)]
 fn compare_metric(
     case: &CaseKey,
     metric: &str,
     kind: Kind,
     a: &[f64],
     b: &[f64],
-    test: Test,
-    alpha: f64,
-    family: usize,
+    j: &Judging,
 ) -> Option<Row> {
     let base = Summary::of(a)?;
     let other = Summary::of(b)?;
+    let floor = j.floor(kind);
     // Only counts are exact; a time that happens to repeat is still a measurement.
-    let (ev, p) = evidence(a, b, kind == Kind::Counter, test, alpha, family);
+    let (ev, p) = evidence(
+        a,
+        b,
+        kind == Kind::Counter,
+        j.test,
+        j.alpha,
+        j.family,
+        floor,
+    );
     let exact = ev == Evidence::Exact;
     Some(Row {
         case: case.clone(),
@@ -274,7 +311,7 @@ fn compare_metric(
         p_value: matches!(ev, Evidence::Rank | Evidence::Separation).then_some(p),
         p_adjusted: None,
         evidence: ev,
-        effect: super::verdict::effect(a, b),
+        effect: super::verdict::effect(a, b, floor),
         exact,
         significant: exact && p == 0.0,
         insufficient: ev == Evidence::Undecidable,
@@ -333,11 +370,24 @@ pub fn compare_metrics(
                 })
             })
             .sum();
+        let bases: BTreeSet<&TimeBase> = base.timebases.iter().chain(&other.timebases).collect();
+        let mixed_clocks = crate::clock::mixed(bases.iter().copied());
+        // Times on one clock get its noise floor; mixed ones the largest.
+        let time_floor = bases
+            .iter()
+            .map(|b| b.noise_floor())
+            .fold(crate::clock::ICOUNT_NOISE_FLOOR, f64::max);
+        let judging = Judging {
+            test,
+            alpha,
+            family,
+            time_floor,
+        };
         for (case, bm) in &base.cases {
             let Some(om) = other.cases.get(case) else {
                 continue;
             };
-            rows.extend(case_rows(case, bm, om, &wanted, test, alpha, family));
+            rows.extend(case_rows(case, bm, om, &wanted, &judging));
             for (s, m) in [(base, bm), (other, om)] {
                 let wall = &m["wall_ms"].1;
                 if wall.len() < MIN_SAMPLES {
@@ -349,11 +399,15 @@ pub fn compare_metrics(
             }
         }
         adjust(&mut rows, alpha);
+        if let Some(m) = &mixed_clocks {
+            warnings.push(format!("{} vs {}: {m}", base.label, other.label));
+        }
         warnings.extend(pair_warnings(base, other, rows.is_empty()));
         pairs.push(Pair {
             base: base.label.clone(),
             other: other.label.clone(),
             rows,
+            mixed_clocks,
         });
     }
     warnings.splice(0..0, few_samples_warnings(few));
@@ -371,6 +425,7 @@ pub fn compare_metrics(
                 kernels: s.kernels.iter().cloned().collect(),
                 filesystems: s.filesystems.iter().cloned().collect(),
                 emulated: s.emulated,
+                clock_note: clock_note(&s.timebases),
             })
             .collect(),
         pairs,
@@ -387,9 +442,7 @@ fn case_rows(
     bm: &Metrics,
     om: &Metrics,
     wanted: &dyn Fn(&String) -> bool,
-    test: Test,
-    alpha: f64,
-    family: usize,
+    j: &Judging,
 ) -> Vec<Row> {
     let names: BTreeSet<&String> = bm.keys().chain(om.keys()).filter(|n| wanted(n)).collect();
     let mut rows = Vec::new();
@@ -403,11 +456,22 @@ fn case_rows(
         if kind == Kind::Counter && (bm.get(name).is_none() || om.get(name).is_none()) {
             continue;
         }
-        if let Some(r) = compare_metric(case, name, kind, &a, &b, test, alpha, family) {
+        if let Some(r) = compare_metric(case, name, kind, &a, &b, j) {
             rows.push(r);
         }
     }
     rows
+}
+
+/// What a label's times count, in one sentence, when it is not simply the hardware's clock.
+pub fn clock_note(bases: &BTreeSet<TimeBase>) -> Option<String> {
+    if bases.iter().any(|b| b.deterministic()) {
+        Some(crate::clock::ICOUNT_NOTE.to_string())
+    } else if bases.contains(&TimeBase::Emulated) {
+        Some("timings emulated (TCG): compare counts, not times".to_string())
+    } else {
+        None
+    }
 }
 
 /// A label's wall times in one case that vary too much, or a slow first repetition.
@@ -599,6 +663,21 @@ pub fn clears(r: &Row, pct: f64) -> bool {
         Some(ratio) => ratio.ci.0 > floor && ratio.ratio > floor,
         None => r.base.median == 0.0 && r.other.median > 0.0,
     }
+}
+
+/// Why a judge must not decide on `cmp`: a pair whose times come from clocks that cannot
+/// be compared (an icount time against a real one) — when a judged metric is a time.
+pub fn cannot_judge(cmp: &Comparison, metrics: &[String]) -> Option<String> {
+    cmp.pairs.iter().find_map(|p| {
+        let timed = p
+            .rows
+            .iter()
+            .any(|r| metrics.contains(&r.metric) && matches!(r.kind, Kind::Time | Kind::Latency));
+        p.mixed_clocks
+            .as_ref()
+            .filter(|_| timed)
+            .map(|m| format!("{} vs {}: {m}", p.base, p.other))
+    })
 }
 
 /// A significant increase of more than `pct` percent in any of `metrics` is a regression;

@@ -63,28 +63,29 @@ pub fn pooled_sd(a: &[f64], b: &[f64]) -> f64 {
     ((stdev(a).powi(2) + stdev(b).powi(2)) / 2.0).sqrt()
 }
 
-/// The smallest spread a change is measured against: 1 % of the level. A cache of 20 000
-/// objects that is 19 992 in three runs and 20 000 in three others has almost no spread,
-/// but an 8-object change is not news.
+/// The smallest spread a change is measured against, by default: 1 % of the level. A cache
+/// of 20 000 objects that is 19 992 in three runs and 20 000 in three others has almost no
+/// spread, but an 8-object change is not news. Times have their clock's floor
+/// (`crate::clock::TimeBase::noise_floor`): 0.1 % under the icount clock.
 pub const NOISE_FLOOR: f64 = 0.01;
 
-/// |Δ median| in pooled standard deviations — at least [`NOISE_FLOOR`] of the level —
+/// |Δ median| in pooled standard deviations — at least `floor` (a fraction) of the level —
 /// (infinite when both sides are constant at 0 and differ, 0 when nothing changed): how
 /// far a change stands out of its noise. When every value is positive it is measured on
 /// the logarithms, as the t-test is: timings' noise grows with their level, so a slow,
 /// noisy side does not hide a large change.
-pub fn effect(a: &[f64], b: &[f64]) -> f64 {
+pub fn effect(a: &[f64], b: &[f64], floor: f64) -> f64 {
     if !a.is_empty() && !b.is_empty() && a.iter().chain(b).all(|&x| x > 0.0) {
         let ln = |v: &[f64]| v.iter().map(|x| x.ln()).collect::<Vec<_>>();
         let (la, lb) = (ln(a), ln(b));
         let d = (median_of(&lb) - median_of(&la)).abs();
-        // On the log scale 1 % of the level is ln(1.01) ≈ 0.01.
-        let s = pooled_sd(&la, &lb).max(NOISE_FLOOR);
+        // On the log scale a fraction f of the level is ln(1 + f) ≈ f.
+        let s = pooled_sd(&la, &lb).max(floor.ln_1p());
         return d / s;
     }
     let (ma, mb) = (median_of(a), median_of(b));
     let d = (mb - ma).abs();
-    let s = pooled_sd(a, b).max(NOISE_FLOOR * ma.abs().max(mb.abs()));
+    let s = pooled_sd(a, b).max(floor * ma.abs().max(mb.abs()));
     if d == 0.0 {
         0.0
     } else if s == 0.0 {
@@ -95,7 +96,8 @@ pub fn effect(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// The raw (unadjusted) evidence of one row. `exact` says the metric is a count that
-/// repeats exactly; `family` is the number of rows the p-value will be adjusted over.
+/// repeats exactly; `family` is the number of rows the p-value will be adjusted over;
+/// `floor` the smallest spread, as a fraction of the level, a change is measured against.
 pub fn evidence(
     a: &[f64],
     b: &[f64],
@@ -103,6 +105,7 @@ pub fn evidence(
     test: Test,
     alpha: f64,
     family: usize,
+    floor: f64,
 ) -> (Evidence, f64) {
     if a.is_empty() || b.is_empty() {
         return (Evidence::Undecidable, 1.0);
@@ -120,7 +123,7 @@ pub fn evidence(
     let max = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
     let separated = min(b) > max(a) || max(b) < min(a);
-    if !separated || effect(a, b) < SEPARATION_K {
+    if !separated || effect(a, b, floor) < SEPARATION_K {
         return (Evidence::Undecidable, 1.0);
     }
     if stdev(a) == 0.0 && stdev(b) == 0.0 {
@@ -188,7 +191,7 @@ mod tests {
             let b: Vec<f64> = (0..n)
                 .map(|_| draw(&mut rng, noise, 100.0 * (1.0 + shift), cv))
                 .collect();
-            let (_, p) = evidence(&a, &b, false, Test::MannWhitney, alpha, family);
+            let (_, p) = evidence(&a, &b, false, Test::MannWhitney, alpha, family, NOISE_FLOOR);
             // The row in a family of `family` rows whose others show nothing: Holm's
             // first step.
             if p * (family as f64) < alpha {
@@ -243,17 +246,33 @@ mod tests {
             let b: Vec<f64> = (0..3)
                 .map(|_| (1424.0 * (1.0 + 0.01 * rng.normal())).round())
                 .collect();
-            let (ev, p) = evidence(&a, &b, false, Test::MannWhitney, 0.05, 40);
+            let (ev, p) = evidence(&a, &b, false, Test::MannWhitney, 0.05, 40, NOISE_FLOOR);
             assert_eq!(ev, Evidence::Separation);
             assert!(p * 40.0 < 0.05, "{b:?}: p = {p}");
         }
         // Exact counts: equal or not, no test.
         assert_eq!(
-            evidence(&[250.0; 3], &[250.0; 3], true, Test::MannWhitney, 0.05, 1),
+            evidence(
+                &[250.0; 3],
+                &[250.0; 3],
+                true,
+                Test::MannWhitney,
+                0.05,
+                1,
+                NOISE_FLOOR
+            ),
             (Evidence::Exact, 1.0)
         );
         assert_eq!(
-            evidence(&[250.0; 3], &[251.0; 3], true, Test::MannWhitney, 0.05, 1),
+            evidence(
+                &[250.0; 3],
+                &[251.0; 3],
+                true,
+                Test::MannWhitney,
+                0.05,
+                1,
+                NOISE_FLOOR
+            ),
             (Evidence::Exact, 0.0)
         );
         // Overlapping small samples: undecidable, not "no change".
@@ -264,7 +283,8 @@ mod tests {
                 false,
                 Test::MannWhitney,
                 0.05,
-                1
+                1,
+                NOISE_FLOOR
             )
             .0,
             Evidence::Undecidable

@@ -88,6 +88,35 @@ const LOOP_CTL_GET_FREE: libc::c_ulong = 0x4C82;
 const LOOP_CONFIGURE: libc::c_ulong = 0x4C0A;
 const LOOP_CLR_FD: libc::c_ulong = 0x4C01;
 const KVM_GET_API_VERSION: libc::c_ulong = 0xAE00;
+/// `_IOW('R', 0x03, int[2])`
+const RNDADDENTROPY: libc::c_ulong = 0x4008_5203;
+
+/// `struct rand_pool_info` with a 32-byte buffer.
+#[repr(C)]
+struct RandPoolInfo {
+    entropy_count: libc::c_int,
+    buf_size: libc::c_int,
+    buf: [u8; 32],
+}
+
+/// RNDADDENTROPY on /dev/random: mix `seed` into the kernel's input pool and credit all of
+/// its 256 bits, which initialises the kernel's random number generator at once.
+pub fn credit_entropy(random: BorrowedFd<'_>, seed: &[u8; 32]) -> Result<()> {
+    let info = RandPoolInfo {
+        entropy_count: 256,
+        buf_size: 32,
+        buf: *seed,
+    };
+    // SAFETY: the kernel reads the two ints and then `buf_size` (32) bytes, which
+    // `RandPoolInfo` holds in that layout (repr(C)); it is borrowed for the call.
+    ok(unsafe {
+        libc::ioctl(
+            random.as_raw_fd(),
+            RNDADDENTROPY,
+            &info as *const RandPoolInfo,
+        )
+    })
+}
 
 /// LOOP_CTL_GET_FREE on /dev/loop-control: the number of a free loop device.
 pub fn loop_ctl_get_free(ctl: BorrowedFd<'_>) -> Result<i32> {
@@ -256,4 +285,15 @@ pub fn record_signal(sig: libc::c_int, slot: &'static std::sync::atomic::AtomicI
 pub fn kill(pid: i32, sig: libc::c_int) -> Result<()> {
     // SAFETY: no pointers; signalling a pid is memory-safe whatever the pid.
     ok(unsafe { libc::kill(pid, sig) })
+}
+
+/// CLOCK_MONOTONIC_COARSE in ns: it advances only at the timer tick.
+pub fn coarse_now() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the call's duration.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }

@@ -19,6 +19,16 @@ pub fn boots(kernels: usize, repetitions: u32, interleave: bool) -> Vec<(usize, 
     }
 }
 
+/// What a guest runs of `plan`: the same, with every window settled first (`Plan::settle`).
+/// A guest has one CPU under the icount clock: the work the kernel left from booting or
+/// from the previous case would otherwise run inside the window.
+pub fn in_guest(plan: &Plan) -> Plan {
+    Plan {
+        settle: true,
+        ..plan.clone()
+    }
+}
+
 /// The guest's `run` arguments for `plan`, and the signature file to put in its
 /// initramfs when the signature is not a built-in one. Host-only options (the store,
 /// --json, --kernel) are left out; the probes go as the plan resolved them.
@@ -69,6 +79,9 @@ pub fn guest_args(plan: &Plan, verbose: bool) -> Result<(Vec<String>, Option<Str
     v.extend(["--rounds".into(), plan.signature.rounds.to_string()]);
     if plan.shuffle {
         v.push("--shuffle".into());
+    }
+    if plan.settle {
+        v.push("--settle".into());
     }
     // The plan's probes already include the defaults.
     v.push("--no-default-probes".into());

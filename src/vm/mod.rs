@@ -9,11 +9,12 @@ pub mod initramfs;
 pub mod kernel;
 pub mod qemu;
 
+use crate::clock::ClockKind;
 use crate::results::{RunDocument, parse_documents};
 use crate::testbed::Fs;
 use anyhow::{Context, Result, bail};
 use kernel::Kernel;
-use qemu::{Accel, Outcome};
+use qemu::{Accel, Machine, Outcome};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -23,8 +24,11 @@ pub struct VmOptions {
     pub cache: PathBuf,
     /// Force an accelerator; otherwise KVM if a test boot showed it works here, else TCG.
     pub accel: Option<Accel>,
+    /// Force a clock; otherwise icount under TCG, the host's under KVM.
+    pub clock: Option<ClockKind>,
     pub mem_mib: u32,
-    pub cpus: u32,
+    /// Guest CPUs; otherwise 1 under icount, 2 else.
+    pub cpus: Option<u32>,
     /// How long the plan may run once the guest is up (stretched under TCG when not given).
     pub timeout: Option<Duration>,
 }
@@ -33,7 +37,7 @@ pub struct VmOptions {
 /// finish cleanly; `doc` still holds whatever cases it completed.
 pub struct GuestRun {
     pub doc: Option<RunDocument>,
-    pub accel: Accel,
+    pub machine: Machine,
     pub error: Option<anyhow::Error>,
 }
 
@@ -78,23 +82,16 @@ fn run_in(
     opts: &VmOptions,
     workdir: &std::path::Path,
 ) -> Result<GuestRun> {
-    let accel = match opts.accel {
-        Some(a) => a,
-        None => qemu::choose(&kernel.image, base, &opts.cache, workdir)?,
-    };
+    let machine = Machine::resolve(opts.accel, opts.clock, opts.cpus, || {
+        qemu::kvm_works(&kernel.image, base, &opts.cache, workdir)
+    })?;
+    let accel = machine.accel;
     let initrd = workdir.join("initrd.cpio");
     let mut bytes = std::fs::read(base)?;
     bytes.extend(initramfs::plan_archive(args, signature)?);
     std::fs::write(&initrd, bytes)?;
 
-    let mut boot = qemu::start(
-        &kernel.image,
-        &initrd,
-        accel,
-        opts.mem_mib,
-        opts.cpus,
-        workdir,
-    )?;
+    let mut boot = qemu::start(&kernel.image, &initrd, &machine, opts.mem_mib, workdir)?;
     let boot_limit = Duration::from_secs(30 * accel.slowdown().min(2) as u64);
     let run_limit = opts
         .timeout
@@ -171,12 +168,17 @@ fn run_in(
         // The guest's own hostname is "(none)": where it ran is this machine.
         d.host.hostname = crate::host::Host::current().hostname;
         d.host.kernel_image = Some(kernel.key.clone());
-        d.host.emulated = accel == Accel::Tcg;
+        d.host.emulated = machine.emulated();
         d.host.accelerator = Some(format!("qemu-{}", accel.name()));
+        d.host.clock = Some(machine.clock_record());
         d
     });
     if doc.is_none() && error.is_none() {
         bail!("kernel {name}: no results");
     }
-    Ok(GuestRun { doc, accel, error })
+    Ok(GuestRun {
+        doc,
+        machine,
+        error,
+    })
 }

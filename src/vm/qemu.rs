@@ -2,6 +2,7 @@
 //! shown it works here, remembered per machine), the command line, the timeouts, and
 //! what came back — the console log and the results port.
 
+use crate::clock::{Clock, ClockKind};
 use crate::interrupt;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -32,13 +33,124 @@ impl Accel {
             Accel::Tcg => 10,
         }
     }
+}
 
-    fn args(self) -> &'static [&'static str] {
-        match self {
-            Accel::Kvm => &["-accel", "kvm", "-cpu", "host"],
-            Accel::Tcg => &["-accel", "tcg", "-cpu", "max"],
+/// How a guest is run: the accelerator, what its clock counts, how many CPUs it has.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Machine {
+    pub accel: Accel,
+    pub clock: ClockKind,
+    pub cpus: u32,
+}
+
+/// The guest CPU model under TCG. Without rdrand and rdseed the guest's random numbers
+/// come from its own entropy pool, which under the icount clock is fed only by what the
+/// guest did (see `Machine::args`).
+pub const TCG_CPU: &str = "max,-rdrand,-rdseed";
+
+impl Machine {
+    /// The machine the options ask for. `kvm_works` (a test boot, remembered) is asked
+    /// only when neither the accelerator nor the clock decides: the icount clock needs
+    /// TCG, and is TCG's default. One CPU under icount unless asked: a single-threaded
+    /// TCG runs several in turn, so more CPUs only slow the guest down.
+    pub fn resolve(
+        accel: Option<Accel>,
+        clock: Option<ClockKind>,
+        cpus: Option<u32>,
+        kvm_works: impl FnOnce() -> Result<bool>,
+    ) -> Result<Machine> {
+        let accel = match (accel, clock) {
+            (Some(Accel::Kvm), Some(ClockKind::Icount)) => anyhow::bail!(
+                "--clock icount needs --accel tcg: KVM runs the guest on the real CPU, which QEMU cannot count instructions of"
+            ),
+            (Some(a), _) => a,
+            (None, Some(ClockKind::Icount)) => Accel::Tcg,
+            (None, _) => {
+                if kvm_works()? {
+                    Accel::Kvm
+                } else {
+                    Accel::Tcg
+                }
+            }
+        };
+        let clock = match (accel, clock) {
+            (_, Some(c)) => c,
+            (Accel::Tcg, None) => ClockKind::Icount,
+            (Accel::Kvm, None) => ClockKind::Host,
+        };
+        let cpus = cpus.unwrap_or(match clock {
+            ClockKind::Icount => 1,
+            ClockKind::Host => 2,
+        });
+        if cpus == 0 {
+            anyhow::bail!("--guest-cpus: at least one CPU");
+        }
+        Ok(Machine { accel, clock, cpus })
+    }
+
+    /// Times are emulated: not the hardware's (plain TCG), or not time at all (icount).
+    pub fn emulated(&self) -> bool {
+        self.accel == Accel::Tcg
+    }
+
+    /// The guest CPU model QEMU is given.
+    pub fn cpu_model(&self) -> &'static str {
+        match self.accel {
+            Accel::Kvm => "host",
+            Accel::Tcg => TCG_CPU,
         }
     }
+
+    /// QEMU's arguments for the accelerator, clock and CPUs.
+    fn args(&self) -> Vec<String> {
+        let mut v: Vec<String> = match (self.accel, self.clock) {
+            (Accel::Kvm, _) => vec!["-accel".into(), "kvm".into()],
+            (Accel::Tcg, ClockKind::Host) => vec!["-accel".into(), "tcg".into()],
+            // One thread runs every guest CPU, and the guest's clock advances by one
+            // nanosecond per instruction (sleep=off: an idle guest jumps to its next
+            // timer instead of waiting in real time), so nothing of the host's time
+            // reaches the guest: not through its clocks, not through its timers. The
+            // real-time clock starts at a fixed date and follows the guest's clock.
+            (Accel::Tcg, ClockKind::Icount) => vec![
+                "-accel".into(),
+                "tcg,thread=single".into(),
+                "-icount".into(),
+                format!("shift={},sleep=off", crate::clock::ICOUNT_SHIFT),
+                "-rtc".into(),
+                "base=2020-01-01T00:00:00,clock=vm".into(),
+            ],
+        };
+        v.extend([
+            "-cpu".into(),
+            self.cpu_model().into(),
+            "-smp".into(),
+            self.cpus.to_string(),
+        ]);
+        v
+    }
+
+    /// What the run document records of this machine's clock.
+    pub fn clock_record(&self) -> Clock {
+        let icount = self.clock == ClockKind::Icount;
+        Clock {
+            kind: self.clock,
+            shift: icount.then_some(crate::clock::ICOUNT_SHIFT),
+            qemu: qemu_version(),
+            cpu: Some(self.cpu_model().to_string()),
+        }
+    }
+}
+
+/// `qemu-system-x86_64 --version`'s version number.
+pub fn qemu_version() -> Option<String> {
+    let out = Command::new(qemu().ok()?).arg("--version").output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let first = text.lines().next()?;
+    first
+        .split_whitespace()
+        .skip_while(|w| *w != "version")
+        .nth(1)
+        .map(String::from)
 }
 
 /// The console line the guest prints once it is up and about to run the plan.
@@ -104,10 +216,14 @@ pub enum Outcome {
 /// stopped (a guest whose kernel halts instead of resetting never ends QEMU itself).
 const EXIT_GRACE: Duration = Duration::from_secs(3);
 
-/// The guest kernel's command line. `SIGBENCH_GUEST_END=halt` in the environment makes the
-/// guest halt instead of resetting at the end (a test hook: see `guest::init`).
+/// The guest kernel's command line. `cryptomgr.notests`: the kernel tests every crypto
+/// algorithm a module registers (crc32c, sha256, xxhash, zstd… for btrfs) in a background
+/// thread that, emulated, keeps the CPU busy for seconds after boot — on Debian 6.12 it
+/// made churn's first repetition 26 % slower and the next ones vary by 50 %.
+/// `SIGBENCH_GUEST_END=halt` in the environment makes the guest halt instead of resetting
+/// at the end (a test hook: see `guest::init`).
 fn cmdline() -> String {
-    let mut c = String::from("console=ttyS0 panic=-1 loglevel=4 rdinit=/init");
+    let mut c = String::from("console=ttyS0 panic=-1 loglevel=4 rdinit=/init cryptomgr.notests");
     if std::env::var("SIGBENCH_GUEST_END").as_deref() == Ok("halt") {
         c.push_str(" sigbench.end=halt");
     }
@@ -127,9 +243,8 @@ fn exit_code(console: &str) -> Option<i32> {
 pub fn start(
     image: &Path,
     initrd: &Path,
-    accel: Accel,
+    machine: &Machine,
     mem_mib: u32,
-    cpus: u32,
     workdir: &Path,
 ) -> Result<Boot> {
     let console = workdir.join("console.log");
@@ -137,8 +252,8 @@ pub fn start(
     let _ = std::fs::remove_file(&console);
     let _ = std::fs::remove_file(&results);
     let child = Command::new(qemu()?)
-        .args(accel.args())
-        .args(["-m", &mem_mib.to_string(), "-smp", &cpus.to_string()])
+        .args(machine.args())
+        .args(["-m", &mem_mib.to_string()])
         .args([
             "-nodefaults",
             "-no-reboot",
@@ -257,18 +372,23 @@ pub fn last_lines(console: &str, n: usize) -> String {
     lines[start..].join(" | ")
 }
 
-/// Decide the accelerator: KVM only if /dev/kvm is there and a timed test boot of
+/// Whether KVM guests run here: only if /dev/kvm is there and a timed test boot of
 /// `image` + `initrd` (which powers off at once) reached the guest's ready line.
-pub fn choose(image: &Path, initrd: &Path, cache: &Path, workdir: &Path) -> Result<Accel> {
+pub fn kvm_works(image: &Path, initrd: &Path, cache: &Path, workdir: &Path) -> Result<bool> {
     if let Some(p) = cached_probe(cache) {
-        return Ok(if p.works { Accel::Kvm } else { Accel::Tcg });
+        return Ok(p.works);
     }
     let (works, detail) = if !Path::new("/dev/kvm").exists() {
         (false, "no /dev/kvm".to_string())
     } else {
         let dir = workdir.join("kvm-probe");
         std::fs::create_dir_all(&dir)?;
-        let mut b = start(image, initrd, Accel::Kvm, 512, 1, &dir)?;
+        let kvm = Machine {
+            accel: Accel::Kvm,
+            clock: ClockKind::Host,
+            cpus: 1,
+        };
+        let mut b = start(image, initrd, &kvm, 512, &dir)?;
         let limit = Duration::from_secs(10);
         let start = Instant::now();
         let mut seen = false;
@@ -314,8 +434,60 @@ pub fn choose(image: &Path, initrd: &Path, cache: &Path, workdir: &Path) -> Resu
         if works {
             "KVM"
         } else {
-            "TCG (emulation: timings are not the hardware's, counts are exact)"
+            "TCG (emulation; its default clock counts instructions: --clock)"
         }
     ));
-    Ok(if works { Accel::Kvm } else { Accel::Tcg })
+    Ok(works)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(a: Option<Accel>, c: Option<ClockKind>, kvm: bool) -> Result<Machine> {
+        Machine::resolve(a, c, None, || Ok(kvm))
+    }
+
+    #[test]
+    fn icount_is_tcgs_default_clock_and_impossible_with_kvm() {
+        let m = resolve(None, None, false).unwrap();
+        assert_eq!(
+            (m.accel, m.clock, m.cpus),
+            (Accel::Tcg, ClockKind::Icount, 1)
+        );
+        let m = resolve(None, None, true).unwrap();
+        assert_eq!((m.accel, m.clock, m.cpus), (Accel::Kvm, ClockKind::Host, 2));
+        let m = resolve(Some(Accel::Tcg), Some(ClockKind::Host), true).unwrap();
+        assert_eq!((m.accel, m.clock, m.cpus), (Accel::Tcg, ClockKind::Host, 2));
+        // An explicit icount never asks whether KVM works.
+        let m = Machine::resolve(None, Some(ClockKind::Icount), Some(2), || {
+            panic!("KVM probed")
+        })
+        .unwrap();
+        assert_eq!((m.accel, m.cpus), (Accel::Tcg, 2));
+        let e = resolve(Some(Accel::Kvm), Some(ClockKind::Icount), true).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("--clock icount needs --accel tcg"),
+            "{e}"
+        );
+        assert!(Machine::resolve(None, None, Some(0), || Ok(false)).is_err());
+    }
+
+    #[test]
+    fn the_icount_machine_runs_one_thread_on_the_instruction_counter() {
+        let m = resolve(None, None, false).unwrap();
+        let a = m.args().join(" ");
+        assert!(
+            a.contains("-accel tcg,thread=single -icount shift=0,sleep=off"),
+            "{a}"
+        );
+        assert!(a.contains("-rtc base=2020-01-01T00:00:00,clock=vm"), "{a}");
+        assert!(a.ends_with("-smp 1"), "{a}");
+        let c = m.clock_record();
+        assert_eq!((c.kind, c.shift), (ClockKind::Icount, Some(0)));
+        let m = resolve(Some(Accel::Tcg), Some(ClockKind::Host), false).unwrap();
+        assert!(!m.args().join(" ").contains("icount"));
+        assert_eq!(m.clock_record().shift, None);
+    }
 }
