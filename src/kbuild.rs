@@ -14,9 +14,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// What every guest needs: the serial console (the guest's messages), the initramfs and
-/// its static ELF init, the virtual filesystems it mounts, the virtio-serial port the
-/// results come back on, the syscalls Rust's standard library and the executor use, the
+/// What every guest needs: the serial ports (the guest's messages on the first, the results
+/// on the second), the initramfs and its static ELF init, the virtual filesystems it
+/// mounts, the syscalls Rust's standard library and the executor use, the
 /// probes (perf events, tracepoints, /proc/slabinfo, /proc/vmstat), and clocks to time
 /// with: ACPI finds the HPET, so a TSC that cannot be calibrated under emulation (a
 /// loaded host) falls back to the HPET, not to 4 ms jiffies.
@@ -43,9 +43,6 @@ const GUEST: &[&str] = &[
     "POSIX_TIMERS",
     "MEMBARRIER",
     "PCI",
-    "VIRTIO_MENU",
-    "VIRTIO_PCI",
-    "VIRTIO_CONSOLE",
     "PERF_EVENTS",
     "FTRACE",
     "ENABLE_DEFAULT_TRACERS",

@@ -8,9 +8,11 @@
 
 use anyhow::{Context, Result, bail};
 use sigbench::bisect::{Call, Measure, Measured, Params, Progress, bisect, debversion, git};
+use sigbench::clock::TimeBase;
 use sigbench::kbuild;
 use sigbench::plan::Plan;
 use sigbench::results::RunDocument;
+use sigbench::stats::compare::Kind;
 use sigbench::store::{Selector, Store};
 use sigbench::vm::VmOptions;
 use sigbench::vm::kernel::{self, KernelSpec};
@@ -61,11 +63,33 @@ struct Steps<'a> {
     store: Store,
     resume: bool,
     metric: String,
+    /// The clock the steps are measured on: stored runs of another are not reused.
+    timebase: TimeBase,
     docs: Vec<Option<Vec<RunDocument>>>,
     measured_now: Vec<usize>,
 }
 
 impl Steps<'_> {
+    /// The metric's noise floor: its clock's for a time, the default for a count.
+    fn noise_floor(&self) -> f64 {
+        let kind = self
+            .docs
+            .iter()
+            .flatten()
+            .flatten()
+            .flat_map(|d| d.cases.first())
+            .find_map(|c| {
+                sigbench::stats::compare::metrics_of(c)
+                    .into_iter()
+                    .find(|(m, _, _)| *m == self.metric)
+                    .map(|(_, k, _)| k)
+            });
+        match kind {
+            Some(Kind::Time | Kind::Latency) => self.timebase.noise_floor(),
+            _ => sigbench::stats::verdict::NOISE_FLOOR,
+        }
+    }
+
     /// The metric in the plan's first directory at its largest N, per repetition, at `i`.
     fn samples(&self, i: usize) -> Vec<f64> {
         let dir = &self.plan.dirs[0].name;
@@ -97,6 +121,7 @@ impl Steps<'_> {
                     .into_iter()
                     .filter(|d| {
                         image.is_none_or(|im| d.host.kernel_image.as_deref() == Some(im))
+                            && TimeBase::of(&d.host) == self.timebase
                             && d.signature.sha256 == plan.signature.hash
                             && d.testbed.fs == plan.testbed.fs.name()
                             && d.plan.dirs.iter().collect::<Vec<_>>() == dirs
@@ -159,6 +184,10 @@ struct Kernels<'a> {
 }
 
 impl Measure for Kernels<'_> {
+    fn noise_floor(&self) -> f64 {
+        self.steps.noise_floor()
+    }
+
     fn name(&self, i: usize) -> String {
         match &self.releases[i] {
             Some(r) => r.clone(),
@@ -199,6 +228,10 @@ impl Commits<'_> {
 }
 
 impl Measure for Commits<'_> {
+    fn noise_floor(&self) -> f64 {
+        self.steps.noise_floor()
+    }
+
     fn name(&self, i: usize) -> String {
         format!("{} {}", self.label(i), self.subjects[i])
     }
@@ -335,10 +368,12 @@ pub fn run(args: BisectArgs) -> Result<i32> {
             }
         }
     };
+    let opts = super::run::vm_options(&args.run)?;
     let steps = Steps {
         args: &args.run,
         plan: &plan,
-        opts: super::run::vm_options(&args.run)?,
+        timebase: opts.expected_machine()?.timebase(),
+        opts,
         store: Store::open(&args.run.store.db)?,
         resume: args.resume,
         metric: args.metric.clone(),

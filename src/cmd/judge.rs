@@ -5,7 +5,9 @@
 //! kernel did not boot or the data cannot decide), 128 on any error (stops the bisect).
 
 use anyhow::{Result, bail};
+use sigbench::clock::TimeBase;
 use sigbench::stats::Test;
+use sigbench::stats::compare::Kind;
 use sigbench::stats::compare::{
     DEFAULT_MIN_EFFECT_PCT, Samples, Verdict, cannot_judge, compare_metrics, verdict,
 };
@@ -52,6 +54,35 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
     let (base_label, base_runs) = runs_of(&args.baseline, &args.run.store.db, &mut store)?;
     drop(store);
     let spec = kernel::KernelSpec::parse(&args.run.kernels[0])?;
+    // A time measured on another clock than the baseline's cannot be judged: say so
+    // before anything is booted.
+    let here = if spec == kernel::KernelSpec::Host {
+        TimeBase::Hardware
+    } else {
+        super::run::vm_options(&args.run)?
+            .expected_machine()?
+            .timebase()
+    };
+    let times: Vec<&String> = metrics
+        .iter()
+        .filter(|m| {
+            base_runs
+                .iter()
+                .flat_map(|d| d.cases.first())
+                .flat_map(sigbench::stats::compare::metrics_of)
+                .any(|(n, k, _)| &n == *m && matches!(k, Kind::Time | Kind::Latency))
+        })
+        .collect();
+    let bases: std::collections::BTreeSet<TimeBase> = base_runs
+        .iter()
+        .map(|d| TimeBase::of(&d.host))
+        .chain([here])
+        .collect();
+    if let (Some(m), Some(why)) = (times.first(), sigbench::clock::mixed(&bases)) {
+        bail!(
+            "judge: --metric {m} of {base_label}: {why}; measure the baseline with the same --clock"
+        );
+    }
     let doc = if spec == kernel::KernelSpec::Host {
         let s = Store::open(&args.run.store.db)?;
         let (doc, outcome, store_error) =

@@ -297,3 +297,21 @@ pub fn coarse_now() -> u64 {
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
+
+/// Put the terminal `fd` in raw mode (cfmakeraw): bytes pass unchanged.
+pub fn tty_raw(fd: BorrowedFd<'_>) -> Result<()> {
+    // SAFETY: termios is plain data; all-zero is a valid value for tcgetattr to fill.
+    let mut t: libc::termios = unsafe { std::mem::zeroed() };
+    // SAFETY: `t` is a valid, writable termios for the call's duration.
+    ok(unsafe { libc::tcgetattr(fd.as_raw_fd(), &mut t) })?;
+    // SAFETY: `t` is a valid termios; cfmakeraw only changes its flags.
+    unsafe { libc::cfmakeraw(&mut t) };
+    // SAFETY: `t` is a valid termios, read for the call's duration.
+    ok(unsafe { libc::tcsetattr(fd.as_raw_fd(), libc::TCSANOW, &t) })
+}
+
+/// tcdrain: wait until everything written to the terminal `fd` has been sent.
+pub fn tty_drain(fd: BorrowedFd<'_>) -> Result<()> {
+    // SAFETY: no pointers.
+    ok(unsafe { libc::tcdrain(fd.as_raw_fd()) })
+}

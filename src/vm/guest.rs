@@ -40,28 +40,33 @@ fn load_modules() {
     }
 }
 
-/// The device of the virtio-serial port named `sigbench`.
+/// The results port: the second serial port (the first is the console).
+pub const RESULTS_PORT: &str = "/dev/ttyS1";
+
+/// Make the results port a raw byte stream (no newline translation), once it exists.
 fn results_port() -> Result<String> {
     let start = Instant::now();
     loop {
-        if let Ok(rd) = std::fs::read_dir("/sys/class/virtio-ports") {
-            for e in rd.flatten() {
-                if std::fs::read_to_string(e.path().join("name"))
-                    .is_ok_and(|n| n.trim() == "sigbench")
-                {
-                    let dev = format!("/dev/{}", e.file_name().to_string_lossy());
-                    if std::path::Path::new(&dev).exists() {
-                        return Ok(dev);
-                    }
-                }
-            }
+        if let Ok(f) = std::fs::OpenOptions::new().write(true).open(RESULTS_PORT) {
+            use std::os::fd::AsFd;
+            crate::sys::os::tty_raw(f.as_fd())
+                .with_context(|| format!("{RESULTS_PORT}: the results port"))?;
+            return Ok(RESULTS_PORT.to_string());
         }
         if start.elapsed() > Duration::from_secs(30) {
             anyhow::bail!(
-                "no virtio-serial port named sigbench (is virtio_console available in this kernel?)"
+                "no second serial port {RESULTS_PORT} (does this kernel have the 8250 serial driver?)"
             );
         }
         std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Wait until everything written to the results port has left the guest.
+fn drain_results() {
+    if let Ok(f) = std::fs::OpenOptions::new().write(true).open(RESULTS_PORT) {
+        use std::os::fd::AsFd;
+        let _ = crate::sys::os::tty_drain(f.as_fd());
     }
 }
 
@@ -120,6 +125,7 @@ pub fn init(run: &mut dyn FnMut(Vec<String>) -> i32) -> ! {
             1
         }
     };
+    drain_results();
     crate::say!("{EXIT}{code}");
     // End QEMU. A reset does that on every kernel config (QEMU runs with -no-reboot), while
     // a power-off needs ACPI: without it the kernel turns power-off into a halt and QEMU

@@ -1,6 +1,6 @@
 //! Running a plan on another kernel: unpack the kernel (`kernel`), build its initramfs
 //! (`initramfs`, `cpio`), boot it in QEMU (`qemu`) where sigbench runs as PID 1
-//! (`guest`), and bring the run document back over a virtio-serial port.
+//! (`guest`), and bring the run document back over the guest's second serial port.
 
 pub mod boots;
 pub mod cpio;
@@ -31,6 +31,16 @@ pub struct VmOptions {
     pub cpus: Option<u32>,
     /// How long the plan may run once the guest is up (stretched under TCG when not given).
     pub timeout: Option<Duration>,
+}
+
+impl VmOptions {
+    /// The machine guests will run on, as far as it is known before a boot: KVM counts as
+    /// working only if a test boot here said so (`qemu::cached_probe`).
+    pub fn expected_machine(&self) -> Result<Machine> {
+        Machine::resolve(self.accel, self.clock, self.cpus, || {
+            Ok(qemu::cached_probe(&self.cache).is_some_and(|p| p.works))
+        })
+    }
 }
 
 /// The document a guest sent back, and how it ran. `error` is set when the guest did not
@@ -86,6 +96,12 @@ fn run_in(
         qemu::kvm_works(&kernel.image, base, &opts.cache, workdir)
     })?;
     let accel = machine.accel;
+    if machine.clock == ClockKind::Icount && machine.cpus > 1 {
+        crate::diag::warn(format!(
+            "{} guest CPUs under the icount clock: one host thread runs them in turn, and a CPU waiting for another (an IPI, a TLB shootdown) spins until its turn ends — those spins count as time (test3 N = 10 took 19 s of guest time with 2 CPUs, 0.2 s with 1)",
+            machine.cpus
+        ));
+    }
     let initrd = workdir.join("initrd.cpio");
     let mut bytes = std::fs::read(base)?;
     bytes.extend(initramfs::plan_archive(args, signature)?);
