@@ -1,18 +1,36 @@
 #!/usr/bin/env bash
 # The judge's false-positive rate on this machine (run as root: `sudo bash bench/aa.sh`).
 #
-# PAIRS times: two sequential runs of the same thing (`run --dir d -n 1000 -r 10`, labels
-# aN and bN, same machine, one after the other — the drift a bisect step sees), then
-# `compare aN bN --fail-on regression`. Prints how many pairs were called a regression
-# (exit 1), undecidable (125) or fine (0), and the wall-time changes. Goal: 0, at most 1
-# of 20.
+# PAIRS times: two sequential runs of the same thing (labels aN and bN, same machine, one
+# after the other — the drift a bisect step sees), then `compare aN bN --fail-on
+# regression`. Prints per pair the verdict (exit 1 regression, 125 undecidable, 0 fine),
+# the wall-time row and each side's spread (max/min − 1 of wall_ns per directory, the
+# largest), and a summary. Goal: at most 1 of 20 called a regression.
+#
+#   sudo bash bench/aa.sh                                    # on the host: btrfs, -r 10
+#   sudo REPS=3 bash bench/aa.sh                             # the small-sample rule
+#   sudo KERNEL=linux-image-6.1….deb REPS=3 bash bench/aa.sh # in a guest, icount clock
+#   sudo KERNEL=… CLOCK=host bash bench/aa.sh                # in a guest, plain TCG
+#
+# Variables: PAIRS (20), REPS (10), N (1000; 250 with KERNEL), FS (btrfs), SIG (test3),
+# DIRS (`d` on the host; the signature's own with KERNEL), KERNEL, CLOCK.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PAIRS=${PAIRS:-20}
 REPS=${REPS:-10}
-N=${N:-1000}
 FS=${FS:-btrfs}
+SIG=${SIG:-test3}
+KERNEL=${KERNEL:-}
+CLOCK=${CLOCK:-}
+if [ -n "$KERNEL" ]; then
+    N=${N:-250}
+    DIRS=${DIRS:-}
+    KERNEL=$(realpath "$KERNEL")
+else
+    N=${N:-1000}
+    DIRS=${DIRS-d}
+fi
 
 cargo build --release --quiet
 sigbench=$PWD/target/x86_64-unknown-linux-gnu/release/sigbench
@@ -20,24 +38,42 @@ work=$(mktemp -d /tmp/sigbench-aa.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 db=$work/aa.db
 
-regressions=0; undecidable=0; fine=0
+args=("$SIG" --fs "$FS" -n "$N" -r "$REPS")
+for d in $DIRS; do args+=(--dir "$d"); done
+[ -n "$KERNEL" ] && args+=(--kernel "$KERNEL")
+[ -n "$CLOCK" ] && args+=(--clock "$CLOCK")
+
+# The largest max/min − 1 of wall_ns over the directories of a run document, in percent.
+spread() {
+    awk '/"dir":/ { gsub(/[",]/, "", $2); dir = $2 }
+         /"wall_ns":/ { gsub(/,/, "", $2); v = $2 + 0
+                        if (!(dir in lo) || v < lo[dir]) lo[dir] = v
+                        if (!(dir in hi) || v > hi[dir]) hi[dir] = v }
+         END { m = 0; for (d in lo) { s = (hi[d] / lo[d] - 1) * 100; if (s > m) m = s }
+               printf "%.3f", m }' "$1"
+}
+
+regressions=0; undecidable=0; fine=0; worst=0
+started=$(date +%s)
 for i in $(seq 1 "$PAIRS"); do
     for side in a b; do
-        "$sigbench" run --fs "$FS" --dir d -n "$N" -r "$REPS" --label "$side$i" --db "$db" \
-            >/dev/null 2>&1
+        "$sigbench" run "${args[@]}" --label "$side$i" --db "$db" --json "$work/$side$i.json" \
+            >/dev/null 2>"$work/run.err" || { cat "$work/run.err" >&2; exit 1; }
     done
     set +e
     "$sigbench" compare "a$i" "b$i" --all --fail-on regression --db "$db" >"$work/cmp" 2>"$work/err"
     code=$?
     set -e
     # The wall-time row: "%change" (with `~` when not significant) and its evidence.
-    change=$(grep -m1 -E '/wall_ms$' "$work/cmp" | sed -E 's/ +/ /g' || true)
+    change=$(grep -m1 -E ' wall_ms$' "$work/cmp" | sed -E 's/ +/ /g' || true)
     case $code in
         0) fine=$((fine + 1)); verdict=ok ;;
         1) regressions=$((regressions + 1)); verdict=REGRESSION ;;
         125) undecidable=$((undecidable + 1)); verdict=undecidable ;;
         *) echo "pair $i: compare failed ($code): $(cat "$work/err")" >&2; exit 1 ;;
     esac
-    printf 'pair %2d: %-12s %s\n' "$i" "$verdict" "$change"
+    sa=$(spread "$work/a$i.json"); sb=$(spread "$work/b$i.json")
+    worst=$(awk -v w="$worst" -v a="$sa" -v b="$sb" 'BEGIN { m = w; if (a > m) m = a; if (b > m) m = b; print m }')
+    printf 'pair %2d: %-12s spread a %6s%%  b %6s%%  %s\n' "$i" "$verdict" "$sa" "$sb" "$change"
 done
-echo "A/A pairs: $PAIRS at -r $REPS, N = $N, $FS: $regressions called a regression, $undecidable undecidable, $fine fine"
+echo "A/A pairs: $PAIRS at -r $REPS, N = $N, $SIG on $FS${KERNEL:+ in a guest of $(basename "$KERNEL")}${CLOCK:+ (--clock $CLOCK)}: $regressions called a regression, $undecidable undecidable, $fine fine; largest spread within a run ${worst}%; $(( $(date +%s) - started )) s"

@@ -553,3 +553,141 @@ fn a_bisect_interrupted_and_resumed_measures_nothing_twice() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The `wall_ms` medians per directory of a stored label, from `compare --format json`.
+fn wall_rows(db: &Path, a: &str, b: &str) -> Vec<serde_json::Value> {
+    let cmp = run(&[
+        "compare",
+        a,
+        b,
+        "--all",
+        "--format",
+        "json",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(cmp.status.success(), "{}", stderr(&cmp));
+    let doc: serde_json::Value = serde_json::from_slice(&cmp.stdout).unwrap();
+    doc["pairs"][0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["metric"] == "wall_ms")
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn the_icount_clock_repeats_a_kernel_and_decides_a_small_change_at_three_repetitions() {
+    // TCG's default clock counts instructions: one Debian 6.1 kernel booted twice gives the
+    // same times; 6.12 is a few per cent slower in every directory, decided at n = 3.
+    let k61 = debian_kernel("^linux-image-6\\.1\\.0-[0-9]+-amd64$");
+    let k612 = debian_kernel("^linux-image-6\\.12\\.[0-9]+\\+deb12-amd64$");
+    let dir = std::env::temp_dir().join(format!("sigbench-icount-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("i.db");
+    let db_arg = db.to_str().unwrap();
+    let plan = ["test3", "-n", "250", "-r", "3", "--accel", "tcg"];
+    for (label, k) in [("a", &k61), ("b", &k61), ("new", &k612)] {
+        let mut args = vec!["run", "--kernel", k.to_str().unwrap(), "--label", label];
+        args.extend(plan);
+        args.extend(["--db", db_arg, "--json", "-"]);
+        let out = run(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let doc = &export_runs(&out)[0];
+        assert_eq!(doc["host"]["clock"]["kind"], "icount", "{}", doc["host"]);
+        assert_eq!(doc["host"]["clock"]["shift"], 0);
+        assert!(doc["host"]["clock"]["qemu"].as_str().is_some());
+        assert!(
+            stdout(&out).contains("times: icount clock: instructions executed"),
+            "{}",
+            stdout(&out)
+        );
+    }
+    // A/A: the same kernel twice.
+    let aa = wall_rows(&db, "a", "b");
+    assert_eq!(aa.len(), 3, "one row per directory: {aa:?}");
+    for r in &aa {
+        let (x, y) = (
+            r["base"]["median"].as_f64().unwrap(),
+            r["other"]["median"].as_f64().unwrap(),
+        );
+        assert!((y / x - 1.0).abs() <= 0.0005, "{x} vs {y}: {r}");
+    }
+    let cmp = run(&["compare", "a", "b", "--format", "json", "--db", db_arg]);
+    let doc: serde_json::Value = serde_json::from_slice(&cmp.stdout).unwrap();
+    let significant: Vec<&serde_json::Value> = doc["pairs"][0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["significant"] == true && r["exact"] == false)
+        .collect();
+    assert!(significant.is_empty(), "A/A: {significant:?}");
+    // 6.1 → 6.12: slower by 2 % or more everywhere, significant at three repetitions.
+    let rows = wall_rows(&db, "a", "new");
+    assert_eq!(rows.len(), 3);
+    for r in &rows {
+        let (x, y) = (
+            r["base"]["median"].as_f64().unwrap(),
+            r["other"]["median"].as_f64().unwrap(),
+        );
+        assert!(y / x - 1.0 >= 0.02, "{x} → {y}: {r}");
+        assert_eq!(r["significant"], true, "{r}");
+    }
+    // The judge calls it bad; against host-clock times it refuses (128).
+    let mut judge = vec![
+        "judge",
+        "--kernel",
+        k612.to_str().unwrap(),
+        "--baseline",
+        "a",
+    ];
+    judge.extend(plan);
+    judge.extend(["--db", db_arg]);
+    let out = run(&judge);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let host = run(&[
+        "run", "test3", "-n", "250", "--label", "host", "--db", db_arg,
+    ]);
+    assert!(host.status.success(), "{}", stderr(&host));
+    let mixed = run(&[
+        "compare",
+        "host",
+        "a",
+        "--fail-on",
+        "regression",
+        "--db",
+        db_arg,
+    ]);
+    assert_eq!(mixed.status.code(), Some(128), "{}", stderr(&mixed));
+    assert!(
+        stderr(&mixed).contains("different clocks"),
+        "{}",
+        stderr(&mixed)
+    );
+    let warned = run(&["compare", "host", "a", "--db", db_arg]);
+    assert!(warned.status.success());
+    assert!(
+        stderr(&warned).contains("different clocks")
+            || stdout(&warned).contains("different clocks")
+    );
+    // KVM cannot count instructions: one line, before anything boots.
+    let kvm = run(&[
+        "run",
+        "--kernel",
+        k61.to_str().unwrap(),
+        "--accel",
+        "kvm",
+        "--clock",
+        "icount",
+        "--no-store",
+    ]);
+    assert_eq!(kvm.status.code(), Some(1));
+    assert!(
+        stderr(&kvm).contains("--clock icount needs --accel tcg"),
+        "{}",
+        stderr(&kvm)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -432,6 +432,9 @@ fn run_one(args: Args) -> Result<i32> {
     if args.interleave {
         bail!("--interleave alternates kernels: give at least two --kernel");
     }
+    if args.clock.is_some() {
+        bail!("--clock chooses a guest's clock: give --kernel (a run here has the host's)");
+    }
     let store = if args.no_store {
         None
     } else {
@@ -645,14 +648,17 @@ pub(crate) fn vm_options(args: &Args) -> Result<VmOptions> {
         AccelChoice::Kvm => Some(Accel::Kvm),
         AccelChoice::Tcg => Some(Accel::Tcg),
     };
-    Ok(VmOptions {
+    let opts = VmOptions {
         cache: args.cache.cache_dir.clone(),
         accel,
         clock: args.clock.map(Into::into),
         mem_mib: args.guest_mem,
         cpus: args.guest_cpus,
         timeout: args.guest_timeout.map(Duration::from_secs),
-    })
+    };
+    // A combination no guest can have (icount with KVM) is refused before anything runs.
+    opts.expected_machine()?;
+    Ok(opts)
 }
 
 /// `--kernel K…`: the plan on each kernel in turn (`boots::boots` says in what order),

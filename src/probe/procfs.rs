@@ -317,6 +317,14 @@ dentry              5010   5040    192   21    1 : tunables    0    0    0 : sla
 ";
 
     #[test]
+    fn schedstat_gives_the_time_every_cpu_ran_tasks() {
+        let text = "version 16\ntimestamp 4294892693\ncpu0 0 0 0 0 0 0 1424800770 1635974114 1165\ndomain0 3 0 0\ncpu1 0 0 0 0 0 0 100 5 7\n";
+        assert_eq!(busy_ns(text), Some(1_424_800_870));
+        assert_eq!(busy_ns("version 16\n"), None);
+        assert_eq!(busy_ns("cpu0 1 2"), None);
+    }
+
+    #[test]
     fn slab_deltas_rank_by_active_objects() {
         let d = slab_delta(&parse_slabinfo(SLAB_BEFORE), &parse_slabinfo(SLAB_AFTER));
         assert_eq!(d.len(), 2);

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # The kernel git tree the tree-bisect tests bisect: Debian's linux-source-6.1 committed as a
-# base (tag sigbench-good), then eight commits (the last tagged sigbench-bad):
-#   c1 Documentation   c2 fs/libfs comment   c3 fs/namei comment
-#   c4 mm/shmem: does not build (an undeclared identifier)
-#   c5 mm/shmem: builds again
-#   c6 mm/shmem: a busy delay in shmem_unlink — the slowdown (every unlink on tmpfs)
-#   c7 init comment   c8 Documentation
-# `git bisect` starting from these ends picks c4 first (8 candidates), so the broken commit
-# is always visited and must be skipped; c5 (good) sits between it and the slow c6, so the
-# answer is still exact.
+# base (tag sigbench-good), then twelve commits (the last tagged sigbench-bad):
+#   c1 Documentation   c2 fs/libfs comment
+#   c3 mm/shmem: a short arithmetic loop in shmem_unlink — a small slowdown (a few per
+#      cent more instructions in every tmpfs unlink; no delay, no sleep)
+#   c4 fs/dcache comment (tag sigbench-loop)
+#   c5 Documentation   c6 fs/inode comment   c7 fs/namei comment
+#   c8 mm/shmem: does not build (an undeclared identifier)
+#   c9 mm/shmem: builds again
+#   c10 mm/shmem: a busy delay in shmem_unlink — the large slowdown (every unlink on tmpfs)
+#   c11 init comment   c12 Documentation
+# Between sigbench-good and sigbench-loop the small slowdown c3 is the first bad commit
+# (git bisect visits c2, then c3). Between sigbench-loop and sigbench-bad `git bisect` picks
+# c8 first (8 candidates), so the broken commit is always visited and must be skipped; c9
+# (good) sits between it and the slow c10, so the answer is still exact.
 #
 # Usage: kernel-tree.sh DIR — makes DIR once (about 2 minutes: unpack, one commit of the
 # whole tree) and afterwards only checks it; a tree made by another version of this script
@@ -40,12 +45,10 @@ git add -A
 git commit -q -m "linux-source-6.1 (Debian $(dpkg-query -W -f='${Version}' linux-source-6.1))"
 git tag sigbench-good
 commit() { git commit -q -a -m "$1"; }
-echo "A note for sigbench's test history." >> Documentation/filesystems/tmpfs.rst
-commit "Documentation: tmpfs: a note"
-sed -i '0,/^#include/s//\/* sigbench test history: a comment. *\/\n#include/' fs/libfs.c
-commit "fs/libfs: a comment"
-sed -i '0,/^#include/s//\/* sigbench test history: another comment. *\/\n#include/' fs/namei.c
-commit "fs/namei: a comment"
+comment() {
+    sed -i '0,/^#include/s//\/* sigbench test history: a comment. *\/\n#include/' "$1"
+    commit "$2"
+}
 # insert LINE after the first line of shmem_unlink's body
 in_unlink() {
     awk -v line="$1" '
@@ -56,15 +59,25 @@ in_unlink() {
     mv mm/shmem.c.new mm/shmem.c
     grep -qF "$1" mm/shmem.c
 }
+echo "A note for sigbench's test history." >> Documentation/filesystems/tmpfs.rst
+commit "Documentation: tmpfs: a note"
+comment fs/libfs.c "fs/libfs: a comment"
+in_unlink $'\t{ unsigned long x = 0; int i; for (i = 0; i < 100; i++) { x = x * 31 + i; OPTIMIZER_HIDE_VAR(x); } }\t/* sigbench test history: the small slowdown */'
+commit "mm/shmem: count to 100 in every unlink"
+comment fs/dcache.c "fs/dcache: a comment"
+git tag sigbench-loop
+echo "Another note for sigbench's test history." >> Documentation/filesystems/index.rst
+commit "Documentation: filesystems: a note"
+comment fs/inode.c "fs/inode: a comment"
+comment fs/namei.c "fs/namei: a comment"
 in_unlink $'\tsigbench_no_such_function();'
 commit "mm/shmem: call a function that does not exist (does not build)"
-git show sigbench-good:mm/shmem.c > mm/shmem.c
+git show sigbench-loop:mm/shmem.c > mm/shmem.c
 commit "mm/shmem: build again"
 grep -q '^#include <linux/delay.h>' mm/shmem.c || sed -i '0,/^#include <linux\/fs.h>/s//#include <linux\/delay.h>\n&/' mm/shmem.c
 in_unlink $'\tudelay(300);\t/* sigbench test history: the slowdown */'
 commit "mm/shmem: wait 300 us in every unlink"
-sed -i '0,/^#include/s//\/* sigbench test history: a comment. *\/\n#include/' init/version.c
-commit "init/version: a comment"
+comment init/version.c "init/version: a comment"
 echo "Another note for sigbench's test history." >> Documentation/filesystems/tmpfs.rst
 commit "Documentation: tmpfs: another note"
 git tag sigbench-bad
