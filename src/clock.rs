@@ -134,7 +134,7 @@ pub fn mixed<'a>(bases: impl IntoIterator<Item = &'a TimeBase>) -> Option<String
     }
     let names: Vec<String> = set.iter().map(|b| b.to_string()).collect();
     Some(format!(
-        "times measured on different clocks cannot be compared: {} (an instruction count is not a real time)",
+        "times measured on different clocks cannot be compared: {} (an instruction count is not a real time; measure both with one --clock)",
         names.join(" vs ")
     ))
 }

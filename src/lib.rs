@@ -18,6 +18,7 @@ pub mod host;
 pub mod interrupt;
 pub mod kbuild;
 pub mod minimize;
+pub mod outputs;
 pub mod plan;
 pub mod probe;
 pub mod record;

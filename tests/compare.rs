@@ -480,6 +480,59 @@ fn judge_is_one_bisect_step_with_git_bisect_exit_codes() {
         dbs,
     ]);
     assert_eq!(out.status.code(), Some(128), "{}", stderr(&out));
+    // Checked before the plan runs: nothing new is stored.
+    let stored = || stdout(&run(&["runs", "--db", dbs])).lines().count();
+    let before = stored();
     let out = judge(&["--metric", "nosuchmetric"]);
     assert_eq!(out.status.code(), Some(128), "{}", stderr(&out));
+    assert!(stderr(&out).contains("nosuchmetric") && stderr(&out).contains("calls"));
+    // A baseline with no case of this plan (another N, another signature): an error that
+    // stops the bisect, not a skip that would skip every commit.
+    for other in [&["-n", "1000"][..], &["--rounds", "1"][..]] {
+        let mut a = vec![
+            "judge",
+            "--kernel",
+            "host",
+            "--baseline",
+            "good",
+            "--db",
+            dbs,
+        ];
+        a.extend_from_slice(if other[0] == "-n" {
+            &["churn", "--fs", "tmpfs", "-n", "1000"][..]
+        } else {
+            &["test3", "--fs", "tmpfs", "--dir", "churn", "-n", "2000"][..]
+        });
+        let out = run(&a);
+        assert_eq!(out.status.code(), Some(128), "{a:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("has no case of this plan"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert_eq!(stored(), before, "nothing was run or stored");
+    // compare --fail-on between labels without a case in common: 128, not 125.
+    let out = with_db(
+        &db,
+        &[
+            "run", "churn", "--fs", "tmpfs", "-n", "500", "--label", "other",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run(&[
+        "compare",
+        "good",
+        "other",
+        "--fail-on",
+        "regression",
+        "--db",
+        dbs,
+    ]);
+    assert_eq!(out.status.code(), Some(128), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no case with wall_ms in common"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -316,6 +316,95 @@ fn outputs_cannot_overwrite_the_store() {
         same.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(1));
+    // Every command's output: the store itself, a link to it, its journal — refused in
+    // one line before anything is read or measured.
+    let label = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .unwrap()
+        .trim()
+        .to_string();
+    let link = dir.join("report.html");
+    std::os::unix::fs::symlink(&db, &link).unwrap();
+    let wal = format!("{}-wal", db.display());
+    let d = db.to_str().unwrap();
+    let sig = dir.join("mine.toml");
+    std::fs::write(&sig, stdout(&run(&["show", "test3"]))).unwrap();
+    let s = sig.to_str().unwrap();
+    for args in [
+        vec!["report", &label, &label, "--db", d, "-o", d],
+        vec!["report", "--db", d, "-o", link.to_str().unwrap()],
+        vec!["report", "--db", d, "--format", "markdown", "-o", &wal],
+        vec!["export", "--db", d, "-o", d],
+        vec!["export", "--db", d, "-o", link.to_str().unwrap()],
+        vec!["minimize", s, "--until", "calls >= 1", "--db", d, "-o", d],
+        vec![
+            "bisect",
+            "--kernels",
+            "a.deb",
+            "b.deb",
+            "--metric",
+            "wall_ms",
+            "--db",
+            d,
+            "--bisect-json",
+            d,
+        ],
+        vec![
+            "judge",
+            "--kernel",
+            "host",
+            "--baseline",
+            &label,
+            "--db",
+            d,
+            "--json",
+            d,
+        ],
+    ] {
+        let out = run(&args);
+        assert_ne!(out.status.code(), Some(0), "{args:?}");
+        let err = stderr(&out);
+        assert!(err.contains("is the results store"), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    }
+    // Nor an input: the signature minimize reads, the bisect document report reads.
+    let out = run(&[
+        "minimize",
+        s,
+        "--until",
+        "calls >= 1",
+        "--no-store",
+        "-o",
+        s,
+    ]);
+    assert!(
+        stderr(&out).contains("is the signature, which this command reads"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(std::fs::read_to_string(&sig).unwrap().contains("s3e-test3"));
+    // A missing directory or a directory: before the search, not after it.
+    let started = std::time::Instant::now();
+    for o in [dir.join("no/such/min.toml"), dir.clone()] {
+        let out = run(&[
+            "minimize",
+            s,
+            "--until",
+            "calls >= 1",
+            "--no-store",
+            "-o",
+            o.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = stderr(&out);
+        assert!(
+            err.contains("does not exist") || err.contains("is a directory"),
+            "{err}"
+        );
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "checked before the search"
+    );
     assert_eq!(std::fs::read(&db).unwrap(), before);
     assert_eq!(count_cases(&db), 1);
     std::fs::remove_dir_all(&dir).unwrap();

@@ -338,6 +338,14 @@ pub fn run(args: BisectArgs) -> Result<i32> {
         bail!("--json and --bisect-json both name the bisect's JSON document: give one");
     }
     {
+        // The bisect's document is written at the end: never onto the store or an input.
+        let mut o = super::run::outputs(&args.run);
+        if let Some(j) = &args.bisect_json {
+            o = o.output("--bisect-json", j);
+        }
+        o.check()?;
+    }
+    {
         use super::run::RunOption::*;
         // Steps are labelled by release or commit, booted one kernel at a time.
         super::run::refuse(

@@ -122,7 +122,7 @@ pub fn run(args: Args) -> Result<i32> {
     // The judge's own family: the judged metrics, named in advance.
     let judged = compare_metrics(&samples, test, args.alpha, Some(&metrics));
     if let Some(why) = cannot_judge(&judged, &metrics) {
-        bail!("--fail-on: {why}: measure both on one clock (--clock)");
+        bail!("--fail-on: {why}");
     }
     let v = verdict(&judged, &metrics, pct);
     sigbench::say!(

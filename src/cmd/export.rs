@@ -34,6 +34,11 @@ pub struct ImportArgs {
 }
 
 pub fn export(args: ExportArgs) -> Result<i32> {
+    if let Some(p) = &args.output {
+        sigbench::outputs::Outputs::new(Some(&args.store.db))
+            .output("-o", p)
+            .check()?;
+    }
     if !args.store.db.exists() {
         bail!("no results database at {} (pass --db)", args.store.db);
     }

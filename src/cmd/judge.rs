@@ -48,11 +48,13 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
         // One kernel, stored: that is what the next step compares with.
         super::run::refuse(&args.run, "judge", &[Interleave, Slice, SplitReps, NoStore])?;
     }
+    super::run::outputs(&args.run).check()?;
     let plan = super::run::plan_of(&args.run)?;
     // The baseline must exist before anything is booted.
     let mut store = None;
     let (base_label, base_runs) = runs_of(&args.baseline, &args.run.store.db, &mut store)?;
     drop(store);
+    check_baseline(&base_label, &base_runs, &plan, &metrics)?;
     let spec = kernel::KernelSpec::parse(&args.run.kernels[0])?;
     // A time measured on another clock than the baseline's cannot be judged: say so
     // before anything is booted.
@@ -158,7 +160,7 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
         );
     }
     if let Some(why) = cannot_judge(&judged, &metrics) {
-        bail!("judge: {why}: measure the baseline on the same clock (--clock)");
+        bail!("judge: {why}");
     }
     let v = verdict(&judged, &metrics, args.min_effect);
     sigbench::say!(
@@ -172,4 +174,64 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
         }
     );
     Ok(v.exit_code())
+}
+
+/// The baseline must have a case of this plan (its signature, a directory and an N) and
+/// the judged metrics, or no step could ever be judged: an error (128) before anything
+/// runs, not a "skip" after a run that is then stored.
+fn check_baseline(
+    label: &str,
+    runs: &[sigbench::results::RunDocument],
+    plan: &sigbench::plan::Plan,
+    metrics: &[String],
+) -> Result<()> {
+    let base = Samples::from_runs(label, runs);
+    let shared: Vec<_> = base
+        .cases
+        .iter()
+        .filter(|(k, _)| {
+            k.signature == plan.signature.name
+                && plan.dirs.iter().any(|d| d.name == k.dir)
+                && plan.n_values.contains(&k.n)
+        })
+        .collect();
+    if shared.is_empty() {
+        let had: Vec<String> = base
+            .cases
+            .keys()
+            .map(|k| format!("{} {}", k.signature, k.short()))
+            .collect();
+        bail!(
+            "judge: the baseline {label} has no case of this plan ({} in {} at N = {}); it has {}",
+            plan.signature.name,
+            plan.dirs
+                .iter()
+                .map(|d| d.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            plan.n_values
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+            if had.is_empty() {
+                "no complete case".to_string()
+            } else {
+                had.join(", ")
+            }
+        );
+    }
+    let known: std::collections::BTreeSet<&String> =
+        shared.iter().flat_map(|(_, m)| m.keys()).collect();
+    if let Some(m) = metrics.iter().find(|m| !known.contains(m)) {
+        bail!(
+            "judge: --metric {m}: the baseline {label} has no such metric (metrics: {})",
+            known
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(())
 }

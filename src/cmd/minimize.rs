@@ -46,6 +46,11 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
             &[Json, Label, Interleave, Slice, SplitReps],
         )?;
     }
+    // -o is written after the whole search: it must be writable, and not the signature
+    // or the store, before the search starts.
+    super::run::outputs(&args.run)
+        .output("-o", &args.output)
+        .check()?;
     let plan = super::run::plan_of(&args.run)?;
     let sig: &Signature = &plan.signature;
     let source = Source::parse(&sig.source, &sig.origin)?;

@@ -1,6 +1,7 @@
 //! `sigbench report [LABELS…] -o report.html`: one self-contained page with plots.
 
 use anyhow::{Context, Result, bail};
+use sigbench::outputs::Outputs;
 use sigbench::report::{document, renderer};
 use sigbench::results::RunDocument;
 use sigbench::stats::Test;
@@ -31,6 +32,19 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<i32> {
+    // Before anything is read: -o must not be the store, an input or a directory.
+    let mut outputs = Outputs::new(Some(&args.store.db)).output("-o", &args.output);
+    if let Some(f) = &args.bisect {
+        outputs = outputs.input("the bisect document", f);
+    }
+    for l in args
+        .labels
+        .iter()
+        .filter(|l| std::path::Path::new(l).is_file())
+    {
+        outputs = outputs.input("an input", l);
+    }
+    outputs.check()?;
     if let Some(f) = &args.bisect {
         let r = sigbench::bisect::Report::read(f)?;
         let doc = sigbench::report::bisect::document(&r)?;
@@ -111,6 +125,14 @@ fn write(args: &Args, doc: &sigbench::report::document::Document) -> Result<()> 
         .report(doc, &stem)
         .expect("every --format choice renders a report");
     let dir = args.output.parent().map(PathBuf::from).unwrap_or_default();
+    // The files beside it (Markdown's plots) are outputs too.
+    r.files
+        .iter()
+        .fold(
+            Outputs::new(Some(&args.store.db)).output("-o", &args.output),
+            |o, (name, _)| o.output("a plot", dir.join(name)),
+        )
+        .check()?;
     for (name, content) in r.files {
         let p = dir.join(&name);
         std::fs::write(&p, content).with_context(|| format!("cannot write {}", p.display()))?;

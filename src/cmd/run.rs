@@ -5,6 +5,7 @@
 use super::console::{Console, stdout, stdout_result};
 use anyhow::{Result, bail};
 use sigbench::interrupt;
+use sigbench::outputs::Outputs;
 use sigbench::plan::slice::{self, Slice};
 use sigbench::plan::{DEFAULT_SEED, Plan};
 use sigbench::probe::ProbeSpec;
@@ -515,56 +516,25 @@ fn recovery_path(db: &sigbench::store::Location, id: &str) -> String {
     dirs[0].join(name).display().to_string()
 }
 
-/// Outputs must not overwrite the store or each other (`--json sigbench.db` would
-/// destroy every stored run).
+/// Outputs must not overwrite the store, the signature or each other (`--json
+/// sigbench.db` would destroy every stored run): checked before anything runs.
 fn check_outputs(args: &Args) -> Result<()> {
-    fn same(a: &std::path::Path, b: &std::path::Path) -> bool {
-        let canon = |p: &std::path::Path| {
-            std::fs::canonicalize(p).ok().or_else(|| {
-                let parent = p
-                    .parent()
-                    .filter(|x| !x.as_os_str().is_empty())
-                    .unwrap_or(std::path::Path::new("."));
-                Some(std::fs::canonicalize(parent).ok()?.join(p.file_name()?))
-            })
-        };
-        match (canon(a), canon(b)) {
-            (Some(x), Some(y)) => x == y,
-            _ => a == b,
-        }
+    outputs(args).check()
+}
+
+/// What `args` read and write (`sigbench::outputs`).
+pub(crate) fn outputs(args: &Args) -> Outputs {
+    let mut o = Outputs::new((!args.no_store).then_some(&args.store.db));
+    if std::path::Path::new(&args.signature).is_file() {
+        o = o.input("the signature", &args.signature);
     }
-    let json = args
-        .json
-        .as_deref()
-        .filter(|j| *j != "-")
-        .map(std::path::Path::new);
-    let op_log = args.op_log.as_deref();
-    let db = (!args.no_store).then_some(args.store.db.path()).flatten();
-    let named = [("--json", json), ("--op-log", op_log)];
-    for (flag, path) in named {
-        let Some(path) = path else { continue };
-        if let Some(db) = db {
-            for suffix in ["", "-wal", "-shm"] {
-                let store_file = std::path::PathBuf::from(format!("{}{suffix}", db.display()));
-                if same(path, &store_file) {
-                    bail!(
-                        "{flag} {} is the results store{}: choose another file",
-                        path.display(),
-                        if suffix.is_empty() { "" } else { "'s journal" }
-                    );
-                }
-            }
-        }
+    if let Some(j) = &args.json {
+        o = o.output("--json", j);
     }
-    if let (Some(j), Some(o)) = (json, op_log)
-        && same(j, o)
-    {
-        bail!(
-            "--json and --op-log name the same file {}: choose two",
-            j.display()
-        );
+    if let Some(l) = &args.op_log {
+        o = o.output("--op-log", l);
     }
-    Ok(())
+    o
 }
 
 /// Run the plan on this kernel; print and store as it goes. Returns the document and how

@@ -665,14 +665,29 @@ pub fn clears(r: &Row, pct: f64) -> bool {
     }
 }
 
-/// Why a judge must not decide on `cmp`: a pair whose times come from clocks that cannot
-/// be compared (an icount time against a real one) — when a judged metric is a time.
+/// Why a judge must not decide on `cmp` at all — an error, not "undecidable" (which `git
+/// bisect run` would take as "skip this commit", for every commit): a pair with no row of
+/// the judged metrics (the labels share no case: another signature, another N, only failed
+/// runs), or whose times come from clocks that cannot be compared (an icount time against
+/// a real one) when a judged metric is a time.
 pub fn cannot_judge(cmp: &Comparison, metrics: &[String]) -> Option<String> {
     cmp.pairs.iter().find_map(|p| {
-        let timed = p
+        let judged: Vec<&Row> = p
             .rows
             .iter()
-            .any(|r| metrics.contains(&r.metric) && matches!(r.kind, Kind::Time | Kind::Latency));
+            .filter(|r| metrics.contains(&r.metric))
+            .collect();
+        if judged.is_empty() {
+            return Some(format!(
+                "{} and {} have no case with {} in common (same signature, directory and N, from complete runs)",
+                p.base,
+                p.other,
+                metrics.join(", ")
+            ));
+        }
+        let timed = judged
+            .iter()
+            .any(|r| matches!(r.kind, Kind::Time | Kind::Latency));
         p.mixed_clocks
             .as_ref()
             .filter(|_| timed)
