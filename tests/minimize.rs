@@ -118,4 +118,27 @@ fn a_predicate_false_from_the_start_or_malformed_is_one_line() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains("--until") && !err.contains("waiting"), "{err}");
     }
+    // A metric the run does not have (a typo) is an error naming the ones it has — not a
+    // 0 that "holds" in every evaluation and cuts the signature to one step.
+    for typo in ["unlnk.p99_us < 1000", "ratio(nosuch, a/a) < 2"] {
+        let out = run(&[
+            "minimize",
+            "test3",
+            "--dir",
+            "a",
+            "-n",
+            "20",
+            "--until",
+            typo,
+            "-o",
+            min.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{typo}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("--until: no metric") && err.contains("unlink.p99_us"),
+            "{err}"
+        );
+        assert!(!min.exists());
+    }
 }

@@ -61,6 +61,7 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
         plan: plan.clone(),
         predicate: predicate.clone(),
         reps,
+        checked: false,
     };
     let began = Instant::now();
     let mut m = Minimizer::new(source, &mut judge);

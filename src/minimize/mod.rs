@@ -426,6 +426,9 @@ pub struct RunJudge {
     pub plan: crate::plan::Plan,
     pub predicate: Predicate,
     pub reps: u32,
+    /// The predicate's metrics were found in an evaluation's results (the first one
+    /// checks: a typo must not read as 0 and "hold" everywhere).
+    pub checked: bool,
 }
 
 /// A case's metrics per directory, for the predicate.
@@ -500,6 +503,24 @@ impl Judge for RunJudge {
             for (name, _, value) in crate::stats::compare::metrics_of(c) {
                 m.insert(name, value);
             }
+        }
+        if !self.checked && !groups.is_empty() {
+            let seen: std::collections::BTreeSet<&String> = groups
+                .values()
+                .flat_map(|g| g.by_dir.values().flat_map(|m| m.keys()))
+                .collect();
+            let unknown = self.predicate.unknown_metrics(&seen);
+            if !unknown.is_empty() {
+                bail!(
+                    "--until: no metric {} in the results (metrics: {})",
+                    unknown.join(", "),
+                    seen.iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            self.checked = true;
         }
         let mut shown = String::from("-");
         for g in groups.values() {

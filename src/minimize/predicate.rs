@@ -13,7 +13,8 @@
 //! `create.slabinfo.maple_node.active_objs`, `unlink.p99_us`, …); N is the case's number of
 //! files. A plain metric is read in every test directory and the predicate must hold in
 //! each; `ratio(wall_ms, zstd/uncompressed)` divides one directory's value by another's.
-//! A metric a case does not have (a slab cache that did not move) is 0.
+//! A kernel-wide delta a case does not have (a slab cache that did not move) is 0; any other
+//! metric the first evaluation's results lack is an error naming the metrics there are.
 
 use anyhow::{Result, bail};
 
@@ -146,6 +147,30 @@ impl Predicate {
         v.sort();
         v.dedup();
         v
+    }
+
+    /// The metrics the predicate reads that are not among `seen` (the names a run's
+    /// results have) and cannot be absent there by design: a kernel-wide delta
+    /// (`slabinfo.…`, `vmstat.…`, `block.…`, per phase too) is recorded only when it moved,
+    /// so its absence is 0; anything else absent is a typo or a metric this run cannot
+    /// measure.
+    pub fn unknown_metrics(&self, seen: &std::collections::BTreeSet<&String>) -> Vec<String> {
+        let delta = |m: &str| {
+            let tail = m.split_once('.').map_or(m, |(head, rest)| {
+                if ["slabinfo", "vmstat", "block"].contains(&head) {
+                    m
+                } else {
+                    rest
+                }
+            });
+            ["slabinfo.", "vmstat.", "block."]
+                .iter()
+                .any(|p| tail.starts_with(p))
+        };
+        self.metrics()
+            .into_iter()
+            .filter(|m| !seen.contains(m) && !delta(m))
+            .collect()
     }
 
     /// Whether the predicate holds for one case, read in every directory of `dirs`.
@@ -349,5 +374,16 @@ mod tests {
             let e = Predicate::parse(bad).unwrap_err().to_string();
             assert!(e.starts_with("--until") && !e.contains('\n'), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn metrics_a_run_does_not_have_are_unknown_unless_kernel_deltas() {
+        let p = Predicate::parse(
+            "unlnk.p99_us < 1000 and wall_ms > 0 and create.slabinfo.maple_node.active_objs >= 0 and vmstat.pgfault >= 0 and ratio(nosuch, a/b) > 1",
+        )
+        .unwrap();
+        let names = ["wall_ms".to_string(), "unlink.p99_us".to_string()];
+        let seen = names.iter().collect();
+        assert_eq!(p.unknown_metrics(&seen), ["nosuch", "unlnk.p99_us"]);
     }
 }
