@@ -13,7 +13,7 @@
 #   sudo KERNEL=… CLOCK=host bash bench/aa.sh                # in a guest, plain TCG
 #
 # Variables: PAIRS (20), REPS (10), N (1000; 250 with KERNEL), FS (btrfs), SIG (test3),
-# DIRS (`d` on the host; the signature's own with KERNEL), KERNEL, CLOCK.
+# DIRS (`d` on the host; the signature's own with KERNEL), KERNEL, CLOCK, KEEP.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,7 +35,8 @@ fi
 cargo build --release --quiet
 sigbench=$PWD/target/x86_64-unknown-linux-gnu/release/sigbench
 work=$(mktemp -d /tmp/sigbench-aa.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+# KEEP=1 keeps the runs (aa.db) to judge again later, e.g. with another rule.
+if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$work"' EXIT; else echo "runs kept in $work/aa.db"; fi
 db=$work/aa.db
 
 args=("$SIG" --fs "$FS" -n "$N" -r "$REPS")

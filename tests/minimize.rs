@@ -142,3 +142,48 @@ fn a_predicate_false_from_the_start_or_malformed_is_one_line() {
         assert!(!min.exists());
     }
 }
+
+#[test]
+fn a_budget_ends_the_search_and_keeps_the_best_so_far() {
+    let min = out_file("budget");
+    let out = run(&[
+        "minimize",
+        "test3",
+        "--dir",
+        "a",
+        "-n",
+        "20",
+        "--until",
+        "inode_evictions >= N",
+        "--max-evals",
+        "4",
+        "-o",
+        min.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("the budget of 4 evaluations (--max-evals) is spent"),
+        "{err}"
+    );
+    // The progress line says how far the search is into its budget.
+    assert!(err.contains("[4/4"), "{err}");
+    let text = std::fs::read_to_string(&min).unwrap();
+    assert!(
+        text.contains("# 1-minimal: unknown: the search stopped early"),
+        "{text}"
+    );
+    assert!(text.contains("s3e-test3"), "still a signature: {text}");
+    let _ = std::fs::remove_file(&min);
+    let out = run(&[
+        "minimize",
+        "test3",
+        "--until",
+        "calls > 0",
+        "--max-evals",
+        "0",
+        "-o",
+        min.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+}

@@ -116,3 +116,69 @@ fn report_of_a_real_sweep_renders_offline_in_chromium() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A bisect document as `--bisect-json` writes it, with `samples` for the good end.
+fn bisect_doc(samples: &[f64], first_bad: Option<usize>) -> String {
+    serde_json::json!({
+        "schema": "sigbench.bisect", "version": 1, "what": "2 kernels", "signature": "s",
+        "first_bad": first_bad.map(|_| "b"), "kernels": ["a", "b"], "metric": "wall_ms",
+        "steps": [
+            {"index": 0, "kernel": "a", "samples": samples, "call": "good", "why": ""},
+            {"index": 1, "kernel": "b", "samples": [1.0], "call": "bad", "why": ""}
+        ],
+        "first_bad_index": first_bad, "candidates": []
+    })
+    .to_string()
+}
+
+#[test]
+fn a_hostile_bisect_document_is_rendered_or_refused_never_spun_on() {
+    let dir = std::env::temp_dir().join(format!("sigbench-rbis-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("b.json");
+    let page = dir.join("b.html");
+    let render = |doc: String| {
+        std::fs::write(&input, doc).unwrap();
+        let _ = std::fs::remove_file(&page);
+        let mut child = sigbench()
+            .args(["report", "--bisect", input.to_str().unwrap(), "-o"])
+            .arg(&page)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // It used to spin forever here: give it a minute, then fail.
+        let start = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > std::time::Duration::from_secs(60) {
+                let _ = child.kill();
+                panic!("report --bisect did not finish in 60 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        child.wait_with_output().unwrap()
+    };
+    // Values whose span overflows: the page without a figure.
+    let out = render(bisect_doc(&[1e308, -1e308], Some(1)));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        std::fs::read_to_string(&page)
+            .unwrap()
+            .contains("first bad b")
+    );
+    // 100 000 samples (the median's interval was quadratic in them).
+    let many: Vec<f64> = (0..100_000).map(|k| (k % 1000) as f64).collect();
+    let out = render(bisect_doc(&many, Some(1)));
+    assert!(out.status.success(), "{}", stderr(&out));
+    // A first bad beyond the list: one line naming the file.
+    let out = render(bisect_doc(&[1.0, 2.0], Some(7)));
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("first_bad_index 7 is beyond the list of 2 kernels")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

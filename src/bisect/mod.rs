@@ -127,6 +127,19 @@ impl Report {
         if r.outcome.steps.iter().any(|s| s.index >= r.kernels.len()) {
             bail!("{}: a step beyond the list of kernels", path.display());
         }
+        let n = r.kernels.len();
+        if let Some(i) = r.outcome.first_bad.filter(|&i| i >= n) {
+            bail!(
+                "{}: first_bad_index {i} is beyond the list of {n} kernels",
+                path.display()
+            );
+        }
+        if let Some(i) = r.outcome.candidates.iter().find(|&&i| i >= n) {
+            bail!(
+                "{}: candidate {i} is beyond the list of {n} kernels",
+                path.display()
+            );
+        }
         Ok(r)
     }
 }

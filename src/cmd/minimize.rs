@@ -2,7 +2,7 @@
 //! signature to the steps that still show an effect (the library's `minimize`).
 
 use anyhow::{Context, Result, bail};
-use sigbench::minimize::{Minimizer, Predicate, RunJudge, Source};
+use sigbench::minimize::{Budget, Minimizer, Predicate, RunJudge, Source};
 use sigbench::signature::Signature;
 use std::time::Instant;
 
@@ -22,6 +22,13 @@ pub struct MinimizeArgs {
     /// Keep the directories' properties (compression, chattr…) as they are
     #[arg(long)]
     keep_dir_props: bool,
+    /// Stop after this many evaluations and keep the smallest signature found so far
+    #[arg(long, value_name = "N", default_value_t = Budget::DEFAULT.max_evals)]
+    max_evals: usize,
+    /// Stop after this many seconds (checked between evaluations) and keep the smallest
+    /// signature found so far
+    #[arg(long, value_name = "SECS", default_value_t = Budget::DEFAULT.max_time.as_secs())]
+    max_time: u64,
     /// Everything `run` takes: the signature, --fs, -n, --dir, --device, options…
     #[command(flatten)]
     run: super::run::Args,
@@ -63,20 +70,52 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
         reps,
         checked: false,
     };
+    if args.max_evals == 0 || args.max_time == 0 {
+        bail!("--max-evals and --max-time must be at least 1");
+    }
     let began = Instant::now();
     let mut m = Minimizer::new(source, &mut judge);
-    m.on_evaluation = Box::new(|e| {
+    m.budget = Budget {
+        max_evals: args.max_evals,
+        max_time: std::time::Duration::from_secs(args.max_time),
+    };
+    let mut done = 0usize;
+    let mut spent = 0.0f64;
+    m.on_evaluation = Box::new(move |e| {
+        done += 1;
+        spent += e.took.as_secs_f64();
+        // What is left: of this pass where that is known (pairs), of the budget otherwise.
+        let left = e
+            .left_in_pass
+            .map(|n| {
+                format!(
+                    "; ≤{n} left in this pass, ~{:.0} s",
+                    n as f64 * spent / done as f64
+                )
+            })
+            .unwrap_or_default();
         sigbench::say!(
-            "sigbench: minimize: {:<16} {:<5} {:>10}  {:>6.1} s  {}",
+            "sigbench: minimize: {:<16} {:<5} {:>10}  {:>6.1} s  {}  [{done}/{}{left}]",
             e.stage,
             if e.holds { "holds" } else { "no" },
             e.value,
             e.took.as_secs_f64(),
-            e.candidate
+            e.candidate,
+            args.max_evals
         );
     });
-    let min = m.run(start.clone(), !args.keep_dir_props)?;
-    let removable = m.check_one_minimal(&min)?;
+    let found = m.run(start.clone(), !args.keep_dir_props)?;
+    if let Some(why) = &found.stopped {
+        sigbench::say!(
+            "sigbench: minimize: {why}: writing the smallest signature found so far (not known to be 1-minimal)"
+        );
+    }
+    let min = found.candidate;
+    let removable = if found.stopped.is_some() {
+        None
+    } else {
+        m.check_one_minimal(&min)?
+    };
 
     // What was removed, as comments in the file.
     let mut removed = Vec::new();
@@ -136,10 +175,12 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
     }
     header.push_str(&format!(
         "# 1-minimal: {}\n",
-        if removable.is_empty() {
-            "yes, removing any single remaining step breaks the predicate".to_string()
-        } else {
-            format!("no, these could go: {}", removable.join(", "))
+        match (&removable, &found.stopped) {
+            (Some(r), _) if r.is_empty() =>
+                "yes, removing any single remaining step breaks the predicate".to_string(),
+            (Some(r), _) => format!("no, these could go: {}", r.join(", ")),
+            (None, Some(why)) => format!("unknown: the search stopped early ({why})"),
+            (None, None) => "unknown: the budget ran out during the check".to_string(),
         }
     ));
     let text = m.source.render(&min, &header)?;
@@ -179,7 +220,11 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
         began.elapsed().as_secs_f64(),
         steps(&start),
         steps(&min),
-        if removable.is_empty() { "yes" } else { "no" },
+        match &removable {
+            Some(r) if r.is_empty() => "yes",
+            Some(_) => "no",
+            None => "unknown (budget)",
+        },
         args.output.display()
     );
     super::out(&o)?;

@@ -191,6 +191,46 @@ pub struct Evaluation {
     /// The predicate's left-hand side (first directory, last repetition), or why not.
     pub value: String,
     pub took: Duration,
+    /// Evaluations left in this pass at most, where that is known (the pairs pass).
+    pub left_in_pass: Option<usize>,
+}
+
+/// How much a minimization may spend: a search over pairs of steps grows with the square
+/// of the steps (40 needed steps: ~800 evaluations per sweep, sweeps repeat), so every
+/// search is bounded. When the budget ends the best candidate found so far is the result.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    pub max_evals: usize,
+    pub max_time: Duration,
+}
+
+impl Budget {
+    /// `sigbench minimize`'s defaults: 300 evaluations, one hour.
+    pub const DEFAULT: Budget = Budget {
+        max_evals: 300,
+        max_time: Duration::from_secs(3600),
+    };
+}
+
+/// The budget ran out (carried as an error through the stages, caught by `run`).
+#[derive(Debug)]
+struct BudgetSpent(String);
+
+impl std::fmt::Display for BudgetSpent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BudgetSpent {}
+
+/// What a minimization found: the smallest candidate that keeps the effect, and why the
+/// search stopped early (the budget) if it did — then the result is smaller than the
+/// start but not known to be 1-minimal.
+#[derive(Clone, Debug)]
+pub struct Found {
+    pub candidate: Candidate,
+    pub stopped: Option<String>,
 }
 
 /// Runs a candidate signature and says whether the predicate holds (or why not).
@@ -207,6 +247,12 @@ pub struct Minimizer<'a> {
     pub log: Vec<Evaluation>,
     cache: BTreeMap<String, bool>,
     pub on_evaluation: Box<dyn FnMut(&Evaluation) + 'a>,
+    pub budget: Budget,
+    started: Instant,
+    /// Evaluations left in the current pass, when known.
+    left_in_pass: Option<usize>,
+    /// The last candidate of the current stage that kept the effect (ddmin moves to it).
+    best_in_stage: Option<Candidate>,
 }
 
 fn describe(c: &Candidate) -> String {
@@ -249,6 +295,10 @@ impl<'a> Minimizer<'a> {
             log: Vec::new(),
             cache: BTreeMap::new(),
             on_evaluation: Box::new(|_| {}),
+            budget: Budget::DEFAULT,
+            started: Instant::now(),
+            left_in_pass: None,
+            best_in_stage: None,
         }
     }
 
@@ -260,6 +310,20 @@ impl<'a> Minimizer<'a> {
         if let Some(&h) = self.cache.get(&key) {
             return Ok(h);
         }
+        if self.log.len() >= self.budget.max_evals {
+            return Err(BudgetSpent(format!(
+                "the budget of {} evaluations (--max-evals) is spent",
+                self.budget.max_evals
+            ))
+            .into());
+        }
+        if self.started.elapsed() >= self.budget.max_time {
+            return Err(BudgetSpent(format!(
+                "the budget of {} s (--max-time) is spent",
+                self.budget.max_time.as_secs()
+            ))
+            .into());
+        }
         let start = Instant::now();
         let (holds, value) = self.judge.judge(&text, &c.dirs)?;
         let e = Evaluation {
@@ -268,6 +332,7 @@ impl<'a> Minimizer<'a> {
             holds,
             value,
             took: start.elapsed(),
+            left_in_pass: self.left_in_pass,
         };
         (self.on_evaluation)(&e);
         self.log.push(e);
@@ -285,6 +350,7 @@ impl<'a> Minimizer<'a> {
     ) -> Result<()> {
         let mut failure = None;
         let base = cur.clone();
+        self.best_in_stage = None;
         let kept = ddmin(&items, &mut |subset: &[T]| {
             if failure.is_some() {
                 return false;
@@ -292,7 +358,12 @@ impl<'a> Minimizer<'a> {
             let mut c = base.clone();
             set(&mut c, subset);
             match self.test(stage, &c) {
-                Ok(h) => h,
+                Ok(h) => {
+                    if h {
+                        self.best_in_stage = Some(c);
+                    }
+                    h
+                }
                 Err(e) => {
                     failure = Some(e);
                     false
@@ -300,34 +371,57 @@ impl<'a> Minimizer<'a> {
             }
         });
         if let Some(e) = failure {
+            // Out of budget inside the stage: its progress so far is kept.
+            if let Some(b) = self.best_in_stage.take() {
+                *cur = b;
+            }
             return Err(e);
         }
         set(cur, &kept);
         Ok(())
     }
 
-    /// Minimize `start` (which must show the effect). Returns the 1-minimal candidate.
-    pub fn run(&mut self, start: Candidate, dir_props: bool) -> Result<Candidate> {
+    /// Minimize `start` (which must show the effect): the 1-minimal candidate, or when the
+    /// budget runs out the smallest one found so far.
+    pub fn run(&mut self, start: Candidate, dir_props: bool) -> Result<Found> {
+        self.started = Instant::now();
+        let mut cur = start.clone();
+        match self.stages(start, &mut cur, dir_props) {
+            Ok(()) => Ok(Found {
+                candidate: cur,
+                stopped: None,
+            }),
+            Err(e) => match e.downcast::<BudgetSpent>() {
+                Ok(spent) => Ok(Found {
+                    candidate: cur,
+                    stopped: Some(spent.0),
+                }),
+                Err(e) => Err(e),
+            },
+        }
+    }
+
+    /// The stages, shrinking `cur` in place (so an early stop leaves the best so far).
+    fn stages(&mut self, start: Candidate, cur: &mut Candidate, dir_props: bool) -> Result<()> {
         if !self.test("start", &start)? {
             let why = self.log.last().map(|e| e.value.clone()).unwrap_or_default();
             bail!(
                 "the predicate does not hold for the signature as it is ({why}): nothing to minimize (check --until, -n and the directories)"
             );
         }
-        let mut cur = start;
         // Steps, phase by phase.
         for k in 0..cur.phases.len() {
             let steps = cur.phases[k].1.clone();
             self.shrink(
                 &format!("phase {} steps", cur.phases[k].0 + 1),
-                &mut cur,
+                cur,
                 steps,
                 move |c, s| c.phases[k].1 = s.to_vec(),
             )?;
         }
         // Whole phases.
         let phases = cur.phases.clone();
-        self.shrink("phases", &mut cur, phases, |c, s| c.phases = s.to_vec())?;
+        self.shrink("phases", cur, phases, |c, s| c.phases = s.to_vec())?;
         // Pairs of steps, across phases: steps that only make sense together (an open and
         // its close, a dup and the close of the copy, a link and the unlink of the link)
         // survive every single removal. Repeat until no pair can go.
@@ -338,24 +432,29 @@ impl<'a> Minimizer<'a> {
                 .enumerate()
                 .flat_map(|(k, (_, s))| s.iter().map(move |&i| (k, i)))
                 .collect();
+            let pairs = all.len() * all.len().saturating_sub(1) / 2;
+            let mut tried = 0;
             for x in 0..all.len() {
                 for y in x + 1..all.len() {
+                    tried += 1;
+                    self.left_in_pass = Some(pairs - tried);
                     let mut c = cur.clone();
                     for (k, i) in [all[x], all[y]] {
                         c.phases[k].1.retain(|&j| j != i);
                     }
                     c.phases.retain(|(_, s)| !s.is_empty());
                     if self.test("pairs", &c)? {
-                        cur = c;
+                        *cur = c;
                         continue 'pairs;
                     }
                 }
             }
             break;
         }
+        self.left_in_pass = None;
         // The prelude's steps.
         let prelude = cur.prelude.clone();
-        self.shrink("prelude", &mut cur, prelude, |c, s| c.prelude = s.to_vec())?;
+        self.shrink("prelude", cur, prelude, |c, s| c.prelude = s.to_vec())?;
         // Setup options, one at a time.
         for (name, get, set) in [
             (
@@ -374,11 +473,11 @@ impl<'a> Minimizer<'a> {
                 |c: &mut Candidate, v| c.fsync_dir = v,
             ),
         ] {
-            if get(&cur) {
+            if get(cur) {
                 let mut c = cur.clone();
                 set(&mut c, false);
                 if self.test(&format!("setup {name}"), &c)? {
-                    cur = c;
+                    *cur = c;
                 }
             }
         }
@@ -389,7 +488,7 @@ impl<'a> Minimizer<'a> {
                 if let Some((name, props)) = d.split_once(':') {
                     let props: Vec<String> = props.split(',').map(String::from).collect();
                     let name = name.to_string();
-                    self.shrink(&format!("dir {name}"), &mut cur, props, move |c, s| {
+                    self.shrink(&format!("dir {name}"), cur, props, move |c, s| {
                         c.dirs[k] = if s.is_empty() {
                             name.clone()
                         } else {
@@ -399,23 +498,29 @@ impl<'a> Minimizer<'a> {
                 }
             }
         }
-        Ok(cur)
+        Ok(())
     }
 
     /// The 1-minimality check: removing any single remaining step breaks the predicate.
-    /// Returns the steps whose removal still holds (empty: 1-minimal).
-    pub fn check_one_minimal(&mut self, c: &Candidate) -> Result<Vec<String>> {
+    /// Returns the steps whose removal still holds (empty: 1-minimal), or None when the
+    /// budget ran out before the check could finish.
+    pub fn check_one_minimal(&mut self, c: &Candidate) -> Result<Option<Vec<String>>> {
         let mut removable = Vec::new();
         for k in 0..c.phases.len() {
             for j in 0..c.phases[k].1.len() {
                 let mut d = c.clone();
                 let step = d.phases[k].1.remove(j);
-                if self.test("1-minimal check", &d)? {
-                    removable.push(format!("phase {} step {}", c.phases[k].0 + 1, step + 1));
+                match self.test("1-minimal check", &d) {
+                    Ok(true) => {
+                        removable.push(format!("phase {} step {}", c.phases[k].0 + 1, step + 1))
+                    }
+                    Ok(false) => {}
+                    Err(e) if e.downcast_ref::<BudgetSpent>().is_some() => return Ok(None),
+                    Err(e) => return Err(e),
                 }
             }
         }
-        Ok(removable)
+        Ok(Some(removable))
     }
 }
 
@@ -595,5 +700,55 @@ steps = [
         c.phases[0].1 = vec![3];
         let text = src.render(&c, "").unwrap();
         assert!(crate::signature::Signature::parse(&text, "candidate").is_err());
+    }
+
+    /// Holds when the candidate still has the steps that unlink `{name}-k3` and `-k9`.
+    struct Needs(usize);
+
+    impl Judge for Needs {
+        fn judge(&mut self, signature: &str, _: &[String]) -> Result<(bool, String)> {
+            self.0 += 1;
+            let h = signature.contains("{name}-k3\"") && signature.contains("{name}-k9\"");
+            Ok((h, String::new()))
+        }
+    }
+
+    fn twelve_steps() -> String {
+        let steps: Vec<String> = (0..12)
+            .map(|k| format!("  {{ op = \"unlink\", path = \"{{name}}-k{k}\" }},"))
+            .collect();
+        format!(
+            "format = 1\nname = \"t\"\ndirs = [\"a\"]\n[[phase]]\nname = \"p\"\nsteps = [\n{}\n]\n",
+            steps.join("\n")
+        )
+    }
+
+    #[test]
+    fn a_budget_stops_the_search_with_the_best_candidate_so_far() {
+        let src = Source::parse(&twelve_steps(), "t").unwrap();
+        let start = src.whole(vec!["a".into()]);
+        let mut judge = Needs(0);
+        let mut m = Minimizer::new(Source::parse(&twelve_steps(), "t").unwrap(), &mut judge);
+        let found = m.run(start.clone(), false).unwrap();
+        assert_eq!(found.stopped, None);
+        assert_eq!(found.candidate.phases, [(0, vec![3, 9])]);
+        assert_eq!(m.check_one_minimal(&found.candidate).unwrap(), Some(vec![]));
+        let all = m.log.len();
+        // Half the evaluations: smaller than the start, still holding, said to be early.
+        let mut judge = Needs(0);
+        let mut m = Minimizer::new(src, &mut judge);
+        m.budget.max_evals = all / 2;
+        let found = m.run(start.clone(), false).unwrap();
+        let why = found.stopped.expect("stopped by the budget");
+        assert!(why.contains("--max-evals"), "{why}");
+        assert_eq!(m.log.len(), all / 2);
+        let kept = &found.candidate.phases[0].1;
+        assert!(
+            kept.len() < 12 && kept.contains(&3) && kept.contains(&9),
+            "{kept:?}"
+        );
+        assert_eq!(m.check_one_minimal(&found.candidate).unwrap(), None);
+        drop(m);
+        assert_eq!(judge.0, all / 2);
     }
 }

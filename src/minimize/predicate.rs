@@ -53,7 +53,15 @@ pub trait Values {
 struct Lexer<'a> {
     s: &'a str,
     pos: usize,
+    /// Parentheses open now, and terms read so far: both bounded, as parsing and
+    /// evaluating recurse (a predicate nested 50 000 deep overflowed the stack).
+    depth: usize,
+    terms: usize,
 }
+
+/// How deep parentheses may nest, and how many terms a predicate may have.
+const MAX_DEPTH: usize = 32;
+const MAX_TERMS: usize = 256;
 
 impl<'a> Lexer<'a> {
     fn skip(&mut self) {
@@ -85,9 +93,14 @@ impl<'a> Lexer<'a> {
         Some(&rest[..len])
     }
     fn err(&self, what: &str) -> anyhow::Error {
+        let shown: String = self.s.chars().take(60).collect();
+        let more = if self.s.chars().count() > 60 {
+            "…"
+        } else {
+            ""
+        };
         anyhow::anyhow!(
-            "--until `{}`: {what} at position {} (grammar: docs/minimize.md)",
-            self.s,
+            "--until `{shown}{more}`: {what} at position {} (grammar: docs/minimize.md)",
             self.pos + 1
         )
     }
@@ -95,7 +108,12 @@ impl<'a> Lexer<'a> {
 
 impl Predicate {
     pub fn parse(text: &str) -> Result<Predicate> {
-        let mut lx = Lexer { s: text, pos: 0 };
+        let mut lx = Lexer {
+            s: text,
+            pos: 0,
+            depth: 0,
+            terms: 0,
+        };
         let mut clauses = Vec::new();
         loop {
             let lhs = expr(&mut lx)?;
@@ -260,11 +278,20 @@ fn term(lx: &mut Lexer) -> Result<Expr> {
 }
 
 fn factor(lx: &mut Lexer) -> Result<Expr> {
+    lx.terms += 1;
+    if lx.terms > MAX_TERMS {
+        return Err(lx.err(&format!("more than {MAX_TERMS} terms")));
+    }
     if lx.eat("(") {
+        lx.depth += 1;
+        if lx.depth > MAX_DEPTH {
+            return Err(lx.err(&format!("parentheses nested more than {MAX_DEPTH} deep")));
+        }
         let e = expr(lx)?;
         if !lx.eat(")") {
             return Err(lx.err("expected `)`"));
         }
+        lx.depth -= 1;
         return Ok(e);
     }
     if lx.peek().starts_with("ratio(") {
@@ -385,5 +412,19 @@ mod tests {
         let names = ["wall_ms".to_string(), "unlink.p99_us".to_string()];
         let seen = names.iter().collect();
         assert_eq!(p.unknown_metrics(&seen), ["nosuch", "unlnk.p99_us"]);
+    }
+
+    #[test]
+    fn deep_or_long_predicates_are_one_line_errors_not_a_stack_overflow() {
+        let deep = format!("{}1{} > 0", "(".repeat(50_000), ")".repeat(50_000));
+        let e = Predicate::parse(&deep).unwrap_err().to_string();
+        assert!(
+            e.contains("nested more than 32 deep") && e.len() < 300,
+            "{e}"
+        );
+        let long = format!("{} > 0", vec!["1"; 50_000].join(" + "));
+        let e = Predicate::parse(&long).unwrap_err().to_string();
+        assert!(e.contains("more than 256 terms"), "{e}");
+        assert!(Predicate::parse(&format!("{}1{} > 0", "(".repeat(30), ")".repeat(30))).is_ok());
     }
 }

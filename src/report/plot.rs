@@ -291,6 +291,10 @@ fn strip_with(
     }
     let y_max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let y_min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    // An axis must have a finite length (a hostile document's 1e308 and -1e308 do not).
+    if !(y_max - y_min).is_finite() || !(y_max.abs() * 1.6).is_finite() {
+        return Err(anyhow!("the values of {title} are too far apart to plot"));
+    }
     let span = (y_max - y_min).max(y_max.abs() * 0.05).max(1e-9);
     let (lo, hi) = (
         if y_min >= 0.0 && y_min - span * 0.3 < 0.0 {
