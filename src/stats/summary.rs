@@ -65,6 +65,7 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
 }
 
 /// P(X ≤ k) for X ~ Binomial(n, 1/2).
+#[cfg(test)]
 fn binom_half_cdf(n: usize, k: usize) -> f64 {
     // Sum C(n, i) / 2^n in log space to stay finite for large n.
     let ln_2n = n as f64 * std::f64::consts::LN_2;
