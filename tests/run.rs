@@ -252,3 +252,43 @@ fn doctor_finds_and_removes_what_a_killed_run_left() {
     assert!(out.status.success(), "{}", stdout(&out));
     assert_eq!(leftovers_of(pid), Vec::<String>::new());
 }
+
+#[test]
+fn ctrl_c_while_waiting_for_another_run_ends_the_wait_at_once_and_stores_nothing() {
+    // This test holds the machine-wide lock itself, as a run that is measuring would.
+    std::fs::create_dir_all("/run/sigbench").unwrap();
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open("/run/sigbench/lock")
+        .unwrap();
+    use std::os::fd::AsFd;
+    sigbench::sys::os::flock(lock.as_fd(), libc::LOCK_EX).unwrap();
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let mut child = spawn(&["run", "--fs", "tmpfs", "-n", "5", "--dir", "a"]);
+        let mut err = child.stderr.take().unwrap();
+        // Wait until it says it is waiting.
+        let mut said = Vec::new();
+        let started = std::time::Instant::now();
+        while !String::from_utf8_lossy(&said).contains("waiting for another") {
+            use std::io::Read;
+            let mut buf = [0u8; 256];
+            let n = err.read(&mut buf).unwrap();
+            assert!(n > 0, "{}", String::from_utf8_lossy(&said));
+            said.extend_from_slice(&buf[..n]);
+            assert!(started.elapsed() < Duration::from_secs(30));
+        }
+        signal(&child, sig);
+        let signalled = std::time::Instant::now();
+        let status = child.wait().unwrap();
+        let took = signalled.elapsed();
+        assert!(took < Duration::from_millis(500), "{sig}: {took:?}");
+        assert_eq!(status.code(), Some(128 + sig), "{sig}");
+    }
+    drop(lock);
+    // Nothing was stored: not even an empty interrupted run.
+    let out = run(&["runs"]);
+    assert!(!stdout(&out).contains("interrupted"), "{}", stdout(&out));
+}

@@ -82,7 +82,9 @@ pub fn try_lock() -> Result<Option<File>> {
 }
 
 /// Take an exclusive lock on `path` (created if missing), waiting for its holder — whose
-/// pid is in the file — and saying so on stderr. Released when the file is dropped.
+/// pid is in the file — and saying so on stderr. Released when the file is dropped. The
+/// wait polls (every 50 ms) so that SIGINT/SIGTERM end it at once: a blocking flock is
+/// restarted after the signal and would wait for the other run to finish.
 pub fn lock_file(path: &Path, holder_is: &str) -> Result<File> {
     use crate::sys::os::flock;
     use std::os::fd::AsFd;
@@ -100,8 +102,19 @@ pub fn lock_file(path: &Path, holder_is: &str) -> Result<File> {
             "sigbench: waiting for another {holder_is} (pid {}) to finish",
             holder.trim()
         );
-        flock(f.as_fd(), libc::LOCK_EX)
-            .with_context(|| format!("waiting for the lock {}", path.display()))?;
+        loop {
+            crate::interrupt::check()?;
+            match flock(f.as_fd(), libc::LOCK_EX | libc::LOCK_NB) {
+                Ok(()) => break,
+                Err(e) if e.raw_os_error() == Some(libc::EWOULDBLOCK) => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                Err(e) => {
+                    return Err(e)
+                        .with_context(|| format!("waiting for the lock {}", path.display()));
+                }
+            }
+        }
     }
     f.set_len(0)?;
     f.rewind()?;
