@@ -566,5 +566,69 @@ fn small_things_are_errors_or_escaped() {
         );
         assert!(stdout(&o).contains("evil"), "{args:?}");
     }
+    // --db naming what cannot be a database: one clear line.
+    for (db_arg, says) in [
+        (dir.to_str().unwrap(), "is a directory"),
+        ("/dev/null", "is not a regular file"),
+    ] {
+        for args in [
+            vec!["runs", "--db", db_arg],
+            vec!["import", "--db", db_arg, "x.json"],
+        ] {
+            let out = run(&args);
+            assert_eq!(out.status.code(), Some(1), "{args:?}");
+            assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+        }
+    }
+    // minimize: --reps 0, and a plan that does not fit in memory, before the search.
+    let m = dir.join("m.toml");
+    let out = run(&[
+        "minimize",
+        "test3",
+        "--until",
+        "calls > 0",
+        "--reps",
+        "0",
+        "-o",
+        m.to_str().unwrap(),
+    ]);
+    assert!(
+        stderr(&out).contains("--reps: at least one"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&[
+        "minimize",
+        "seqwr",
+        "-n",
+        "10000000",
+        "--until",
+        "calls > 0",
+        "-o",
+        m.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("needs about"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("does not hold"), "{}", stderr(&out));
+    // Markdown does not pass a label's HTML through.
+    let html = "<script>alert(1)</script>";
+    let out = tiny(&["--label", html, "--db", db.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let md = dir.join("r.md");
+    let out = run(&[
+        "report",
+        html,
+        label,
+        "--format",
+        "markdown",
+        "--db",
+        db.to_str().unwrap(),
+        "-o",
+        md.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(!text.contains("<script>"), "{text}");
+    assert!(text.contains("&lt;script&gt;"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -63,7 +63,13 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
     let source = Source::parse(&sig.source, &sig.origin)?;
     let dirs: Vec<String> = plan.dirs.iter().map(|d| d.text.clone()).collect();
     let start = source.whole(dirs);
-    let reps = args.reps.unwrap_or(args.run.repetitions.max(3)).max(1);
+    if args.reps == Some(0) {
+        bail!("--reps: at least one repetition per evaluation");
+    }
+    // A plan that cannot run here is one line now, not "the predicate does not hold"
+    // after a replay that failed.
+    plan.check_fits()?;
+    let reps = args.reps.unwrap_or(args.run.repetitions.max(3));
     let mut judge = RunJudge {
         plan: plan.clone(),
         predicate: predicate.clone(),

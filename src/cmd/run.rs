@@ -508,8 +508,10 @@ fn recovery_path(db: &sigbench::store::Location, id: &str) -> String {
     ];
     for d in &dirs {
         let probe = d.join(format!(".{name}.probe"));
-        if std::fs::write(&probe, vec![0u8; 1 << 16]).is_ok() {
-            let _ = std::fs::remove_file(&probe);
+        let fits = std::fs::write(&probe, vec![0u8; 1 << 16]).is_ok();
+        // Removed whether it fitted or not: a full disk leaves an empty file behind.
+        let _ = std::fs::remove_file(&probe);
+        if fits {
             return d.join(&name).display().to_string();
         }
     }

@@ -242,11 +242,18 @@ impl Plan {
         self.start_op_log(&mut warnings)?;
         self.testbed.validate()?;
         flush(&mut warnings, doc, obs);
+        self.check_fits()?;
         let max_n = self.n_values.iter().copied().max().unwrap_or(1);
-        crate::testbed::check_memory(&self.testbed, self.signature.memory_needed(max_n))
-            .map_err(|e| anyhow::anyhow!("{}, N = {max_n}: {e}", self.signature.origin))?;
         let bed = Testbed::create(self.testbed.clone(), self.signature.space_needed(max_n))?;
         self.execute_on(&bed, &probes, doc, obs)
+    }
+
+    /// A RAM-backed filesystem (the default ramdisk, zram, tmpfs) must fit in the memory
+    /// available at the plan's largest N: checked before anything is created.
+    pub fn check_fits(&self) -> Result<()> {
+        let max_n = self.n_values.iter().copied().max().unwrap_or(1);
+        crate::testbed::check_memory(&self.testbed, self.signature.memory_needed(max_n))
+            .map_err(|e| anyhow::anyhow!("{}, N = {max_n}: {e}", self.signature.origin))
     }
 
     fn start_op_log(&self, warnings: &mut Vec<String>) -> Result<()> {

@@ -8,6 +8,26 @@ use crate::stats::compare::Comparison;
 
 pub struct Markdown;
 
+/// Text from the data (labels, kernel names, warnings: anyone's export) as Markdown that
+/// renders as that text: no HTML (`<script>`), no links or emphasis it did not ask for.
+pub fn text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '#' | '!' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 impl Renderer for Markdown {
     fn comparison(&self, c: &Comparison, all: bool) -> Option<String> {
         let mut out = String::from("## sigbench comparison\n\n");
@@ -17,7 +37,7 @@ impl Renderer for Markdown {
         if !c.warnings.is_empty() {
             out.push_str("**Warnings**\n\n");
             for w in &c.warnings {
-                out.push_str(&format!("- {w}\n"));
+                out.push_str(&format!("- {}\n", text(w)));
             }
         }
         Some(out)
@@ -25,12 +45,12 @@ impl Renderer for Markdown {
 
     /// The Markdown text and the SVG files it refers to (`{stem}-{metric}.svg`).
     fn report(&self, d: &Document, stem: &str) -> Option<Rendered> {
-        let mut out = format!("# {}\n\n", d.title);
+        let mut out = format!("# {}\n\n", text(&d.title));
         for a in &d.about {
-            out.push_str(&format!("{a}\n\n"));
+            out.push_str(&format!("{}\n\n", text(a)));
         }
         for n in &d.notices {
-            out.push_str(&format!("> **Note:** {n}\n\n"));
+            out.push_str(&format!("> **Note:** {}\n\n", text(n)));
         }
         if !d.changed.is_empty() {
             out.push_str("## What changed\n\n");
@@ -44,7 +64,11 @@ impl Renderer for Markdown {
         let mut files = Vec::new();
         for f in &d.figures {
             let file = format!("{stem}-{}.svg", f.id);
-            out.push_str(&format!("![{}]({file})\n\n*{}*\n\n", f.title, f.caption));
+            out.push_str(&format!(
+                "![{}]({file})\n\n*{}*\n\n",
+                text(&f.title),
+                text(&f.caption)
+            ));
             files.push((file, f.svg.clone()));
         }
         out.push_str("## Comparisons, latency and scaling\n\n");
@@ -54,7 +78,7 @@ impl Renderer for Markdown {
         if !d.warnings.is_empty() {
             out.push_str("## Warnings\n\n");
             for w in &d.warnings {
-                out.push_str(&format!("- {w}\n"));
+                out.push_str(&format!("- {}\n", text(w)));
             }
         }
         Some(Rendered { text: out, files })
@@ -64,16 +88,15 @@ impl Renderer for Markdown {
 impl Table {
     /// A GitHub-flavoured Markdown table under a `###` title (`|` in cells escaped).
     pub fn markdown(&self) -> String {
-        let esc = |c: &str| c.replace('|', "\\|");
         let mut out = String::new();
         if !self.title.is_empty() {
-            out.push_str(&format!("### {}\n\n", self.title));
+            out.push_str(&format!("### {}\n\n", text(&self.title)));
         }
         out.push_str(&format!(
             "| {} |\n",
             self.headers
                 .iter()
-                .map(|(h, _)| esc(h))
+                .map(|(h, _)| text(h))
                 .collect::<Vec<_>>()
                 .join(" | ")
         ));
@@ -88,13 +111,25 @@ impl Table {
         for r in &self.rows {
             out.push_str(&format!(
                 "| {} |\n",
-                r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | ")
+                r.iter().map(|c| text(c)).collect::<Vec<_>>().join(" | ")
             ));
         }
         if let Some(n) = &self.note {
-            out.push_str(&format!("\n{n}\n"));
+            out.push_str(&format!("\n{}\n", text(n)));
         }
         out.push('\n');
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn data_renders_as_text_not_markup() {
+        assert_eq!(
+            super::text("<script>alert(1)</script> [x](http://e) a|b *c* \\"),
+            "&lt;script&gt;alert(1)&lt;/script&gt; \\[x\\](http://e) a\\|b \\*c\\* \\\\"
+        );
+        assert_eq!(super::text("6.12.117+deb12-amd64"), "6.12.117+deb12-amd64");
     }
 }

@@ -83,7 +83,25 @@ fn open_err(loc: &Location) -> String {
     format!("cannot open the results database {loc} (--db to choose another)")
 }
 
+/// A store must be a database file (or one to create): a directory or a device is a clear
+/// error here, not SQLite's "disk I/O error: Error code 266".
+fn check_sqlite_path(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => bail!(
+            "--db {} is a directory: give a database file in it (e.g. {}/sigbench.db)",
+            path.display(),
+            path.display()
+        ),
+        Ok(m) if !m.is_file() => bail!(
+            "--db {} is not a regular file: give a database file (--no-store not to store)",
+            path.display()
+        ),
+        _ => Ok(()),
+    }
+}
+
 fn open_sqlite(path: &Path) -> Result<Sqlite> {
+    check_sqlite_path(path)?;
     let loc = Location::Sqlite(path.to_path_buf());
     let conn = Connection::open(path).with_context(|| open_err(&loc))?;
     conn.busy_timeout(BUSY)?;
@@ -118,6 +136,7 @@ fn open_sqlite_read(path: &Path) -> Result<Sqlite> {
             path.display()
         );
     }
+    check_sqlite_path(path)?;
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags).with_context(|| open_err(&loc))?;
     conn.busy_timeout(BUSY)?;
