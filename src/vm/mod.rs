@@ -102,6 +102,8 @@ fn run_in(
             machine.cpus
         ));
     }
+    // When the guest started, by the host's clock: the guest's own is fixed (icount).
+    let started_at = crate::host::now_rfc3339();
     let initrd = workdir.join("initrd.cpio");
     let mut bytes = std::fs::read(base)?;
     bytes.extend(initramfs::plan_archive(args, signature)?);
@@ -181,6 +183,10 @@ fn run_in(
         )),
     };
     let doc = doc.map(|mut d| {
+        // A deterministic guest makes the same "random" run id and reads the same fixed
+        // date every boot: the run's identity and time are the host's.
+        d.id = crate::results::new_run_id();
+        d.started_at = started_at.clone();
         // The guest's own hostname is "(none)": where it ran is this machine.
         d.host.hostname = crate::host::Host::current().hostname;
         d.host.kernel_image = Some(kernel.key.clone());
