@@ -66,7 +66,7 @@ for i in $(seq 1 "$PAIRS"); do
     code=$?
     set -e
     # The wall-time row: "%change" (with `~` when not significant) and its evidence.
-    change=$(grep -m1 -E ' wall_ms$' "$work/cmp" | sed -E 's/ +/ /g' || true)
+    change=$(grep -m1 -E ' wall_ms *$' "$work/cmp" | sed -E 's/ +/ /g' || true)
     case $code in
         0) fine=$((fine + 1)); verdict=ok ;;
         1) regressions=$((regressions + 1)); verdict=REGRESSION ;;
