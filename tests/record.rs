@@ -399,4 +399,26 @@ fn malformed_traces_fail_with_the_line_or_are_counted_with_lenient() {
         "{}",
         stderr(&out)
     );
+    // A byte that is not UTF-8: named with its line, or skipped with --lenient.
+    let mut t =
+        b"1 openat(AT_FDCWD, \"/x/a\", O_WRONLY|O_CREAT, 0644) = 3\n1 close(3) = 0\n".to_vec();
+    t.extend_from_slice(b"1 unlink(\"/x/\xe9t\xe9\") = 0\n");
+    t.extend_from_slice(
+        b"1 openat(AT_FDCWD, \"/x/b\", O_WRONLY|O_CREAT, 0644) = 3\n1 close(3) = 0\n",
+    );
+    std::fs::write(&f, t).unwrap();
+    let out = run(&["record", f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("t.trace: line 3: byte 0xe9 at column 14 is not UTF-8"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["record", f.to_str().unwrap(), "--lenient"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("skipped 1 trace lines"),
+        "{}",
+        stderr(&out)
+    );
 }

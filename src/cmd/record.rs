@@ -1,7 +1,7 @@
 //! `sigbench record`: a signature from a strace log, or from running a command under strace.
 
 use anyhow::{Context, Result, bail};
-use sigbench::record::{self, Options, strace};
+use sigbench::record::{self, Options, TraceFile};
 use sigbench::testbed::find_tool;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -58,14 +58,25 @@ fn word(s: &str) -> String {
     if w.is_empty() { "recorded".into() } else { w }
 }
 
+/// A trace file made by `-- CMD` and not asked to be kept: removed when recording ends.
+struct Temporary(Option<PathBuf>);
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        if let Some(p) = &self.0 {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
 pub fn run(args: Args) -> Result<i32> {
-    let (text, source, cwd) = match (&args.trace, args.command.is_empty()) {
+    let mut temporary = Temporary(None);
+    let (path, source, cwd) = match (&args.trace, args.command.is_empty()) {
         (Some(_), false) => bail!("give either a trace file or `-- CMD`, not both"),
         (None, true) => bail!("give a trace file, or `-- CMD ARGS…` to run one under strace"),
         (Some(t), true) => {
-            let text = std::fs::read_to_string(t)
-                .with_context(|| format!("cannot read trace {}", t.display()))?;
-            (text, t.display().to_string(), args.cwd.clone())
+            std::fs::File::open(t).with_context(|| format!("cannot read trace {}", t.display()))?;
+            (t.clone(), t.display().to_string(), args.cwd.clone())
         }
         (None, false) => {
             let strace = find_tool("strace")
@@ -75,6 +86,9 @@ pub fn run(args: Args) -> Result<i32> {
                 None => std::env::temp_dir()
                     .join(format!("sigbench-record-{}.trace", std::process::id())),
             };
+            if args.save_trace.is_none() {
+                temporary.0 = Some(out.clone());
+            }
             sigbench::interrupt::install()?;
             let status = sigbench::child::status(
                 Command::new(strace)
@@ -90,17 +104,16 @@ pub fn run(args: Args) -> Result<i32> {
                     args.command.join(" ")
                 );
             }
-            let text = std::fs::read_to_string(&out)
-                .with_context(|| format!("cannot read {}", out.display()));
-            if args.save_trace.is_none() {
-                let _ = std::fs::remove_file(&out);
-            }
             let cwd = args.cwd.clone().or_else(|| std::env::current_dir().ok());
-            (text?, format!("`{}`", args.command.join(" ")), cwd)
+            (out, format!("`{}`", args.command.join(" ")), cwd)
         }
     };
-    let (calls, skipped) =
-        strace::parse(&text, args.lenient).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
+    let mut trace = TraceFile {
+        path,
+        source: source.clone(),
+        lenient: args.lenient,
+        skipped: 0,
+    };
     let name = args
         .name
         .clone()
@@ -115,8 +128,8 @@ pub fn run(args: Args) -> Result<i32> {
             ),
             _ => "recorded".into(),
         });
-    let rec = record::record(
-        &calls,
+    let rec = record::record_trace(
+        &mut trace,
         &Options {
             under: args.under.clone(),
             keep_probes: args.keep_probes,
@@ -125,6 +138,8 @@ pub fn run(args: Args) -> Result<i32> {
             source: source.clone(),
         },
     )?;
+    drop(temporary);
+    let skipped = trace.skipped;
     let mut summary = rec.summary();
     if skipped > 0 {
         summary.push_str(&format!(

@@ -131,17 +131,71 @@ impl Log {
     }
 }
 
-/// Turn the trace into a signature.
+/// A trace's calls, replayed to a sink as many times as recording needs: once with
+/// `--under`, twice without (the first pass only counts where files changed, to choose
+/// the tree). Memory then grows with the calls kept, not with the trace.
+pub trait Trace {
+    fn each(&mut self, sink: &mut dyn FnMut(&Call)) -> Result<()>;
+}
+
+/// Calls already in memory.
+impl Trace for &[Call] {
+    fn each(&mut self, sink: &mut dyn FnMut(&Call)) -> Result<()> {
+        self.iter().for_each(sink);
+        Ok(())
+    }
+}
+
+/// A trace file, read a line at a time on every pass (`strace::read`).
+pub struct TraceFile {
+    pub path: PathBuf,
+    /// What the trace is called in errors (`upgrade.trace`, "`dpkg -i …`").
+    pub source: String,
+    pub lenient: bool,
+    /// Lines skipped as not understood (with `lenient`), on the last pass.
+    pub skipped: usize,
+}
+
+impl Trace for TraceFile {
+    fn each(&mut self, sink: &mut dyn FnMut(&Call)) -> Result<()> {
+        let f = std::fs::File::open(&self.path)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", self.source))?;
+        let r = std::io::BufReader::with_capacity(1 << 20, f);
+        self.skipped = strace::read(r, self.lenient, &mut |c| sink(&c))
+            .map_err(|e| anyhow::anyhow!("{}: {e}", self.source))?;
+        Ok(())
+    }
+}
+
+/// Turn the calls into a signature.
 pub fn record(calls: &[Call], opts: &Options) -> Result<Recording> {
+    record_trace(&mut { calls }, opts)
+}
+
+/// Turn the trace into a signature, reading it as a stream.
+pub fn record_trace(trace: &mut dyn Trace, opts: &Options) -> Result<Recording> {
     let name = if opts.name.is_empty() {
         "recorded"
     } else {
         opts.name.as_str()
     };
     let mut log = Log::default();
-    let touches = resolve::resolve(calls, opts.cwd.clone());
-    let tree = tree::choose(&touches, opts.under.as_deref(), opts.cwd.as_deref())?;
-    let mine = tree::below(&touches, &tree, &mut log);
+    let busiest = if opts.under.is_none() {
+        let mut r = resolve::Resolver::new(opts.cwd.clone());
+        let mut b = tree::Busiest::default();
+        trace.each(&mut |c| b.see(&r.next(c)))?;
+        b.busiest()
+    } else {
+        None
+    };
+    let tree = tree::choose(busiest, opts.under.as_deref(), opts.cwd.as_deref())?;
+    let mut r = resolve::Resolver::new(opts.cwd.clone());
+    let mut mine = Vec::new();
+    trace.each(&mut |c| {
+        if let Some(m) = tree::below(r.next(c), &tree, &mut log) {
+            mine.push(m);
+        }
+    })?;
     let names = files::Names::of(&mine);
     let mut per_file = steps::build(&mine, &names, &mut log);
     steps::prune(&mut per_file.steps, opts.keep_probes, &mut log);

@@ -77,28 +77,33 @@ pub(super) fn other_arg(a: Option<&Arg>) -> Option<String> {
     }
 }
 
-/// Every call of the trace, resolved; `cwd` is the program's working directory at its
-/// start (for relative paths before any chdir, when the trace was taken without -y).
-pub(super) fn resolve(calls: &[Call], cwd: Option<PathBuf>) -> Vec<Touch> {
-    let mut r = Resolver {
-        procs: HashMap::new(),
-        initial_cwd: cwd,
-        next_open: 0,
-    };
-    calls
-        .iter()
-        .enumerate()
-        .map(|(k, c)| r.touch(k, c))
-        .collect()
-}
-
-struct Resolver {
+/// Follows the processes of a trace, call after call (a trace is read as a stream): each
+/// call resolved in turn. `cwd` is the program's working directory at its start (for
+/// relative paths before any chdir, when the trace was taken without -y).
+pub(super) struct Resolver {
     procs: HashMap<u32, Proc>,
     initial_cwd: Option<PathBuf>,
     next_open: OpenId,
+    next_order: usize,
 }
 
 impl Resolver {
+    pub(super) fn new(cwd: Option<PathBuf>) -> Resolver {
+        Resolver {
+            procs: HashMap::new(),
+            initial_cwd: cwd,
+            next_open: 0,
+            next_order: 0,
+        }
+    }
+
+    /// The next call of the trace, resolved.
+    pub(super) fn next(&mut self, call: &Call) -> Touch {
+        let order = self.next_order;
+        self.next_order += 1;
+        self.touch(order, call)
+    }
+
     fn proc(&mut self, pid: u32) -> &mut Proc {
         let cwd = self.initial_cwd.clone();
         self.procs.entry(pid).or_insert_with(|| Proc {

@@ -277,7 +277,7 @@ fn fill_stat(f: Family, s: &mut RecStep, p: &Parts, log: &mut Log) {
 
 /// The step of one call below the tree, or None when it cannot be replayed.
 fn step_of(m: &TreeCall, names: &Names, log: &mut Log) -> Option<RecStep> {
-    let (t, c) = (m.t, &m.t.call);
+    let (t, c) = (&m.t, &m.t.call);
     let name = c.name.as_str();
     let facts = syscalls::find(name);
     let mut s = RecStep {

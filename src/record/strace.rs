@@ -414,6 +414,66 @@ fn parse_ret(s: &str) -> Result<Ret, String> {
     Ok(Ret::Value { value, path })
 }
 
+/// Read a trace a line at a time, handing each completed call to `sink`: memory stays
+/// with the caller's. Malformed lines — also a line that is not UTF-8 (strace escapes
+/// non-ASCII bytes, so such a line is damage) — are an error naming the line, or, with
+/// `lenient`, skipped and counted (the count is returned).
+pub fn read(
+    mut r: impl std::io::BufRead,
+    lenient: bool,
+    sink: &mut dyn FnMut(Call),
+) -> Result<usize, ParseError> {
+    let mut p = Parser::default();
+    let mut skipped = 0;
+    let mut buf = Vec::new();
+    let mut k = 0;
+    loop {
+        buf.clear();
+        let n = r
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| err(k + 1, format!("cannot read the trace: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        k += 1;
+        let ends_cleanly = buf.ends_with(b"\n");
+        let bytes = buf.strip_suffix(b"\n").unwrap_or(&buf);
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        let line = match std::str::from_utf8(bytes) {
+            Ok(l) => l,
+            Err(e) if lenient => {
+                let _ = e;
+                skipped += 1;
+                continue;
+            }
+            Err(e) => {
+                let at = e.valid_up_to();
+                return Err(err(
+                    k,
+                    format!(
+                        "byte 0x{:02x} at column {} is not UTF-8 (a damaged trace? --lenient skips such lines)",
+                        bytes[at],
+                        at + 1
+                    ),
+                ));
+            }
+        };
+        match p.line(k, line) {
+            Ok(Line::Call(c)) => sink(c),
+            Ok(_) => {}
+            Err(_) if lenient => skipped += 1,
+            Err(e) if !ends_cleanly => {
+                return Err(err(
+                    k,
+                    format!("{} — the trace ends mid-line (truncated?)", e.message),
+                ));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(skipped + p.unfinished())
+}
+
 /// Parse a whole trace. Malformed lines are an error naming the line, or, with
 /// `lenient`, skipped and counted.
 pub fn parse(text: &str, lenient: bool) -> Result<(Vec<Call>, usize), ParseError> {
@@ -449,6 +509,36 @@ pub fn parse(text: &str, lenient: bool) -> Result<(Vec<Call>, usize), ParseError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reading_a_stream_names_a_non_utf8_line_or_skips_it() {
+        let good = "1 unlink(\"/t/a\") = 0\n";
+        let mut trace = good.as_bytes().to_vec();
+        trace.extend_from_slice(b"1 unlink(\"/t/\xff\") = 0\n");
+        trace.extend_from_slice(good.as_bytes());
+        let mut calls = Vec::new();
+        let e = read(&trace[..], false, &mut |c| calls.push(c)).unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(
+            e.message.contains("byte 0xff at column 14 is not UTF-8"),
+            "{e}"
+        );
+        calls.clear();
+        let skipped = read(&trace[..], true, &mut |c| calls.push(c)).unwrap();
+        assert_eq!((skipped, calls.len()), (1, 2));
+        assert_eq!(
+            calls[1].line, 3,
+            "lines are counted through the skipped one"
+        );
+        // A last line cut short is said to be.
+        let e = read(
+            &b"1 unlink(\"/t/a\") = 0\n1 unlink(\"/t"[..],
+            false,
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(e.message.contains("ends mid-line"), "{e}");
+    }
 
     fn call(line: &str) -> Call {
         match Parser::default().line(1, line).unwrap() {
