@@ -210,7 +210,11 @@ mod tests {
     #[test]
     fn the_fragment_has_the_guest_and_the_filesystem() {
         let t = fragment(Fs::Tmpfs);
-        assert!(t.contains("CONFIG_VIRTIO_CONSOLE=y\n") && t.contains("CONFIG_TMPFS=y\n"));
+        assert!(t.contains("CONFIG_SERIAL_8250=y\n") && t.contains("CONFIG_TMPFS=y\n"));
+        assert!(
+            !t.contains("VIRTIO"),
+            "results come back over a serial port"
+        );
         assert!(!t.contains("BTRFS"));
         let b = fragment(Fs::Btrfs);
         assert!(b.contains("CONFIG_BTRFS_FS=y\n") && b.contains("CONFIG_BLK_DEV_LOOP=y\n"));

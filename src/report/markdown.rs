@@ -9,7 +9,8 @@ use crate::stats::compare::Comparison;
 pub struct Markdown;
 
 /// Text from the data (labels, kernel names, warnings: anyone's export) as Markdown that
-/// renders as that text: no HTML (`<script>`), no links or emphasis it did not ask for.
+/// renders as that text: no HTML (`<script>`), no links, images or code spans. (Underscores
+/// stay: `wall_ms` is not emphasis inside a word.)
 pub fn text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -17,7 +18,7 @@ pub fn text(s: &str) -> String {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '#' | '!' => {
+            '\\' | '`' | '[' | ']' | '|' => {
                 out.push('\\');
                 out.push(c);
             }
@@ -128,7 +129,7 @@ mod tests {
     fn data_renders_as_text_not_markup() {
         assert_eq!(
             super::text("<script>alert(1)</script> [x](http://e) a|b *c* \\"),
-            "&lt;script&gt;alert(1)&lt;/script&gt; \\[x\\](http://e) a\\|b \\*c\\* \\\\"
+            "&lt;script&gt;alert(1)&lt;/script&gt; \\[x\\](http://e) a\\|b *c* \\\\"
         );
         assert_eq!(super::text("6.12.117+deb12-amd64"), "6.12.117+deb12-amd64");
     }

@@ -48,6 +48,11 @@ pub fn metrics_of(c: &CaseResult) -> Vec<(String, Kind, f64)> {
             c.cpu.user_ns as f64 / 1e6,
         ),
         ("sys_ms".to_string(), Kind::Time, c.cpu.sys_ns as f64 / 1e6),
+        (
+            "cpu_ms".to_string(),
+            Kind::Time,
+            (c.cpu.user_ns + c.cpu.sys_ns) as f64 / 1e6,
+        ),
         ("calls".to_string(), Kind::Counter, c.calls as f64),
     ];
     for k in &c.counters {
@@ -318,6 +323,11 @@ fn compare_metric(
     })
 }
 
+/// Rows shown but never significant on their own: the split of CPU time between user and
+/// system is the kernel's estimate from which mode each timer tick interrupted (their sum,
+/// `cpu_ms`, is exact).
+pub const SPLIT_ESTIMATES: &[&str] = &["user_ms", "sys_ms"];
+
 /// Holm over the rows of one comparison: a row is significant when its adjusted p-value
 /// is below α (exact rows are decided without a test).
 fn adjust(rows: &mut [Row], alpha: f64) {
@@ -329,7 +339,8 @@ fn adjust(rows: &mut [Row], alpha: f64) {
     for (k, adj) in tested.iter().zip(holm(&ps)) {
         let r = &mut rows[*k];
         r.p_adjusted = r.p_value.map(|_| adj);
-        r.significant = r.p_value.is_some() && adj < alpha;
+        r.significant =
+            r.p_value.is_some() && adj < alpha && !SPLIT_ESTIMATES.contains(&r.metric.as_str());
     }
 }
 
@@ -826,6 +837,46 @@ mod tests {
                 assert!(good <= 5, "cv {cv} +{shift}: {good}");
             }
         }
+    }
+
+    #[test]
+    fn the_user_system_split_is_never_significant_alone_but_their_sum_is() {
+        let with_cpu = |label: &str, user: u64, sys: u64| {
+            let mut d = doc(label, &[10.0; 5], &[0; 5]);
+            for (k, c) in d.cases.iter_mut().enumerate() {
+                c.cpu.user_ns = user + k as u64 * 1000;
+                c.cpu.sys_ns = sys + k as u64 * 1000;
+            }
+            d
+        };
+        // The kernel moved 4 ms from user to system: the split "changed", the sum did not.
+        let c = cmp(
+            with_cpu("a", 6_000_000, 4_000_000),
+            with_cpu("b", 2_000_000, 8_000_000),
+        );
+        let row = |m: &str| {
+            c.pairs[0]
+                .rows
+                .iter()
+                .find(|r| r.metric == m)
+                .unwrap()
+                .clone()
+        };
+        for m in SPLIT_ESTIMATES {
+            assert!(!row(m).significant, "{m}: {:?}", row(m));
+        }
+        assert!(!row("cpu_ms").significant);
+        // Twice the CPU: the sum is.
+        let c = cmp(
+            with_cpu("a", 2_000_000, 4_000_000),
+            with_cpu("b", 4_000_000, 8_000_000),
+        );
+        assert!(
+            c.pairs[0]
+                .rows
+                .iter()
+                .any(|r| r.metric == "cpu_ms" && r.significant)
+        );
     }
 
     #[test]
