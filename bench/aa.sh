@@ -13,7 +13,9 @@
 #   sudo KERNEL=… CLOCK=host bash bench/aa.sh                # in a guest, plain TCG
 #
 # Variables: PAIRS (20), REPS (10), N (1000; 250 with KERNEL), FS (btrfs), SIG (test3),
-# DIRS (`d` on the host; the signature's own with KERNEL), KERNEL, CLOCK, KEEP.
+# DIRS (`d` on the host; the signature's own with KERNEL), KERNEL, CLOCK, KEEP; SIGB: run
+# another signature (of the same name) on the b side — then it measures power, not false
+# positives (bench/slower.sh writes a test3 that is ~20 % slower).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -58,7 +60,9 @@ regressions=0; undecidable=0; fine=0; worst=0
 started=$(date +%s)
 for i in $(seq 1 "$PAIRS"); do
     for side in a b; do
-        "$sigbench" run "${args[@]}" --label "$side$i" --db "$db" --json "$work/$side$i.json" \
+        side_args=("${args[@]}")
+        [ "$side" = b ] && [ -n "${SIGB:-}" ] && side_args[0]=$SIGB
+        "$sigbench" run "${side_args[@]}" --label "$side$i" --db "$db" --json "$work/$side$i.json" \
             >/dev/null 2>"$work/run.err" || { cat "$work/run.err" >&2; exit 1; }
     done
     set +e
@@ -66,7 +70,7 @@ for i in $(seq 1 "$PAIRS"); do
     code=$?
     set -e
     # The wall-time row: "%change" (with `~` when not significant) and its evidence.
-    change=$(grep -m1 -E ' wall_ms *$' "$work/cmp" | sed -E 's/ +/ /g' || true)
+    change=$(grep -m1 -E '/wall_ms$' "$work/cmp" | sed -E 's/ +/ /g' || true)
     case $code in
         0) fine=$((fine + 1)); verdict=ok ;;
         1) regressions=$((regressions + 1)); verdict=REGRESSION ;;
@@ -77,4 +81,4 @@ for i in $(seq 1 "$PAIRS"); do
     worst=$(awk -v w="$worst" -v a="$sa" -v b="$sb" 'BEGIN { m = w; if (a > m) m = a; if (b > m) m = b; print m }')
     printf 'pair %2d: %-12s spread a %6s%%  b %6s%%  %s\n' "$i" "$verdict" "$sa" "$sb" "$change"
 done
-echo "A/A pairs: $PAIRS at -r $REPS, N = $N, $SIG on $FS${KERNEL:+ in a guest of $(basename "$KERNEL")}${CLOCK:+ (--clock $CLOCK)}: $regressions called a regression, $undecidable undecidable, $fine fine; largest spread within a run ${worst}%; $(( $(date +%s) - started )) s"
+echo "${SIGB:+A/B (b: $SIGB) }A/A pairs: $PAIRS at -r $REPS, N = $N, $SIG on $FS${KERNEL:+ in a guest of $(basename "$KERNEL")}${CLOCK:+ (--clock $CLOCK)}: $regressions called a regression, $undecidable undecidable, $fine fine; largest spread within a run ${worst}%; $(( $(date +%s) - started )) s"
