@@ -32,6 +32,12 @@ pub enum Measured {
 pub trait Measure {
     fn measure(&mut self, index: usize, reps: u32) -> Result<Measured>;
     fn name(&self, index: usize) -> String;
+    /// Measure these kernels (`reps` repetitions in total each) now, side by side where the
+    /// measuring allows, so that the `measure` calls that follow find them done. A round of
+    /// a multisection announces its kernels this way; measuring one by one is correct too.
+    fn prefetch(&mut self, _wanted: &[(usize, u32)]) -> Result<()> {
+        Ok(())
+    }
     /// The smallest spread, a fraction of the metric's level, a change is measured
     /// against (`stats::verdict::evidence`): a time's clock decides it
     /// (`crate::clock::TimeBase::noise_floor`), once something was measured.
@@ -186,6 +192,9 @@ pub struct Params {
     /// Repetitions an undecidable kernel may grow to.
     pub max_reps: u32,
     pub alpha: f64,
+    /// Kernels measured per round (1: binary search; J > 1: multisection, the range
+    /// shrinking (J + 1)-fold per round).
+    pub jobs: usize,
 }
 
 /// The two ends' samples, once they differ.
@@ -398,7 +407,38 @@ pub fn confirm(
     }
 }
 
-/// Bisect `count` kernels (oldest first) with `m`.
+/// The kernels a round measures in `lo` < i < `hi`, leaving out `skipped`: `jobs` of them
+/// spread evenly (1: the middle), each moved to the nearest kernel not skipped, without
+/// repeats, oldest first.
+pub fn round_points(lo: usize, hi: usize, jobs: usize, skipped: &[usize]) -> Vec<usize> {
+    let open: Vec<usize> = (lo + 1..hi).filter(|i| !skipped.contains(i)).collect();
+    if open.is_empty() {
+        return Vec::new();
+    }
+    let jobs = jobs.max(1);
+    if open.len() <= jobs {
+        return open;
+    }
+    let mut v: Vec<usize> = Vec::new();
+    for k in 1..=jobs {
+        // With one kernel the middle, as a binary search: (lo + hi) / 2.
+        let goal = lo + (k * (hi - lo)) / (jobs + 1);
+        let best = open
+            .iter()
+            .copied()
+            .filter(|i| !v.contains(i))
+            .min_by_key(|i| (i.abs_diff(goal), *i));
+        if let Some(b) = best {
+            v.push(b);
+        }
+    }
+    v.sort_unstable();
+    v
+}
+
+/// Bisect `count` kernels (oldest first) with `m`: each round measures `p.jobs` kernels of
+/// the range left (announced to `m.prefetch`, so they can be measured side by side), judges
+/// each against both ends, and keeps the part between the last good and the first bad.
 pub fn bisect(
     m: &mut dyn Measure,
     count: usize,
@@ -408,42 +448,55 @@ pub fn bisect(
     if count < 2 {
         bail!("bisect needs at least two kernels, oldest (good) first, newest (bad) last");
     }
+    m.prefetch(&[(0, p.reps), (count - 1, p.reps)])?;
     let (ends, mut steps) = measure_ends(m, 0, count - 1, p, progress)?;
     let (mut lo, mut hi) = (0, count - 1);
     let mut skipped: BTreeMap<usize, String> = BTreeMap::new();
     // Kernels that did not run at all (unpack, boot, run): they cannot be the first kernel
     // that shows the change, so they drop out of the answer; undecidable ones stay in it.
     let mut failed: Vec<usize> = Vec::new();
-    while hi - lo > 1 {
-        let mid_goal = (lo + hi) / 2;
-        let Some(mid) = (lo + 1..hi)
-            .filter(|i| !skipped.contains_key(i))
-            .min_by_key(|i| i.abs_diff(mid_goal))
-        else {
+    let per_round = ((p.jobs.max(1) + 1) as f64).log2();
+    loop {
+        let skip: Vec<usize> = skipped.keys().copied().collect();
+        let points = round_points(lo, hi, p.jobs, &skip);
+        if points.is_empty() {
             break;
-        };
-        let left = ((hi - lo - 1) as f64).log2().ceil() as usize;
-        progress(Progress::Step {
-            k: steps.len() - 1,
-            of: steps.len() - 2 + left.max(1),
-            name: &m.name(mid),
-        });
-        let step = classify(m, mid, &ends, p, progress)?;
-        match step.call {
-            Call::Good => lo = mid,
-            Call::Bad => hi = mid,
-            Call::Skipped => {
+        }
+        let left = (((hi - lo - 1) as f64).log2() / per_round).ceil() as usize;
+        m.prefetch(&points.iter().map(|&i| (i, p.reps)).collect::<Vec<_>>())?;
+        let mut calls = Vec::new();
+        for &i in &points {
+            progress(Progress::Step {
+                k: steps.len() - 1,
+                of: steps.len() - 2 + (left.max(1) * points.len()).max(1),
+                name: &m.name(i),
+            });
+            let step = classify(m, i, &ends, p, progress)?;
+            if step.call == Call::Skipped {
                 if step.samples.is_empty() {
-                    failed.push(mid);
+                    failed.push(i);
                 }
                 progress(Progress::Note(&format!(
                     "{} skipped: {}",
                     step.kernel, step.why
                 )));
-                skipped.insert(mid, step.why.clone());
+                skipped.insert(i, step.why.clone());
             }
+            calls.push((i, step.call));
+            steps.push(step);
         }
-        steps.push(step);
+        // The first bad of the round bounds the range above; the last good below it, below.
+        if let Some(b) = calls.iter().find(|(_, c)| *c == Call::Bad).map(|(i, _)| *i) {
+            hi = b;
+        }
+        if let Some(g) = calls
+            .iter()
+            .filter(|(i, c)| *c == Call::Good && *i < hi)
+            .map(|(i, _)| *i)
+            .max()
+        {
+            lo = lo.max(g);
+        }
     }
     let candidates: Vec<usize> = (lo + 1..=hi).filter(|i| !failed.contains(i)).collect();
     let answer = (candidates.len() == 1).then_some((lo, hi));
@@ -482,6 +535,7 @@ pub(crate) mod tests {
             reps,
             max_reps,
             alpha: 0.05,
+            jobs: 1,
         }
     }
 
@@ -548,6 +602,96 @@ pub(crate) mod tests {
         };
         let o = bisect(&mut f, 4, &params(3, 9), &mut |_| {}).unwrap();
         assert_eq!(o.first_bad, Some(3), "{o:?}");
+    }
+
+    /// `Fake`, counting the rounds (prefetches: the two ends are the first).
+    struct Rounds {
+        fake: Fake,
+        rounds: Vec<Vec<usize>>,
+    }
+
+    impl Measure for Rounds {
+        fn measure(&mut self, i: usize, reps: u32) -> Result<Measured> {
+            self.fake.measure(i, reps)
+        }
+        fn name(&self, i: usize) -> String {
+            self.fake.name(i)
+        }
+        fn prefetch(&mut self, wanted: &[(usize, u32)]) -> Result<()> {
+            self.rounds.push(wanted.iter().map(|w| w.0).collect());
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_multisection_of_64_kernels_with_3_a_round_takes_at_most_5_rounds() {
+        let rounds_for = |jobs: usize, first_bad: usize, broken: Vec<usize>| {
+            let mut m = Rounds {
+                fake: Fake {
+                    first_bad,
+                    broken,
+                    measured: vec![],
+                },
+                rounds: vec![],
+            };
+            let p = Params {
+                jobs,
+                ..params(3, 9)
+            };
+            let o = bisect(&mut m, 64, &p, &mut |_| {}).unwrap();
+            (o, m.rounds)
+        };
+        let limit = (64f64.ln() / 4f64.ln()).ceil() as usize + 2;
+        let mut worst = [0usize; 8];
+        for first_bad in 1..64 {
+            for jobs in [1, 3, 7] {
+                let (o, rounds) = rounds_for(jobs, first_bad, vec![]);
+                assert_eq!(o.first_bad, Some(first_bad), "J={jobs}");
+                assert!(rounds.iter().all(|r| r.len() <= jobs.max(2)), "{rounds:?}");
+                worst[jobs] = worst[jobs].max(rounds.len());
+            }
+            assert!(worst[3] <= limit, "first bad {first_bad}: {}", worst[3]);
+        }
+        println!(
+            "rounds over 64 kernels (the ends' included), worst case: J=1 {}, J=3 {}, J=7 {}",
+            worst[1], worst[3], worst[7]
+        );
+        // A kernel that does not run, at the first bad's left: skipped, same answer.
+        let (o, _) = rounds_for(3, 17, vec![16]);
+        assert_eq!(o.first_bad, Some(17));
+        assert!(
+            o.steps
+                .iter()
+                .any(|s| s.index == 16 && s.call == Call::Skipped)
+        );
+        // Several broken ones around the change leave it open, with the candidates.
+        let (o, _) = rounds_for(3, 33, vec![31, 32, 33]);
+        assert_eq!(
+            o.first_bad,
+            Some(34),
+            "a broken kernel cannot be the first bad"
+        );
+        // The answer check: the ends that do not differ are refused for every J.
+        let mut m = Fake {
+            first_bad: 99,
+            broken: vec![],
+            measured: vec![],
+        };
+        let p = Params {
+            jobs: 3,
+            ..params(3, 6)
+        };
+        assert!(bisect(&mut m, 64, &p, &mut |_| {}).is_err());
+    }
+
+    #[test]
+    fn round_points_spread_over_the_range_and_avoid_skipped_kernels() {
+        assert_eq!(round_points(0, 64, 1, &[]), [32]);
+        assert_eq!(round_points(0, 64, 3, &[]), [16, 32, 48]);
+        assert_eq!(round_points(0, 4, 7, &[]), [1, 2, 3]);
+        assert_eq!(round_points(0, 64, 3, &[32]), [16, 31, 48]);
+        assert_eq!(round_points(5, 6, 3, &[]), Vec::<usize>::new());
+        assert_eq!(round_points(0, 3, 1, &[1]), [2]);
     }
 
     #[test]

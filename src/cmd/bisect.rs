@@ -360,6 +360,7 @@ pub fn run(args: BisectArgs) -> Result<i32> {
         reps: args.run.repetitions.max(1),
         max_reps: args.max_reps.max(args.run.repetitions),
         alpha: 0.05,
+        jobs: 1,
     };
     let started = std::time::Instant::now();
     let mut progress = |p: Progress| {
