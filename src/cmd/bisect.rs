@@ -14,8 +14,8 @@ use sigbench::plan::Plan;
 use sigbench::results::RunDocument;
 use sigbench::stats::compare::Kind;
 use sigbench::store::{Selector, Store};
-use sigbench::vm::VmOptions;
 use sigbench::vm::kernel::{self, KernelSpec};
+use sigbench::vm::{self, VmOptions, guests};
 
 #[derive(clap::Args)]
 pub struct BisectArgs {
@@ -144,7 +144,13 @@ impl Steps<'_> {
             ..self.plan.clone()
         };
         sigbench::say!("sigbench: bisect: {label}: {more} repetition(s)");
-        let run = match super::run::guest_run(self.args, &plan, k, &self.opts) {
+        let run = super::run::guest_run(self.args, &plan, k, &self.opts);
+        self.keep(i, label, run)
+    }
+
+    /// What a guest run of `i` gave: stored as `label`, its samples; or why it failed.
+    fn keep(&mut self, i: usize, label: &str, run: Result<vm::GuestRun>) -> Result<Measured> {
+        let run = match run {
             Ok(r) => r,
             Err(e) => {
                 if e.downcast_ref::<sigbench::interrupt::Interrupted>()
@@ -176,11 +182,15 @@ impl Steps<'_> {
     }
 }
 
-/// The kernels of a list: kernel `i` is unpacked and booted as `run --kernel` does.
+/// The kernels of a list: kernel `i` is unpacked and booted as `run --kernel` does; a
+/// round's kernels side by side (`--jobs`).
 struct Kernels<'a> {
     steps: Steps<'a>,
     specs: Vec<(String, KernelSpec)>,
     releases: Vec<Option<String>>,
+    jobs: usize,
+    /// What a round measured ahead (prefetch), until `measure` asks for it.
+    ahead: std::collections::HashMap<usize, Measured>,
 }
 
 impl Measure for Kernels<'_> {
@@ -195,7 +205,67 @@ impl Measure for Kernels<'_> {
         }
     }
 
+    fn prefetch(&mut self, wanted: &[(usize, u32)]) -> Result<()> {
+        if self.jobs < 2 {
+            return Ok(());
+        }
+        // The kernels of the round that need measuring, each with the repetitions missing.
+        let mut boots = Vec::new();
+        let mut who = Vec::new();
+        for &(i, reps) in wanted {
+            let (name, spec) = self.specs[i].clone();
+            let k = match kernel::prepare(&spec, &name, &self.steps.opts.cache) {
+                Ok(k) => k,
+                Err(e) => {
+                    self.ahead.insert(i, Measured::Failed(format!("{e:#}")));
+                    continue;
+                }
+            };
+            self.releases[i] = Some(k.release.clone());
+            let have = self.steps.load(i, &k.release, Some(&k.key))?;
+            if have < reps {
+                let plan = Plan {
+                    repetitions: reps - have,
+                    ..self.steps.plan.clone()
+                };
+                sigbench::say!(
+                    "sigbench: bisect: {}: {} repetition(s), side by side",
+                    k.release,
+                    reps - have
+                );
+                boots.push(guests::Boot { name, spec, plan });
+                who.push((i, k.release));
+            }
+        }
+        let opts = self.steps.opts.clone();
+        let verbose = self.steps.args.verbose;
+        let mut results = Vec::new();
+        guests::run_boots(
+            &boots,
+            self.jobs,
+            &opts,
+            verbose,
+            &|_, _| {},
+            &mut |n, booted| {
+                results.push((n, booted.map(|(_, run)| run)));
+                Ok(())
+            },
+        )?;
+        for (n, run) in results {
+            let (i, label) = who[n].clone();
+            let m = self.steps.keep(i, &label, run)?;
+            self.ahead.insert(i, m);
+        }
+        Ok(())
+    }
+
     fn measure(&mut self, i: usize, reps: u32) -> Result<Measured> {
+        if let Some(m) = self.ahead.remove(&i) {
+            let enough = matches!(&m, Measured::Samples(s) if s.len() as u32 >= reps);
+            if enough || matches!(m, Measured::Failed(_)) {
+                return Ok(m);
+            }
+        }
         let (name, spec) = self.specs[i].clone();
         let k = match kernel::prepare(&spec, &name, &self.steps.opts.cache) {
             Ok(k) => k,
@@ -360,7 +430,7 @@ pub fn run(args: BisectArgs) -> Result<i32> {
         reps: args.run.repetitions.max(1),
         max_reps: args.max_reps.max(args.run.repetitions),
         alpha: 0.05,
-        jobs: 1,
+        jobs: guests::how_many(&super::run::vm_options(&args.run)?, args.run.jobs)?,
     };
     let started = std::time::Instant::now();
     let mut progress = |p: Progress| {
@@ -510,6 +580,8 @@ fn over_list(
         steps,
         releases: vec![None; specs.len()],
         specs,
+        jobs: params.jobs,
+        ahead: Default::default(),
     };
     let outcome = bisect(&mut m, list.len(), params, progress)?;
     let mut names: Vec<String> = (0..list.len()).map(|i| m.name(i)).collect();

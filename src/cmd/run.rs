@@ -17,7 +17,7 @@ use sigbench::testbed::device::DeviceSpec;
 use sigbench::testbed::{DirSpec, Fs, TestbedSpec, workspace};
 use sigbench::vm::kernel::{self, KernelSpec};
 use sigbench::vm::qemu::Accel;
-use sigbench::vm::{self, VmOptions, boots};
+use sigbench::vm::{self, VmOptions, boots, guests};
 use std::time::Duration;
 
 #[derive(clap::Args, Clone)]
@@ -95,7 +95,7 @@ pub struct Args {
     pub(crate) json: Option<String>,
     /// Also print the kernel counters that moved most (slabinfo, vmstat, block device)
     #[arg(short, long)]
-    verbose: bool,
+    pub(crate) verbose: bool,
     /// Label of this run's results in the store (default: the kernel release)
     #[arg(long)]
     pub(crate) label: Option<String>,
@@ -129,6 +129,10 @@ pub struct Args {
     /// drift of the machine cannot pose as a kernel change
     #[arg(long)]
     interleave: bool,
+    /// Guests at once (default: one per host CPU under the icount clock, whose times the
+    /// host's load does not change; 1 on the host's clock)
+    #[arg(long, value_name = "J")]
+    pub(crate) jobs: Option<usize>,
     #[command(flatten)]
     cache: super::options::CacheOptions,
     /// Log every timed call (phase, file, syscall, paths, result) to FILE, to check a
@@ -661,26 +665,55 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
         store_failed: false,
     };
     let schedule = boots::boots(specs.len(), plan.repetitions, args.interleave);
-    let rounds = schedule.len() / specs.len();
+    let jobs = guests::how_many(&runs.opts, args.jobs)?;
     let mut broken = vec![false; specs.len()];
-    for (i, &(k, reps)) in schedule.iter().enumerate() {
+    // The schedule in stretches: guests side by side (`--jobs`), the host alone.
+    let mut at = 0;
+    while at < schedule.len() {
         interrupt::check()?;
-        if broken[k] {
-            continue;
-        }
-        if rounds > 1 {
-            sigbench::say!("sigbench: boot {} of {rounds}", i / specs.len() + 1);
-        }
+        let (k, reps) = schedule[at];
         let plan = Plan {
             repetitions: reps,
             ..plan.clone()
         };
-        let (name, spec) = &specs[k];
-        if *spec == KernelSpec::Host {
+        if specs[k].1 == KernelSpec::Host {
             runs.on_host(&plan)?;
-        } else {
-            broken[k] = !runs.on_guest(name, spec, &plan)?;
+            at += 1;
+            continue;
         }
+        let stretch: Vec<(usize, guests::Boot)> = schedule[at..]
+            .iter()
+            .take_while(|(k, _)| specs[*k].1 != KernelSpec::Host)
+            .filter(|(k, _)| !broken[*k])
+            .map(|&(k, reps)| {
+                let (name, spec) = specs[k].clone();
+                let plan = Plan {
+                    repetitions: reps,
+                    ..plan.clone()
+                };
+                (k, guests::Boot { name, spec, plan })
+            })
+            .collect();
+        at += schedule[at..]
+            .iter()
+            .take_while(|(k, _)| specs[*k].1 != KernelSpec::Host)
+            .count();
+        let boots: Vec<guests::Boot> = stretch.iter().map(|(_, b)| b.clone()).collect();
+        let total = schedule.len();
+        guests::run_boots(
+            &boots,
+            jobs,
+            &runs.opts.clone(),
+            args.verbose,
+            &|i, b| sigbench::say!("sigbench: boot {} of {total}: {}", i + 1, b.name),
+            &mut |i, booted| {
+                let k = stretch[i].0;
+                if !broken[k] {
+                    broken[k] = !runs.on_guest(&boots[i].name, &boots[i].plan, booted)?;
+                }
+                Ok(())
+            },
+        )?;
     }
     runs.finish(specs.len())
 }
@@ -738,14 +771,16 @@ impl KernelRuns<'_> {
 
     /// A kernel in a guest: its document printed and stored. False when the kernel could
     /// not be prepared or booted (it is not tried again).
-    fn on_guest(&mut self, name: &str, spec: &KernelSpec, plan: &Plan) -> Result<bool> {
+    fn on_guest(&mut self, name: &str, plan: &Plan, booted: guests::Booted) -> Result<bool> {
         let args = self.args;
-        let outcome = kernel::prepare(spec, name, &self.opts.cache).and_then(|k| {
-            sigbench::say!("sigbench: kernel {} ({name})", k.release);
-            guest_run(args, plan, &k, &self.opts)
-        });
-        let run = match outcome {
-            Ok(r) => r,
+        for w in sigbench::diag::take() {
+            sigbench::say!("sigbench: {w}");
+        }
+        let run = match booted {
+            Ok((k, r)) => {
+                sigbench::say!("sigbench: kernel {} ({name})", k.release);
+                r
+            }
             Err(e) if e.downcast_ref::<interrupt::Interrupted>().is_some() => return Err(e),
             Err(e) => {
                 self.failed(format!("{e:#}"));

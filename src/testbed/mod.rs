@@ -459,9 +459,9 @@ fn gib(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
-/// `Err` when `space` bytes on a RAM-backed filesystem would not fit in the memory
-/// available (MemAvailable), keeping max(1 GiB, 10 % of MemTotal) for everything else.
-pub fn fits_in_memory(space: u64, meminfo: &str) -> Result<(), String> {
+/// (available, kept for the system) in bytes from /proc/meminfo's text: MemAvailable, and
+/// max(1 GiB, 10 % of MemTotal).
+fn memory_budget(meminfo: &str) -> Option<(u64, u64)> {
     let field = |name: &str| {
         meminfo.lines().find_map(|l| {
             let rest = l.strip_prefix(name)?.strip_prefix(':')?;
@@ -472,10 +472,25 @@ pub fn fits_in_memory(space: u64, meminfo: &str) -> Result<(), String> {
                 .map(|kib| kib << 10)
         })
     };
-    let (Some(avail), Some(total)) = (field("MemAvailable"), field("MemTotal")) else {
+    let (avail, total) = (field("MemAvailable")?, field("MemTotal")?);
+    Some((avail, (total / 10).max(1 << 30)))
+}
+
+/// The memory that can be spared now (MiB): what is available, less what is kept for the
+/// system; very large when it cannot be told.
+pub fn spare_memory_mib() -> u64 {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    memory_budget(&meminfo).map_or(u64::MAX >> 20, |(avail, kept)| {
+        avail.saturating_sub(kept) >> 20
+    })
+}
+
+/// `Err` when `space` bytes on a RAM-backed filesystem would not fit in the memory
+/// available (MemAvailable), keeping max(1 GiB, 10 % of MemTotal) for everything else.
+pub fn fits_in_memory(space: u64, meminfo: &str) -> Result<(), String> {
+    let Some((avail, headroom)) = memory_budget(meminfo) else {
         return Ok(()); // cannot tell: let the kernel say ENOSPC
     };
-    let headroom = (total / 10).max(1 << 30);
     let usable = avail.saturating_sub(headroom);
     if space > usable {
         return Err(format!(

@@ -61,6 +61,15 @@ pub fn lock() -> Result<File> {
     lock_file(&Path::new(ROOT).join("lock"), "sigbench run")
 }
 
+/// The machine-wide lock shared with other holders of it shared: for guests timed by the
+/// icount clock, which the host's load cannot disturb (and which disturb nothing measured
+/// on the host's clock, as that needs the lock whole).
+pub fn lock_shared() -> Result<File> {
+    std::fs::create_dir_all(ROOT)
+        .with_context(|| format!("cannot create {ROOT} (are you root?)"))?;
+    lock_file_as(&Path::new(ROOT).join("lock"), "sigbench run", libc::LOCK_SH)
+}
+
 /// The machine-wide lock if no run holds it now (None while a run is measuring).
 pub fn try_lock() -> Result<Option<File>> {
     use std::os::fd::AsFd;
@@ -86,6 +95,11 @@ pub fn try_lock() -> Result<Option<File>> {
 /// wait polls (every 50 ms) so that SIGINT/SIGTERM end it at once: a blocking flock is
 /// restarted after the signal and would wait for the other run to finish.
 pub fn lock_file(path: &Path, holder_is: &str) -> Result<File> {
+    lock_file_as(path, holder_is, libc::LOCK_EX)
+}
+
+/// `lock_file` with `mode` LOCK_EX or LOCK_SH.
+fn lock_file_as(path: &Path, holder_is: &str, mode: libc::c_int) -> Result<File> {
     use crate::sys::os::flock;
     use std::os::fd::AsFd;
     let mut f = OpenOptions::new()
@@ -95,7 +109,7 @@ pub fn lock_file(path: &Path, holder_is: &str) -> Result<File> {
         .truncate(false)
         .open(path)
         .with_context(|| format!("cannot open {}", path.display()))?;
-    if flock(f.as_fd(), libc::LOCK_EX | libc::LOCK_NB).is_err() {
+    if flock(f.as_fd(), mode | libc::LOCK_NB).is_err() {
         let mut holder = String::new();
         let _ = f.read_to_string(&mut holder);
         crate::say!(
@@ -104,7 +118,7 @@ pub fn lock_file(path: &Path, holder_is: &str) -> Result<File> {
         );
         loop {
             crate::interrupt::check()?;
-            match flock(f.as_fd(), libc::LOCK_EX | libc::LOCK_NB) {
+            match flock(f.as_fd(), mode | libc::LOCK_NB) {
                 Ok(()) => break,
                 Err(e) if e.raw_os_error() == Some(libc::EWOULDBLOCK) => {
                     std::thread::sleep(std::time::Duration::from_millis(50));
@@ -116,9 +130,12 @@ pub fn lock_file(path: &Path, holder_is: &str) -> Result<File> {
             }
         }
     }
-    f.set_len(0)?;
-    f.rewind()?;
-    write!(f, "{}", std::process::id())?;
+    // The holder's pid, for the next one's "waiting for" (shared holders take turns).
+    if mode == libc::LOCK_EX {
+        f.set_len(0)?;
+        f.rewind()?;
+        write!(f, "{}", std::process::id())?;
+    }
     Ok(f)
 }
 

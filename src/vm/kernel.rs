@@ -253,10 +253,21 @@ fn prepare_locked(spec: &KernelSpec, name: &str, cache: &Path) -> Result<Kernel>
                     cache,
                 );
             }
-            // Modules built in-tree: stage them as `make modules_install` would.
+            // Modules built in-tree: stage them as `make modules_install` would. The image
+            // is copied too: the tree may build the next commit while this one boots.
             let id = file_identity(&image)?;
             let key = short_hash(&id);
-            let root = cache.join("kernels").join(&key).join("root");
+            let kdir = cache.join("kernels").join(&key);
+            std::fs::create_dir_all(&kdir)?;
+            let copy = kdir.join("bzImage");
+            if !copy.is_file() {
+                let part = kdir.join("bzImage.partial");
+                std::fs::copy(&image, &part)
+                    .with_context(|| format!("cannot copy {}", image.display()))?;
+                std::fs::rename(&part, &copy)?;
+            }
+            let image = copy;
+            let root = kdir.join("root");
             let dir = root.join("lib/modules").join(&release);
             let order = std::fs::read_to_string(tree.join("modules.order")).unwrap_or_default();
             if !dir.join("modules.dep").exists() && !order.is_empty() {

@@ -5,6 +5,7 @@
 pub mod boots;
 pub mod cpio;
 pub mod guest;
+pub mod guests;
 pub mod initramfs;
 pub mod kernel;
 pub mod qemu;
@@ -72,14 +73,27 @@ pub fn run(
         initramfs::base(kernel, fs, &opts.cache)
             .with_context(|| format!("kernel {}: building its initramfs", kernel.name))?
     };
-    // A guest measures too: it must not share the machine with another run.
-    let _lock = crate::testbed::workspace::lock()?;
-    let workdir = opts
-        .cache
-        .join("runs")
-        .join(format!("{}-{}", std::process::id(), kernel.key));
+    // Each boot its own directory: guests of one process may run side by side.
+    static BOOTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = BOOTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let workdir =
+        opts.cache
+            .join("runs")
+            .join(format!("{}-{}-{n}", std::process::id(), kernel.key));
     std::fs::create_dir_all(&workdir)?;
-    let result = run_in(kernel, &base, args, signature, opts, &workdir);
+    let machine = Machine::resolve(opts.accel, opts.clock, opts.cpus, || {
+        qemu::kvm_works(&kernel.image, &base, &opts.cache, &workdir)
+    });
+    let result = machine.and_then(|machine| {
+        // A guest measures too: on the host's clock it must not share the machine with
+        // another run; under icount only host-clock runs disturb it (and it them).
+        let _lock = if machine.clock == ClockKind::Icount {
+            crate::testbed::workspace::lock_shared()?
+        } else {
+            crate::testbed::workspace::lock()?
+        };
+        run_in(kernel, &base, args, signature, opts, &workdir, machine)
+    });
     let _ = std::fs::remove_dir_all(&workdir);
     result
 }
@@ -91,10 +105,8 @@ fn run_in(
     signature: Option<&str>,
     opts: &VmOptions,
     workdir: &std::path::Path,
+    machine: Machine,
 ) -> Result<GuestRun> {
-    let machine = Machine::resolve(opts.accel, opts.clock, opts.cpus, || {
-        qemu::kvm_works(&kernel.image, base, &opts.cache, workdir)
-    })?;
     let accel = machine.accel;
     if machine.clock == ClockKind::Icount && machine.cpus > 1 {
         crate::diag::warn(format!(
