@@ -164,7 +164,7 @@ fn lkp_table(c: &Comparison, pair: usize, all: bool) -> Table {
             // the noise, so the cache that really moved comes first.
             .then_with(|| {
                 if a.kind == Kind::Kernel && b.kind == Kind::Kernel {
-                    b.effect.total_cmp(&a.effect)
+                    a.standout(b)
                 } else {
                     std::cmp::Ordering::Equal
                 }
@@ -284,7 +284,7 @@ pub fn changed_table(c: &Comparison) -> Table {
         (a.2.kind == Kind::Latency)
             .cmp(&(b.2.kind == Kind::Latency))
             .then_with(|| (a.2.kind == Kind::Kernel).cmp(&(b.2.kind == Kind::Kernel)))
-            .then_with(|| b.2.effect.total_cmp(&a.2.effect))
+            .then_with(|| a.2.standout(b.2))
             .then_with(|| a.2.metric.cmp(&b.2.metric))
     });
     let mut t = Table::new(

@@ -338,7 +338,7 @@ pub fn build(
                     .filter(|r| r.significant && is_phase_metric(r))
             })
             .collect();
-        sig.sort_by(|a, b| b.effect.total_cmp(&a.effect));
+        sig.sort_by(|a, b| a.standout(b));
         for r in sig {
             if !changed_metrics.iter().any(|(m, _)| *m == r.metric) && changed_metrics.len() < 6 {
                 changed_metrics.push((r.metric.clone(), r.kind));

@@ -213,6 +213,21 @@ impl Row {
             (self.other.median / self.base.median - 1.0) * 100.0
         }
     }
+
+    /// How far the median moved, in the metric's own unit (objects, pages, ms).
+    pub fn delta(&self) -> f64 {
+        (self.other.median - self.base.median).abs()
+    }
+
+    /// The order of kernel-wide rows: how far the change stands out of the noise, and
+    /// among changes equally certain (both exact under a deterministic clock, where every
+    /// effect is infinite) the one that moved more first.
+    pub fn standout(&self, other: &Row) -> std::cmp::Ordering {
+        other
+            .effect
+            .total_cmp(&self.effect)
+            .then_with(|| other.delta().total_cmp(&self.delta()))
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
