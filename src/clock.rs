@@ -13,7 +13,6 @@
 //! two runs must share for their times to be compared (`TimeBase`), and how much noise the
 //! verdict engine assumes for a time measured on each (`TimeBase::noise_floor`).
 
-use crate::host::Host;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -70,13 +69,15 @@ pub enum TimeBase {
 }
 
 impl TimeBase {
-    pub fn of(host: &Host) -> TimeBase {
-        match &host.clock {
+    /// The time base of a run whose machine recorded `clock` (guests only) and ran
+    /// `emulated` or not.
+    pub fn of(clock: Option<&Clock>, emulated: bool) -> TimeBase {
+        match clock {
             Some(c) if c.kind == ClockKind::Icount => TimeBase::Icount {
                 shift: c.shift.unwrap_or(ICOUNT_SHIFT),
                 cpu: c.cpu.clone().unwrap_or_default(),
             },
-            _ if host.emulated => TimeBase::Emulated,
+            _ if emulated => TimeBase::Emulated,
             _ => TimeBase::Hardware,
         }
     }
@@ -143,13 +144,6 @@ pub fn mixed<'a>(bases: impl IntoIterator<Item = &'a TimeBase>) -> Option<String
 mod tests {
     use super::*;
 
-    fn host(clock: Option<Clock>, emulated: bool) -> Host {
-        let mut h = crate::results::fixtures::host("k");
-        h.clock = clock;
-        h.emulated = emulated;
-        h
-    }
-
     fn icount(cpu: &str) -> Option<Clock> {
         Some(Clock {
             kind: ClockKind::Icount,
@@ -161,16 +155,16 @@ mod tests {
 
     #[test]
     fn a_run_has_the_time_base_of_its_clock() {
-        assert_eq!(TimeBase::of(&host(None, false)), TimeBase::Hardware);
-        assert_eq!(TimeBase::of(&host(None, true)), TimeBase::Emulated);
+        assert_eq!(TimeBase::of(None, false), TimeBase::Hardware);
+        assert_eq!(TimeBase::of(None, true), TimeBase::Emulated);
         let host_clock = Some(Clock {
             kind: ClockKind::Host,
             shift: None,
             qemu: None,
             cpu: None,
         });
-        assert_eq!(TimeBase::of(&host(host_clock, true)), TimeBase::Emulated);
-        let b = TimeBase::of(&host(icount("max"), true));
+        assert_eq!(TimeBase::of(host_clock.as_ref(), true), TimeBase::Emulated);
+        let b = TimeBase::of(icount("max").as_ref(), true);
         assert!(b.deterministic());
         assert_eq!(b.to_string(), "the icount clock (shift 0, -cpu max)");
         assert!(b.noise_floor() < TimeBase::Hardware.noise_floor());
@@ -178,8 +172,8 @@ mod tests {
 
     #[test]
     fn icount_mixes_only_with_the_same_icount_clock() {
-        let i = TimeBase::of(&host(icount("max"), true));
-        let j = TimeBase::of(&host(icount("qemu64"), true));
+        let i = TimeBase::of(icount("max").as_ref(), true);
+        let j = TimeBase::of(icount("qemu64").as_ref(), true);
         assert_eq!(mixed([&i, &i]), None);
         assert_eq!(mixed([&TimeBase::Hardware, &TimeBase::Emulated]), None);
         let m = mixed([&i, &TimeBase::Hardware]).unwrap();

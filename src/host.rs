@@ -41,6 +41,11 @@ fn field(c: &[libc::c_char]) -> String {
 }
 
 impl Host {
+    /// What this machine's times count: runs compare their times only within one base.
+    pub fn timebase(&self) -> crate::clock::TimeBase {
+        crate::clock::TimeBase::of(self.clock.as_ref(), self.emulated)
+    }
+
     pub fn current() -> Host {
         let u = crate::sys::os::uname();
         let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();

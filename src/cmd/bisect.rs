@@ -121,7 +121,7 @@ impl Steps<'_> {
                     .into_iter()
                     .filter(|d| {
                         image.is_none_or(|im| d.host.kernel_image.as_deref() == Some(im))
-                            && TimeBase::of(&d.host) == self.timebase
+                            && d.host.timebase() == self.timebase
                             && d.signature.sha256 == plan.signature.hash
                             && d.testbed.fs == plan.testbed.fs.name()
                             && d.plan.dirs.iter().collect::<Vec<_>>() == dirs

@@ -77,7 +77,7 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
         .collect();
     let bases: std::collections::BTreeSet<TimeBase> = base_runs
         .iter()
-        .map(|d| TimeBase::of(&d.host))
+        .map(|d| d.host.timebase())
         .chain([here])
         .collect();
     if let (Some(m), Some(why)) = (times.first(), sigbench::clock::mixed(&bases)) {

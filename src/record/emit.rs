@@ -2,25 +2,8 @@
 
 use super::Options;
 use super::phases::Common;
-use std::fmt::Write;
+use super::toml_str;
 use std::path::Path;
-
-/// `s` as a TOML basic string.
-pub(super) fn toml_str(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => write!(out, "\\u{:04x}", c as u32).unwrap(),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
 
 /// The signature file of a recording.
 pub(super) fn signature(opts: &Options, name: &str, tree: &Path, c: &Common) -> String {

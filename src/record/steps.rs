@@ -5,10 +5,10 @@
 //! then given per file in order of opening.
 
 use super::Log;
-use super::emit::toml_str;
 use super::files::{Names, creates_at};
 use super::resolve::{OpenId, num_arg, other_arg, str_arg};
 use super::strace::{Arg, Call, Ret};
+use super::toml_str;
 use super::tree::TreeCall;
 use crate::signature::step::{Flags, flag_table_of, parse_flags};
 use crate::signature::syscalls;

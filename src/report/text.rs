@@ -188,7 +188,7 @@ fn header(doc: &RunDocument) -> String {
         reps,
         if reps == 1 { "" } else { "s" }
     );
-    match crate::clock::TimeBase::of(&doc.host) {
+    match doc.host.timebase() {
         crate::clock::TimeBase::Icount { .. } => {
             out.push_str(&format!("times: {}\n", crate::clock::ICOUNT_NOTE));
         }

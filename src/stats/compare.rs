@@ -139,7 +139,7 @@ impl Samples {
             s.kernels.insert(r.host.kernel_release.clone());
             s.filesystems.insert(r.testbed.fs.clone());
             s.emulated |= r.host.emulated;
-            s.timebases.insert(TimeBase::of(&r.host));
+            s.timebases.insert(r.host.timebase());
             for c in r.cases.iter().filter(|c| !c.warmup) {
                 let key = CaseKey {
                     signature: r.signature.name.clone(),

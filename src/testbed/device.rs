@@ -4,6 +4,7 @@
 use super::loopdev::LoopDevice;
 use super::mount::{self, Mount};
 use super::workspace::Workspace;
+use super::zram;
 use anyhow::{Context, Result, bail};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -80,7 +81,7 @@ impl Drop for Device {
     fn drop(&mut self) {
         match &self.holder {
             Holder::Zram { id } => {
-                if let Err(e) = zram_remove(id) {
+                if let Err(e) = zram::remove(id) {
                     crate::diag::warn(format!("{e:#}"));
                 }
             }
@@ -165,26 +166,14 @@ impl Device {
                 )
             }
             DeviceSpec::Zram => {
-                let id = std::fs::read_to_string("/sys/class/zram-control/hot_add")
-                    .context("--device zram: this kernel has no zram (no /sys/class/zram-control); use the default loop ramdisk")?
-                    .trim()
-                    .to_string();
+                let id = zram::add()?;
                 let setup = || -> Result<Device> {
                     std::fs::write(ws.dir.join("zram"), &id)?;
-                    let disksize = format!("/sys/block/zram{id}/disksize");
-                    std::fs::write(&disksize, size.to_string())
-                        .with_context(|| format!("cannot set {disksize}"))?;
-                    let path = PathBuf::from(format!("/dev/zram{id}"));
-                    for _ in 0..100 {
-                        if path.exists() {
-                            break;
-                        }
-                        std::thread::sleep(std::time::Duration::from_millis(10));
-                    }
+                    let path = zram::size(&id, size)?;
                     Device::describe(path, "zram", Holder::Zram { id: id.clone() })
                 };
                 setup().inspect_err(|_| {
-                    let _ = zram_remove(&id);
+                    let _ = zram::remove(&id);
                 })
             }
             DeviceSpec::Brd => {
@@ -213,13 +202,6 @@ impl Device {
             DeviceSpec::Path(p) => Device::describe(p.clone(), "scratch", Holder::Scratch),
         }
     }
-}
-
-/// Reset and remove zram device `id`.
-pub fn zram_remove(id: &str) -> Result<()> {
-    let _ = std::fs::write(format!("/sys/block/zram{id}/reset"), "1");
-    std::fs::write("/sys/class/zram-control/hot_remove", id)
-        .with_context(|| format!("cannot remove /dev/zram{id}"))
 }
 
 /// The disk a block device belongs to (itself if it is a whole disk).

@@ -12,6 +12,7 @@ pub mod loopdev;
 pub mod mount;
 pub mod options;
 pub mod workspace;
+pub mod zram;
 
 use anyhow::{Context, Result, bail};
 use device::{Device, DeviceSpec};

@@ -288,7 +288,7 @@ fn clean_run(dir: &Path, done: &mut Vec<String>) {
         }
     }
     if let Ok(id) = std::fs::read_to_string(dir.join("zram")) {
-        match super::device::zram_remove(id.trim()) {
+        match super::zram::remove(id.trim()) {
             Ok(()) => done.push(format!("removed /dev/zram{}", id.trim())),
             Err(e) => done.push(format!("FAILED to remove /dev/zram{}: {e:#}", id.trim())),
         }
