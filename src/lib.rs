@@ -24,6 +24,7 @@ pub mod probe;
 pub mod record;
 pub mod report;
 pub mod results;
+pub mod schedule;
 pub mod signature;
 pub mod stats;
 pub mod store;

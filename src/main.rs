@@ -24,7 +24,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Replay a signature on a fresh scratch filesystem and measure it
-    Run(Box<cmd::run::Args>),
+    Run(Box<cmd::measure::Args>),
     /// Compare labelled results: ratios, significance, scaling; exit codes for bisecting
     Compare(cmd::compare::Args),
     /// Write a self-contained HTML (or Markdown) report with plots

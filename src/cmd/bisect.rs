@@ -51,13 +51,13 @@ pub struct BisectArgs {
     bisect_json: Option<String>,
     /// Everything `run` takes: the signature, --fs, -n, --dir, -r (repetitions per step)…
     #[command(flatten)]
-    run: super::run::Args,
+    run: super::measure::Args,
 }
 
 /// What both ways of bisecting share: the plan, the store, and the runs measured (or
 /// found stored) per index of the list.
 struct Steps<'a> {
-    args: &'a super::run::Args,
+    args: &'a super::measure::Args,
     plan: &'a Plan,
     opts: VmOptions,
     store: Store,
@@ -409,28 +409,28 @@ pub fn run(args: BisectArgs) -> Result<i32> {
     }
     {
         // The bisect's document is written at the end: never onto the store or an input.
-        let mut o = super::run::outputs(&args.run);
+        let mut o = super::measure::outputs(&args.run);
         if let Some(j) = &args.bisect_json {
             o = o.output("--bisect-json", j);
         }
         o.check()?;
     }
     {
-        use super::run::RunOption::*;
+        use super::measure::RunOption::*;
         // Steps are labelled by release or commit, booted one kernel at a time.
-        super::run::refuse(
+        super::measure::refuse(
             &args.run,
             "bisect",
             &[Label, Interleave, Slice, SplitReps, OpLog],
         )?;
     }
-    let plan = super::run::plan_of(&args.run)?;
+    let plan = super::measure::plan_of(&args.run)?;
     let params = Params {
         metric: args.metric.clone(),
         reps: args.run.repetitions.max(1),
         max_reps: args.max_reps.max(args.run.repetitions),
         alpha: 0.05,
-        jobs: guests::how_many(&super::run::vm_options(&args.run)?, args.run.jobs)?,
+        jobs: guests::how_many(&super::measure::vm_options(&args.run)?, args.run.jobs)?,
     };
     let started = std::time::Instant::now();
     let mut progress = |p: Progress| {
@@ -447,7 +447,7 @@ pub fn run(args: BisectArgs) -> Result<i32> {
             }
         }
     };
-    let opts = super::run::vm_options(&args.run)?;
+    let opts = super::measure::vm_options(&args.run)?;
     let steps = Steps {
         args: &args.run,
         plan: &plan,

@@ -27,7 +27,7 @@ pub struct JudgeArgs {
     min_effect: f64,
     /// Everything `run` takes: the signature, --kernel (exactly one), --fs, -n, -r…
     #[command(flatten)]
-    run: super::run::Args,
+    run: super::measure::Args,
 }
 
 pub fn run(args: JudgeArgs) -> Result<i32> {
@@ -44,12 +44,12 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
         args.metrics.clone()
     };
     {
-        use super::run::RunOption::*;
+        use super::measure::RunOption::*;
         // One kernel, stored: that is what the next step compares with.
-        super::run::refuse(&args.run, "judge", &[Interleave, Slice, SplitReps, NoStore])?;
+        super::measure::refuse(&args.run, "judge", &[Interleave, Slice, SplitReps, NoStore])?;
     }
-    super::run::outputs(&args.run).check()?;
-    let plan = super::run::plan_of(&args.run)?;
+    super::measure::outputs(&args.run).check()?;
+    let plan = super::measure::plan_of(&args.run)?;
     // The baseline must exist before anything is booted.
     let mut store = None;
     let (base_label, base_runs) = runs_of(&args.baseline, &args.run.store.db, &mut store)?;
@@ -61,7 +61,7 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
     let here = if spec == kernel::KernelSpec::Host {
         TimeBase::Hardware
     } else {
-        super::run::vm_options(&args.run)?
+        super::measure::vm_options(&args.run)?
             .expected_machine()?
             .timebase()
     };
@@ -103,7 +103,7 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
         }
         doc
     } else {
-        let opts = super::run::vm_options(&args.run)?;
+        let opts = super::measure::vm_options(&args.run)?;
         let outcome = kernel::prepare(&spec, &args.run.kernels[0], &opts.cache)
             .and_then(|k| super::run::guest_run(&args.run, &plan, &k, &opts));
         let run = match outcome {

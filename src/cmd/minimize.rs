@@ -31,7 +31,7 @@ pub struct MinimizeArgs {
     max_time: u64,
     /// Everything `run` takes: the signature, --fs, -n, --dir, --device, options…
     #[command(flatten)]
-    run: super::run::Args,
+    run: super::measure::Args,
 }
 
 pub fn run(args: MinimizeArgs) -> Result<i32> {
@@ -44,10 +44,10 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
         );
     }
     {
-        use super::run::RunOption::*;
+        use super::measure::RunOption::*;
         // Candidates are replayed, judged and thrown away: nothing is stored or written
         // but the minimal signature (-o).
-        super::run::refuse(
+        super::measure::refuse(
             &args.run,
             "minimize",
             &[Json, Label, Interleave, Slice, SplitReps],
@@ -55,10 +55,10 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
     }
     // -o is written after the whole search: it must be writable, and not the signature
     // or the store, before the search starts.
-    super::run::outputs(&args.run)
+    super::measure::outputs(&args.run)
         .output("-o", &args.output)
         .check()?;
-    let plan = super::run::plan_of(&args.run)?;
+    let plan = super::measure::plan_of(&args.run)?;
     let sig: &Signature = &plan.signature;
     let source = Source::parse(&sig.source, &sig.origin)?;
     let dirs: Vec<String> = plan.dirs.iter().map(|d| d.text.clone()).collect();
@@ -123,44 +123,7 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
         m.check_one_minimal(&min)?
     };
 
-    // What was removed, as comments in the file.
-    let mut removed = Vec::new();
-    for (k, steps) in &start.phases {
-        let name = &sig.phases[*k].name;
-        match min.phases.iter().find(|(j, _)| j == k) {
-            None => removed.push(format!("phase `{name}` (all its steps)")),
-            Some((_, kept)) => {
-                for i in steps.iter().filter(|i| !kept.contains(i)) {
-                    removed.push(format!(
-                        "phase `{name}` step {}: {}",
-                        i + 1,
-                        sig.phases[*k].steps[*i].describe()
-                    ));
-                }
-            }
-        }
-    }
-    for i in start.prelude.iter().filter(|i| !min.prelude.contains(i)) {
-        removed.push(format!(
-            "prelude step {}: {}",
-            i + 1,
-            sig.prelude[*i].describe()
-        ));
-    }
-    for (was, now, name) in [
-        (start.populate, min.populate, "setup.populate"),
-        (start.sync, min.sync, "setup.sync"),
-        (start.fsync_dir, min.fsync_dir, "setup.fsync_dir"),
-    ] {
-        if was && !now {
-            removed.push(name.to_string());
-        }
-    }
-    for (a, b) in start.dirs.iter().zip(&min.dirs) {
-        if a != b {
-            removed.push(format!("directory `{a}` → `{b}`"));
-        }
-    }
+    let removed = sigbench::minimize::removed(sig, &start, &min);
     let mut header = format!(
         "# Minimized by `sigbench minimize` from {} ({}).\n# Keeps: --until '{}' in every one of {reps} repetitions, N = {}, {}.\n# Removed:\n",
         sig.origin,
@@ -195,28 +158,7 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
     std::fs::write(&args.output, &text)
         .with_context(|| format!("cannot write {}", args.output.display()))?;
 
-    let mut o = String::new();
-    super::outln!(
-        o,
-        "{:<4} {:<18} {:<6} {:>12} {:>8}  candidate",
-        "#",
-        "stage",
-        "holds",
-        "value",
-        "time s"
-    );
-    for (k, e) in m.log.iter().enumerate() {
-        super::outln!(
-            o,
-            "{:<4} {:<18} {:<6} {:>12} {:>8.2}  {}",
-            k + 1,
-            e.stage,
-            if e.holds { "yes" } else { "no" },
-            e.value,
-            e.took.as_secs_f64(),
-            e.candidate
-        );
-    }
+    let mut o = evaluations(&m.log);
     let steps =
         |c: &sigbench::minimize::Candidate| c.phases.iter().map(|p| p.1.len()).sum::<usize>();
     super::outln!(
@@ -235,4 +177,31 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
     );
     super::out(&o)?;
     Ok(0)
+}
+
+/// The evaluations as a table, one line each.
+fn evaluations(log: &[sigbench::minimize::Evaluation]) -> String {
+    let mut o = String::new();
+    super::outln!(
+        o,
+        "{:<4} {:<18} {:<6} {:>12} {:>8}  candidate",
+        "#",
+        "stage",
+        "holds",
+        "value",
+        "time s"
+    );
+    for (k, e) in log.iter().enumerate() {
+        super::outln!(
+            o,
+            "{:<4} {:<18} {:<6} {:>12} {:>8.2}  {}",
+            k + 1,
+            e.stage,
+            if e.holds { "yes" } else { "no" },
+            e.value,
+            e.took.as_secs_f64(),
+            e.candidate
+        );
+    }
+    o
 }

@@ -7,6 +7,7 @@ pub mod doctor;
 pub mod export;
 pub mod judge;
 pub mod list;
+pub mod measure;
 pub mod minimize;
 pub mod options;
 pub mod record;

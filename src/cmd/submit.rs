@@ -39,7 +39,7 @@ pub struct SubmitArgs {
     log_dir: PathBuf,
     /// Everything `run` takes: the signature, --fs (a list), --dir, -n, -r, --kernel, --db…
     #[command(flatten)]
-    run: super::run::Args,
+    run: super::measure::Args,
 }
 
 /// Options of `submit` itself, left out of the tasks' `run` command line: (flag, takes a
@@ -154,17 +154,17 @@ pub fn run(args: SubmitArgs) -> Result<i32> {
         bail!("submit's tasks keep their results only in the store: drop --no-store");
     }
     {
-        use super::run::RunOption::*;
+        use super::measure::RunOption::*;
         // Every task would write the same --json or --op-log file; kernels are slices
         // of their own (one kernel per task), so there is nothing to interleave.
-        super::run::refuse(&args.run, "submit", &[Json, OpLog, Interleave])?;
+        super::measure::refuse(&args.run, "submit", &[Json, OpLog, Interleave])?;
     }
     if let Some(k) = args.max_parallel
         && k == 0
     {
         bail!("--max-parallel: at least 1");
     }
-    let slices = super::run::slices(&args.run)?;
+    let slices = super::measure::slices(&args.run)?;
     if let Location::Sqlite(p) = &args.run.store.db {
         sigbench::say!(
             "sigbench: warning: --db {} is an SQLite file: tasks on other nodes cannot write it unless it is on a filesystem they share (give --db postgres://…)",

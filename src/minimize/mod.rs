@@ -642,6 +642,53 @@ impl Judge for RunJudge {
     }
 }
 
+/// What `min` removed from `start` (candidates of `sig`), one line each, in the order of
+/// the file: phases and their steps, prelude steps, setup, directory properties.
+pub fn removed(
+    sig: &crate::signature::Signature,
+    start: &Candidate,
+    min: &Candidate,
+) -> Vec<String> {
+    let mut removed = Vec::new();
+    for (k, steps) in &start.phases {
+        let name = &sig.phases[*k].name;
+        match min.phases.iter().find(|(j, _)| j == k) {
+            None => removed.push(format!("phase `{name}` (all its steps)")),
+            Some((_, kept)) => {
+                for i in steps.iter().filter(|i| !kept.contains(i)) {
+                    removed.push(format!(
+                        "phase `{name}` step {}: {}",
+                        i + 1,
+                        sig.phases[*k].steps[*i].describe()
+                    ));
+                }
+            }
+        }
+    }
+    for i in start.prelude.iter().filter(|i| !min.prelude.contains(i)) {
+        removed.push(format!(
+            "prelude step {}: {}",
+            i + 1,
+            sig.prelude[*i].describe()
+        ));
+    }
+    for (was, now, name) in [
+        (start.populate, min.populate, "setup.populate"),
+        (start.sync, min.sync, "setup.sync"),
+        (start.fsync_dir, min.fsync_dir, "setup.fsync_dir"),
+    ] {
+        if was && !now {
+            removed.push(name.to_string());
+        }
+    }
+    for (a, b) in start.dirs.iter().zip(&min.dirs) {
+        if a != b {
+            removed.push(format!("directory `{a}` → `{b}`"));
+        }
+    }
+    removed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,6 +7,7 @@
 //! background work) spreads over all cases instead of biasing one. Warm-ups run first,
 //! are recorded, and are flagged so statistics exclude them.
 
+pub mod request;
 pub mod slice;
 
 use crate::exec::Executor;

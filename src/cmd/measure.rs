@@ -1,0 +1,411 @@
+//! The options every measuring command shares (`run`, `judge`, `bisect`, `minimize`,
+//! `submit`): the arguments, the ones a command refuses, the plan they describe, what they
+//! read and write, and how guests are run.
+
+use anyhow::{Result, bail};
+use sigbench::outputs::Outputs;
+use sigbench::plan::request::Request;
+use sigbench::plan::slice::{self, Slice};
+use sigbench::plan::{DEFAULT_SEED, Plan};
+use sigbench::signature;
+use sigbench::testbed::Fs;
+use sigbench::vm::VmOptions;
+use sigbench::vm::qemu::Accel;
+use std::time::Duration;
+
+#[derive(clap::Args, Clone)]
+pub struct Args {
+    /// Built-in signature name (see `sigbench list`) or a signature file
+    #[arg(default_value = signature::DEFAULT)]
+    pub(crate) signature: String,
+    /// Filesystem to test; a comma-separated list runs the plan on each (a fresh
+    /// filesystem of its kind per case), labelled LABEL/FS
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "btrfs",
+        value_name = "FS[,FS...]"
+    )]
+    pub(crate) fs: Vec<Fs>,
+    /// Device: a scratch block device (/dev/X), `zram`, `ram` (brd), or `loop` (the
+    /// default: a loop device over a file on a private tmpfs)
+    #[arg(long, default_value = "loop")]
+    pub(crate) device: String,
+    /// Format a scratch device even though it holds a filesystem sigbench did not write
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// Extra mkfs options, e.g. "-O no-holes -R free-space-tree"
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    pub(crate) mkfs_opts: String,
+    /// Mount options, e.g. "noatime,compress=zstd"
+    #[arg(long, default_value = "")]
+    pub(crate) mount_opts: String,
+    /// Test directory NAME[:key=value,...] (compression=zstd[:L]|lzo|zlib[:L]|none,
+    /// nocow, chattr=FLAGS, user.X=V); repeatable; replaces the signature's defaults
+    #[arg(long = "dir", value_name = "NAME[:PROPS]")]
+    pub(crate) dirs: Vec<String>,
+    /// Number of files N; a comma-separated list sweeps N
+    #[arg(
+        short = 'n',
+        long = "files",
+        value_delimiter = ',',
+        value_name = "N[,N...]"
+    )]
+    pub(crate) ns: Vec<u64>,
+    /// Repeat every case R times, each on a fresh filesystem
+    #[arg(
+        short = 'r',
+        long = "repetitions",
+        default_value_t = 1,
+        value_name = "R"
+    )]
+    pub(crate) repetitions: u32,
+    /// Run the phases R times, each round on the next N files (overrides the signature)
+    #[arg(long, value_name = "R")]
+    pub(crate) rounds: Option<u32>,
+    /// Warm-up runs of every case before the measured ones (recorded, flagged, excluded)
+    #[arg(long, default_value_t = 0)]
+    pub(crate) warmup: u32,
+    /// Shuffle the cases within each repetition (seeded) instead of a fixed rotation
+    #[arg(long)]
+    pub(crate) shuffle: bool,
+    /// Before each timed window, wait until nothing else runs on the machine (at most
+    /// 5 s) and start at a timer tick; guests always do
+    #[arg(long)]
+    pub(crate) settle: bool,
+    /// Seed for per-file tokens and shuffling
+    #[arg(long, default_value_t = DEFAULT_SEED)]
+    pub(crate) seed: u64,
+    /// Count a probe: tracepoint:SUBSYS:EVENT or kprobe:FUNC, optionally NAME=...; repeatable
+    #[arg(long = "probe", value_name = "PROBE")]
+    pub(crate) probes: Vec<String>,
+    /// Do not add the filesystem's default probes (inode evictions)
+    #[arg(long)]
+    pub(crate) no_default_probes: bool,
+    /// Write the run document as JSON to FILE (`-` for stdout; then nothing else goes there)
+    #[arg(long, value_name = "FILE")]
+    pub(crate) json: Option<String>,
+    /// Also print the kernel counters that moved most (slabinfo, vmstat, block device)
+    #[arg(short, long)]
+    pub(crate) verbose: bool,
+    /// Label of this run's results in the store (default: the kernel release)
+    #[arg(long)]
+    pub(crate) label: Option<String>,
+    #[command(flatten)]
+    pub(crate) store: super::options::StoreOptions,
+    /// Do not store the results
+    #[arg(long)]
+    pub(crate) no_store: bool,
+    /// Run on this kernel (repeatable): a linux-image-*.deb, IMAGE[:MODULES_DIR], a kernel
+    /// build tree, or `host`. Each result set is labelled with its kernel's release
+    #[arg(long = "kernel", value_name = "KERNEL")]
+    pub(crate) kernels: Vec<String>,
+    /// QEMU accelerator for --kernel
+    #[arg(long, value_enum, default_value = "auto")]
+    pub(crate) accel: super::options::AccelChoice,
+    /// What a guest's times count: `icount` (instructions executed, 1 ns each: the exact
+    /// cost of the code path, the same on a busy machine; needs TCG, and is its default)
+    /// or `host` (real time: KVM's default)
+    #[arg(long, value_enum, value_name = "CLOCK")]
+    pub(crate) clock: Option<super::options::ClockChoice>,
+    /// Guest memory in MiB
+    #[arg(long, default_value_t = 2048, value_name = "MiB")]
+    pub(crate) guest_mem: u32,
+    /// Guest CPUs (default 1 under the icount clock, else 2)
+    #[arg(long, value_name = "N")]
+    pub(crate) guest_cpus: Option<u32>,
+    /// Seconds the plan may run in a guest once it is up (default 120, ×10 under TCG)
+    #[arg(long, value_name = "SECS")]
+    pub(crate) guest_timeout: Option<u64>,
+    /// With several --kernel: alternate boots (A B A B …), one repetition per boot, so
+    /// drift of the machine cannot pose as a kernel change
+    #[arg(long)]
+    pub(crate) interleave: bool,
+    /// Guests at once (default: one per host CPU under the icount clock, whose times the
+    /// host's load does not change; 1 on the host's clock)
+    #[arg(long, value_name = "J")]
+    pub(crate) jobs: Option<usize>,
+    #[command(flatten)]
+    pub(crate) cache: super::options::CacheOptions,
+    /// Log every timed call (phase, file, syscall, paths, result) to FILE, to check a
+    /// replay against its recording; the logging costs time inside the window
+    #[arg(long, value_name = "FILE")]
+    pub(crate) op_log: Option<std::path::PathBuf>,
+    /// Run only slice I of S (0-based): the plan split into independent slices, one per
+    /// kernel × filesystem × directory (× repetition with --split-reps), as `submit`
+    /// splits it for a Slurm job array
+    #[arg(long, value_name = "I/S")]
+    pub(crate) slice: Option<String>,
+    /// With --slice: a slice per repetition too (by default a slice's repetitions stay
+    /// together, on one machine)
+    #[arg(long)]
+    pub(crate) split_reps: bool,
+    /// Appended to every run's label (`/ext4` when a plan has several filesystems).
+    #[arg(skip)]
+    pub(crate) label_suffix: Option<String>,
+}
+
+/// `run` options the commands that take all of them (bisect, judge, minimize, submit) may
+/// have no use for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RunOption {
+    Json,
+    Label,
+    Interleave,
+    Slice,
+    SplitReps,
+    NoStore,
+    OpLog,
+}
+
+/// Refuse the options `command` has no use for, naming the first one given: an option is
+/// never silently ignored.
+pub(crate) fn refuse(args: &Args, command: &str, unused: &[RunOption]) -> Result<()> {
+    for o in unused {
+        let (flag, given) = match o {
+            RunOption::Json => ("--json", args.json.is_some()),
+            RunOption::Label => ("--label", args.label.is_some()),
+            RunOption::Interleave => ("--interleave", args.interleave),
+            RunOption::Slice => ("--slice", args.slice.is_some()),
+            RunOption::SplitReps => ("--split-reps", args.split_reps),
+            RunOption::NoStore => ("--no-store", args.no_store),
+            RunOption::OpLog => ("--op-log", args.op_log.is_some()),
+        };
+        if given {
+            bail!("{command} does not take {flag}");
+        }
+    }
+    Ok(())
+}
+
+/// The filesystems of `--fs`, each once.
+pub(crate) fn filesystems(args: &Args) -> Result<&[Fs]> {
+    for (k, f) in args.fs.iter().enumerate() {
+        if args.fs[..k].contains(f) {
+            bail!("--fs: {} is given twice", f.name());
+        }
+    }
+    Ok(&args.fs)
+}
+
+/// The plan's slices (`plan::slice`): every array task of `submit` computes the same list.
+pub(crate) fn slices(args: &Args) -> Result<Vec<Slice>> {
+    let dirs = |fs: Fs| -> Result<Vec<String>> {
+        let plan = plan_of(&Args {
+            fs: vec![fs],
+            ..args.clone()
+        })?;
+        Ok(plan.dirs.into_iter().map(|d| d.text).collect())
+    };
+    slice::slices(
+        &args.kernels,
+        filesystems(args)?,
+        &dirs,
+        args.repetitions,
+        args.split_reps,
+    )
+}
+
+/// The arguments that run slice `s` alone.
+pub(crate) fn slice_args(args: &Args, s: &Slice, several_fs: bool) -> Args {
+    Args {
+        fs: vec![s.fs],
+        dirs: vec![s.dir.clone()],
+        kernels: s.kernel.iter().cloned().collect(),
+        repetitions: if s.rep.is_some() { 1 } else { args.repetitions },
+        slice: None,
+        split_reps: false,
+        label_suffix: several_fs.then(|| format!("/{}", s.fs.name())),
+        ..args.clone()
+    }
+}
+
+/// What the options ask of the plan (`plan::request`).
+fn request(args: &Args) -> Request {
+    Request {
+        signature: args.signature.clone(),
+        rounds: args.rounds,
+        fs: args.fs.clone(),
+        dirs: args.dirs.clone(),
+        ns: args.ns.clone(),
+        repetitions: args.repetitions,
+        device: args.device.clone(),
+        mkfs_opts: args.mkfs_opts.clone(),
+        mount_opts: args.mount_opts.clone(),
+        force: args.force,
+        warmup: args.warmup,
+        shuffle: args.shuffle,
+        seed: args.seed,
+        probes: args.probes.clone(),
+        no_default_probes: args.no_default_probes,
+        settle: args.settle,
+        op_log: args.op_log.clone(),
+    }
+}
+
+/// The plan the options describe (validated as far as it can be without a device).
+pub(crate) fn plan_of(args: &Args) -> Result<Plan> {
+    request(args).plan()
+}
+
+/// What `args` read and write (`sigbench::outputs`).
+pub(crate) fn outputs(args: &Args) -> Outputs {
+    let mut o = Outputs::new((!args.no_store).then_some(&args.store.db));
+    if std::path::Path::new(&args.signature).is_file() {
+        o = o.input("the signature", &args.signature);
+    }
+    if let Some(j) = &args.json {
+        o = o.output("--json", j);
+    }
+    if let Some(l) = &args.op_log {
+        o = o.output("--op-log", l);
+    }
+    o
+}
+
+/// How guests are run, from the options.
+pub(crate) fn vm_options(args: &Args) -> Result<VmOptions> {
+    use super::options::AccelChoice;
+    let accel = match args.accel {
+        AccelChoice::Auto => None,
+        AccelChoice::Kvm => Some(Accel::Kvm),
+        AccelChoice::Tcg => Some(Accel::Tcg),
+    };
+    let opts = VmOptions {
+        cache: args.cache.cache_dir.clone(),
+        accel,
+        clock: args.clock.map(Into::into),
+        mem_mib: args.guest_mem,
+        cpus: args.guest_cpus,
+        timeout: args.guest_timeout.map(Duration::from_secs),
+    };
+    // A combination no guest can have (icount with KVM) is refused before anything runs.
+    opts.expected_machine()?;
+    Ok(opts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use sigbench::signature::Signature;
+    use sigbench::vm::{self, boots};
+
+    #[derive(Parser)]
+    struct Run {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn args(argv: &[&str]) -> Args {
+        Run::try_parse_from(std::iter::once("run").chain(argv.iter().copied()))
+            .unwrap_or_else(|e| panic!("{argv:?}: {e}"))
+            .args
+    }
+
+    /// The guest's arguments are `plan_of`'s inverse: parsed again, they make the same plan.
+    #[test]
+    fn guest_args_round_trip_through_plan_of() {
+        for argv in [
+            &[][..],
+            &[
+                "churn",
+                "--fs",
+                "tmpfs",
+                "-n",
+                "100,200",
+                "-r",
+                "3",
+                "--warmup",
+                "1",
+                "--shuffle",
+                "--settle",
+                "--seed",
+                "7",
+                "--rounds",
+                "2",
+                "--mount-opts",
+                "size=1g,nr_inodes=0",
+            ],
+            &[
+                "test3",
+                "--fs",
+                "ext4",
+                "--dir",
+                "a:chattr=A",
+                "--dir",
+                "b:user.k=v",
+                "--mkfs-opts",
+                "-O ^has_journal -E lazy_itable_init=0",
+                "--probe",
+                "sync=tracepoint:ext4:ext4_sync_file_enter",
+                "--probe",
+                "kprobe:ext4_evict_inode",
+            ],
+            &[
+                "btrfs-rename-log",
+                "--fs",
+                "xfs",
+                "--device",
+                "zram",
+                "-n",
+                "5",
+            ],
+            &[
+                "test4",
+                "--no-default-probes",
+                "--dir",
+                "z:compression=zstd:3",
+            ],
+        ] {
+            let plan = plan_of(&args(argv)).unwrap();
+            let (guest, file) = boots::guest_args(&plan, false).unwrap();
+            assert_eq!(file, None, "built-ins go by name");
+            let back = plan_of(&args(&guest.iter().map(String::as_str).collect::<Vec<_>>()))
+                .unwrap_or_else(|e| panic!("{guest:?}: {e:#}"));
+            assert_eq!(
+                format!("{plan:?}"),
+                format!("{back:?}"),
+                "{argv:?} → {guest:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_signature_file_travels_with_the_guest_and_a_host_device_does_not() {
+        let plan = plan_of(&args(&["test3"])).unwrap();
+        let file = Plan {
+            signature: Signature::parse(&plan.signature.source, "/tmp/mine.toml").unwrap(),
+            ..plan
+        };
+        let (guest, text) = boots::guest_args(&file, true).unwrap();
+        assert_eq!(guest[0], vm::initramfs::SIGNATURE);
+        assert_eq!(text.as_deref(), Some(file.signature.source.as_str()));
+        assert_eq!(guest.last().map(String::as_str), Some("-v"));
+        let plan = plan_of(&args(&["--device", "/dev/sdz9"])).unwrap();
+        let e = boots::guest_args(&plan, false).unwrap_err().to_string();
+        assert!(e.contains("cannot be used with --kernel"), "{e}");
+    }
+
+    #[test]
+    fn options_a_command_has_no_use_for_are_refused_not_ignored() {
+        use RunOption::*;
+        let a = args(&["--label", "x", "--json", "out.json"]);
+        assert!(refuse(&a, "minimize", &[Interleave, Slice]).is_ok());
+        let e = refuse(&a, "minimize", &[Interleave, Json, Label]).unwrap_err();
+        assert_eq!(e.to_string(), "minimize does not take --json");
+        let e = refuse(&args(&["--no-store"]), "judge", &[NoStore]).unwrap_err();
+        assert_eq!(e.to_string(), "judge does not take --no-store");
+    }
+
+    #[test]
+    fn several_filesystems_are_a_list_of_choices() {
+        assert_eq!(args(&["--fs", "btrfs,ext4"]).fs, [Fs::Btrfs, Fs::Ext4]);
+        assert!(Run::try_parse_from(["run", "--fs", "zfs"]).is_err());
+        let e = filesystems(&args(&["--fs", "ext4,ext4"])).unwrap_err();
+        assert!(e.to_string().contains("ext4 is given twice"), "{e}");
+        let e = plan_of(&args(&["--fs", "btrfs,ext4"])).unwrap_err();
+        assert!(e.to_string().contains("measures one filesystem"), "{e}");
+    }
+}
