@@ -606,10 +606,11 @@ fn the_icount_clock_repeats_a_kernel_and_decides_a_small_change_at_three_repetit
         assert_eq!(doc["host"]["clock"]["kind"], "icount", "{}", doc["host"]);
         assert_eq!(doc["host"]["clock"]["shift"], 0);
         assert!(doc["host"]["clock"]["qemu"].as_str().is_some());
+        // The summary goes to stderr when stdout carries the JSON.
         assert!(
-            stdout(&out).contains("times: icount clock: instructions executed"),
+            stderr(&out).contains("times: icount clock: instructions executed"),
             "{}",
-            stdout(&out)
+            stderr(&out)
         );
     }
     // A/A: the same kernel twice.

@@ -219,13 +219,26 @@ impl Row {
         (self.other.median - self.base.median).abs()
     }
 
+    /// Both sides repeated exactly (every run of a deterministic clock): the change has
+    /// no noise to stand out of.
+    pub fn constant(&self) -> bool {
+        self.base.stdev == 0.0 && self.other.stdev == 0.0 && self.base.n > 1 && self.other.n > 1
+    }
+
     /// The order of kernel-wide rows: how far the change stands out of the noise, and
-    /// among changes equally certain (both exact under a deterministic clock, where every
-    /// effect is infinite) the one that moved more first.
+    /// among changes equally certain the one that moved more first. A change between
+    /// constant sides is certain whatever its size (its effect only measures it against
+    /// the made-up noise floor), so those come first, by how far they moved.
     pub fn standout(&self, other: &Row) -> std::cmp::Ordering {
-        other
-            .effect
-            .total_cmp(&self.effect)
+        let certainty = |r: &Row| {
+            if r.constant() && r.delta() > 0.0 {
+                f64::INFINITY
+            } else {
+                r.effect
+            }
+        };
+        certainty(other)
+            .total_cmp(&certainty(self))
             .then_with(|| other.delta().total_cmp(&self.delta()))
     }
 }
@@ -760,6 +773,7 @@ pub fn verdict(cmp: &Comparison, metrics: &[String], pct: f64) -> Verdict {
 mod tests {
     use super::*;
 
+    use crate::probe::procfs::SlabDelta;
     use crate::results::fixtures::doc;
 
     fn cmp(a: RunDocument, b: RunDocument) -> Comparison {
@@ -771,6 +785,37 @@ mod tests {
             Test::MannWhitney,
             0.05,
         )
+    }
+
+    #[test]
+    fn constant_changes_rank_by_how_far_they_moved() {
+        // Under the icount clock slab deltas repeat exactly: filp 208 → 0 and maple_node
+        // 0 → 1495 are both certain; the one that moved more comes first.
+        let mut a = doc("6.1", &[100.0; 3], &[0, 0, 0]);
+        for c in &mut a.cases {
+            c.phases[0].slabinfo.as_mut().unwrap().push(SlabDelta {
+                cache: "filp".into(),
+                active_objs: 208,
+                num_objs: 0,
+                pages: 0,
+            });
+        }
+        let c = cmp(a, doc("6.12", &[100.0; 3], &[1495, 1495, 1495]));
+        let mut kernel: Vec<&Row> = c.pairs[0]
+            .rows
+            .iter()
+            .filter(|r| r.kind == Kind::Kernel && r.significant)
+            .collect();
+        kernel.sort_by(|a, b| a.standout(b));
+        let names: Vec<&str> = kernel.iter().map(|r| r.metric.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "create.slabinfo.maple_node.active_objs",
+                "create.slabinfo.filp.active_objs"
+            ]
+        );
+        assert!(kernel.iter().all(|r| r.constant()));
     }
 
     #[test]
