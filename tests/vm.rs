@@ -460,14 +460,33 @@ fn bisect_names_the_first_612_build_and_skips_a_broken_image() {
     let db = db.to_str().unwrap();
     let names: Vec<String> = ks.iter().map(|k| k.display().to_string()).collect();
     let json = dir.join("b.json");
+    // Two kernels per round, side by side (multisection)...
     let out = run(&bisect_args(
         &names,
         db,
-        &["--bisect-json", json.to_str().unwrap()],
+        &["--bisect-json", json.to_str().unwrap(), "--jobs", "2"],
     ));
     assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("side by side"), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(marked_first_bad(&text).starts_with(&first_bad), "{text}");
+    // ... names the same first bad as one at a time (binary search), in a store of its own.
+    let one_db = dir.join("one.db");
+    let one = run(&bisect_args(
+        &names,
+        one_db.to_str().unwrap(),
+        &["--jobs", "1"],
+    ));
+    assert!(one.status.success(), "{}", stderr(&one));
+    assert!(!stderr(&one).contains("side by side"), "{}", stderr(&one));
+    assert!(
+        stdout(&one).contains(&format!("first bad: {first_bad}")),
+        "{}",
+        stdout(&one)
+    );
+    let zero = run(&bisect_args(&names, db, &["--jobs", "0"]));
+    assert_eq!(zero.status.code(), Some(1), "{}", stderr(&zero));
+    assert!(stderr(&zero).contains("--jobs 0"), "{}", stderr(&zero));
     assert!(text.contains(&format!("first bad: {first_bad}")), "{text}");
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();

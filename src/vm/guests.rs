@@ -37,7 +37,10 @@ pub fn how_many(opts: &VmOptions, asked: Option<usize>) -> Result<usize> {
     let machine = opts.expected_machine()?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let wanted = match (asked, machine.clock) {
-        (Some(j), _) => j.max(1),
+        (Some(0), _) => anyhow::bail!(
+            "--jobs 0: at least one guest at a time (--jobs 1 runs them one after another)"
+        ),
+        (Some(j), _) => j,
         (None, ClockKind::Icount) => cpus,
         (None, ClockKind::Host) => 1,
     };
