@@ -348,7 +348,12 @@ fn kernels_compared_show_the_create_phase_slab_change_first() {
         .lines()
         .find(|l| l.contains("slabinfo."))
         .unwrap_or_else(|| panic!("{text}"));
-    assert!(first_slab.ends_with(metric), "{first_slab}\n{text}");
+    // Under the icount clock every slab row is exact: maple_node's thousand-odd objects
+    // (grown in create, freed in delete) lead the slab rows, whichever phase is first.
+    assert!(
+        first_slab.contains("slabinfo.maple_node."),
+        "{first_slab}\n{text}"
+    );
     // The judge agrees, on that metric.
     let judge = run(&[
         "compare",
@@ -660,8 +665,25 @@ fn the_icount_clock_repeats_a_kernel_and_decides_a_small_change_at_three_repetit
             r["other"]["median"].as_f64().unwrap(),
         );
         assert!(y / x - 1.0 >= 0.02, "{x} → {y}: {r}");
-        assert_eq!(r["significant"], true, "{r}");
     }
+    // Decided at three repetitions by the judge, whose family is the metric it judges
+    // (in the whole table's family of ~130 rows 6.12's btrfs spread of 1–2 % can leave a
+    // directory's row undecided: docs/statistics.md, "The icount clock").
+    let judged = run(&[
+        "compare",
+        "a",
+        "new",
+        "--fail-on",
+        "regression",
+        "--db",
+        db_arg,
+    ]);
+    assert_eq!(judged.status.code(), Some(1), "{}", stderr(&judged));
+    assert!(
+        stderr(&judged).contains("significant regression of wall_ms"),
+        "{}",
+        stderr(&judged)
+    );
     // The judge calls it bad; against host-clock times it refuses (128).
     let mut judge = vec![
         "judge",
