@@ -94,8 +94,13 @@ fn export_runs(out: &std::process::Output) -> Vec<serde_json::Value> {
     doc["runs"].as_array().unwrap().clone()
 }
 
+/// The tests boot guests side by side (cargo runs tests in parallel), except the one that
+/// measures the wall-clock time of `--jobs`: it takes this lock alone.
+static ALONE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
 #[test]
 fn debian_kernels_run_the_default_signature_with_kprobes() {
+    let _alone = ALONE.read().unwrap_or_else(|e| e.into_inner());
     let k61 = debian_kernel("^linux-image-6\\.1\\.0-[0-9]+-amd64$");
     let k612 = debian_kernel("^linux-image-6\\.12\\.[0-9]+\\+deb12-amd64$");
     let db = std::env::temp_dir().join(format!("sigbench-vm-{}.db", std::process::id()));
@@ -193,6 +198,7 @@ fn debian_kernels_run_the_default_signature_with_kprobes() {
 
 #[test]
 fn a_kernel_that_cannot_boot_is_reported_and_the_host_results_kept() {
+    let _alone = ALONE.read().unwrap_or_else(|e| e.into_inner());
     let deb = debian_kernel("^linux-image-6\\.1\\.0-[0-9]+-amd64$");
     let dir = std::env::temp_dir().join(format!("sigbench-trunc-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -250,6 +256,7 @@ fn a_kernel_that_cannot_boot_is_reported_and_the_host_results_kept() {
 
 #[test]
 fn a_guest_that_halts_instead_of_powering_off_does_not_hang_the_run() {
+    let _alone = ALONE.read().unwrap_or_else(|e| e.into_inner());
     // Without ACPI a guest's power-off is a halt and QEMU keeps running: the host must see
     // the guest's exit line and stop QEMU itself. SIGBENCH_GUEST_END=halt makes the guest
     // halt on any kernel.
@@ -281,6 +288,7 @@ fn a_guest_that_halts_instead_of_powering_off_does_not_hang_the_run() {
 
 #[test]
 fn kernels_compared_show_the_create_phase_slab_change_first() {
+    let _alone = ALONE.read().unwrap_or_else(|e| e.into_inner());
     // Reference 004 on two Debian kernels: on 6.12 the create phase of LKP's churn grows
     // maple_node (stable directory offsets); on 6.1 it does not. Three repetitions each,
     // boots alternating.
@@ -456,6 +464,7 @@ fn release_of(file: &Path) -> String {
 
 #[test]
 fn bisect_names_the_first_612_build_and_skips_a_broken_image() {
+    let _alone = ALONE.read().unwrap_or_else(|e| e.into_inner());
     let ks = four_kernels();
     let first_bad = release_of(&ks[2]);
     let dir = std::env::temp_dir().join(format!("sigbench-bisect-{}", std::process::id()));
@@ -541,6 +550,7 @@ fn bisect_names_the_first_612_build_and_skips_a_broken_image() {
 
 #[test]
 fn a_bisect_interrupted_and_resumed_measures_nothing_twice() {
+    let _alone = ALONE.read().unwrap_or_else(|e| e.into_inner());
     let ks = four_kernels();
     let dir = std::env::temp_dir().join(format!("sigbench-resume-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -610,6 +620,7 @@ fn wall_rows(db: &Path, a: &str, b: &str) -> Vec<serde_json::Value> {
 
 #[test]
 fn the_icount_clock_repeats_a_kernel_and_decides_a_small_change_at_three_repetitions() {
+    let _alone = ALONE.read().unwrap_or_else(|e| e.into_inner());
     // TCG's default clock counts instructions: one Debian 6.1 kernel booted twice gives the
     // same times; 6.12 is a few per cent slower in every directory, decided at n = 3.
     let k61 = debian_kernel("^linux-image-6\\.1\\.0-[0-9]+-amd64$");
@@ -743,6 +754,8 @@ fn the_icount_clock_repeats_a_kernel_and_decides_a_small_change_at_three_repetit
 
 #[test]
 fn two_kernels_side_by_side_give_the_times_they_give_one_after_the_other() {
+    // Wall-clock time is measured here: no other test's guests share the CPUs meanwhile.
+    let _alone = ALONE.write().unwrap_or_else(|e| e.into_inner());
     // Under the icount clock guests do not disturb each other: --jobs 2 gives the same
     // times as --jobs 1, in about half the wall-clock time on two CPUs.
     let k61 = debian_kernel("^linux-image-6\\.1\\.0-[0-9]+-amd64$");
