@@ -74,26 +74,25 @@ pub fn run(
             .iter()
             .take_while(|(k, _)| !is_host(*k))
             .count();
-        let stretch: Vec<(usize, Boot)> = schedule[at..at + len]
-            .iter()
-            .filter(|(k, _)| !broken[*k])
-            .map(|&(k, reps)| {
+        // Each boot's kernel and its place in the schedule, beside the boots.
+        let (who, boots): (Vec<(usize, usize)>, Vec<Boot>) = (at..at + len)
+            .map(|pos| (pos, schedule[pos]))
+            .filter(|(_, (k, _))| !broken[*k])
+            .map(|(pos, (k, reps))| {
                 let (name, spec) = kernels[k].clone();
                 let plan = with_reps(reps);
-                (k, Boot { name, spec, plan })
+                ((k, pos), Boot { name, spec, plan })
             })
-            .collect();
-        let first = at;
+            .unzip();
         at += len;
-        let boots: Vec<Boot> = stretch.iter().map(|(_, b)| b.clone()).collect();
         guests::run_boots(
             &boots,
             guests.jobs,
             guests.opts,
             guests.verbose,
-            &|i, b| crate::say!("sigbench: boot {} of {total}: {}", first + i + 1, b.name),
+            &|i, b| crate::say!("sigbench: boot {} of {total}: {}", who[i].1 + 1, b.name),
             &mut |i, booted| {
-                let k = stretch[i].0;
+                let k = who[i].0;
                 if !broken[k] {
                     broken[k] = !each(Turn::Guest {
                         kernel: k,

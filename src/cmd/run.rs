@@ -187,8 +187,7 @@ pub(crate) fn guest_run(
     k: &kernel::Kernel,
     opts: &VmOptions,
 ) -> Result<vm::GuestRun> {
-    let (guest, signature) = boots::guest_args(&boots::in_guest(plan), args.verbose)?;
-    let run = vm::run(k, plan.testbed.fs, &guest, signature.as_deref(), opts);
+    let run = guests::run_on(k, plan, opts, args.verbose);
     for w in sigbench::diag::take() {
         sigbench::say!("sigbench: {w}");
     }

@@ -62,11 +62,16 @@ pub fn how_many(opts: &VmOptions, asked: Option<usize>) -> Result<usize> {
     Ok(wanted)
 }
 
+/// Run `plan` on the prepared kernel `k` in one guest, as a guest runs it (settled).
+pub fn run_on(k: &Kernel, plan: &Plan, opts: &VmOptions, verbose: bool) -> Result<GuestRun> {
+    let (args, signature) = guest_args(&in_guest(plan), verbose)?;
+    super::run(k, plan.testbed.fs, &args, signature.as_deref(), opts)
+}
+
 /// Prepare and run one boot.
 fn boot_one(b: &Boot, opts: &VmOptions, verbose: bool) -> Booted {
     let k = kernel::prepare(&b.spec, &b.name, &opts.cache)?;
-    let (args, signature) = guest_args(&in_guest(&b.plan), verbose)?;
-    let run = super::run(&k, b.plan.testbed.fs, &args, signature.as_deref(), opts)?;
+    let run = run_on(&k, &b.plan, opts, verbose)?;
     Ok((k, run))
 }
 
