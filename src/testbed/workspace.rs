@@ -56,18 +56,21 @@ impl Drop for Workspace {
 
 /// Take the machine-wide lock every measuring sigbench holds (waiting if another has it).
 pub fn lock() -> Result<File> {
-    std::fs::create_dir_all(ROOT)
-        .with_context(|| format!("cannot create {ROOT} (are you root?)"))?;
-    lock_file(&Path::new(ROOT).join("lock"), "sigbench run")
+    machine_lock(libc::LOCK_EX)
 }
 
 /// The machine-wide lock shared with other holders of it shared: for guests timed by the
 /// icount clock, which the host's load cannot disturb (and which disturb nothing measured
 /// on the host's clock, as that needs the lock whole).
 pub fn lock_shared() -> Result<File> {
+    machine_lock(libc::LOCK_SH)
+}
+
+/// The machine-wide lock, in `mode` (LOCK_EX or LOCK_SH).
+fn machine_lock(mode: libc::c_int) -> Result<File> {
     std::fs::create_dir_all(ROOT)
         .with_context(|| format!("cannot create {ROOT} (are you root?)"))?;
-    lock_file_as(&Path::new(ROOT).join("lock"), "sigbench run", libc::LOCK_SH)
+    lock_file_as(&Path::new(ROOT).join("lock"), "sigbench run", mode)
 }
 
 /// The machine-wide lock if no run holds it now (None while a run is measuring).
