@@ -72,19 +72,8 @@ struct Steps<'a> {
 impl Steps<'_> {
     /// The metric's noise floor: its clock's for a time, the default for a count.
     fn noise_floor(&self) -> f64 {
-        let kind = self
-            .docs
-            .iter()
-            .flatten()
-            .flatten()
-            .flat_map(|d| d.cases.first())
-            .find_map(|c| {
-                sigbench::stats::compare::metrics_of(c)
-                    .into_iter()
-                    .find(|(m, _, _)| *m == self.metric)
-                    .map(|(_, k, _)| k)
-            });
-        match kind {
+        let runs = self.docs.iter().flatten().flatten();
+        match sigbench::stats::compare::kind_in(runs, &self.metric) {
             Some(Kind::Time | Kind::Latency) => self.timebase.noise_floor(),
             _ => sigbench::stats::verdict::NOISE_FLOOR,
         }

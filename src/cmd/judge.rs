@@ -68,11 +68,10 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
     let times: Vec<&String> = metrics
         .iter()
         .filter(|m| {
-            base_runs
-                .iter()
-                .flat_map(|d| d.cases.first())
-                .flat_map(sigbench::stats::compare::metrics_of)
-                .any(|(n, k, _)| &n == *m && matches!(k, Kind::Time | Kind::Latency))
+            matches!(
+                sigbench::stats::compare::kind_in(&base_runs, m),
+                Some(Kind::Time | Kind::Latency)
+            )
         })
         .collect();
     let bases: std::collections::BTreeSet<TimeBase> = base_runs

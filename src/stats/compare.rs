@@ -38,6 +38,18 @@ impl CaseKey {
     }
 }
 
+/// The kind of `metric` as the first case of these runs has it (None: no run has it).
+pub fn kind_in<'a>(runs: impl IntoIterator<Item = &'a RunDocument>, metric: &str) -> Option<Kind> {
+    runs.into_iter()
+        .flat_map(|d| d.cases.first())
+        .find_map(|c| {
+            metrics_of(c)
+                .into_iter()
+                .find(|(m, _, _)| m == metric)
+                .map(|(_, k, _)| k)
+        })
+}
+
 /// The metrics of one measured case.
 pub fn metrics_of(c: &CaseResult) -> Vec<(String, Kind, f64)> {
     let mut v = vec![
