@@ -94,6 +94,18 @@ fn export_runs(out: &std::process::Output) -> Vec<serde_json::Value> {
     doc["runs"].as_array().unwrap().clone()
 }
 
+/// Debian's 6.1 and 6.12 kernel packages, by name.
+const DEB_61: &str = "^linux-image-6\\.1\\.0-[0-9]+-amd64$";
+const DEB_612: &str = "^linux-image-6\\.12\\.[0-9]+\\+deb12-amd64$";
+
+/// An empty directory of this test process's own under the temporary directory.
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// The tests boot guests side by side (cargo runs tests in parallel), except the one that
 /// measures the wall-clock time of `--jobs`: it takes this lock alone.
 static ALONE: std::sync::RwLock<()> = std::sync::RwLock::new(());
@@ -101,8 +113,8 @@ static ALONE: std::sync::RwLock<()> = std::sync::RwLock::new(());
 #[test]
 fn debian_kernels_run_the_default_signature_with_kprobes() {
     let _alone = ALONE.read().unwrap_or_else(|e| e.into_inner());
-    let k61 = debian_kernel("^linux-image-6\\.1\\.0-[0-9]+-amd64$");
-    let k612 = debian_kernel("^linux-image-6\\.12\\.[0-9]+\\+deb12-amd64$");
+    let k61 = debian_kernel(DEB_61);
+    let k612 = debian_kernel(DEB_612);
     let db = std::env::temp_dir().join(format!("sigbench-vm-{}.db", std::process::id()));
     let _ = std::fs::remove_file(&db);
     let out = run(&[
@@ -199,7 +211,7 @@ fn debian_kernels_run_the_default_signature_with_kprobes() {
 #[test]
 fn a_kernel_that_cannot_boot_is_reported_and_the_host_results_kept() {
     let _alone = ALONE.read().unwrap_or_else(|e| e.into_inner());
-    let deb = debian_kernel("^linux-image-6\\.1\\.0-[0-9]+-amd64$");
+    let deb = debian_kernel(DEB_61);
     let dir = std::env::temp_dir().join(format!("sigbench-trunc-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let x = Command::new("dpkg-deb")
@@ -260,7 +272,7 @@ fn a_guest_that_halts_instead_of_powering_off_does_not_hang_the_run() {
     // Without ACPI a guest's power-off is a halt and QEMU keeps running: the host must see
     // the guest's exit line and stop QEMU itself. SIGBENCH_GUEST_END=halt makes the guest
     // halt on any kernel.
-    let k61 = debian_kernel("^linux-image-6\\.1\\.0-[0-9]+-amd64$");
+    let k61 = debian_kernel(DEB_61);
     let started = std::time::Instant::now();
     let out = sigbench()
         .env("SIGBENCH_GUEST_END", "halt")
@@ -292,11 +304,9 @@ fn kernels_compared_show_the_create_phase_slab_change_first() {
     // Reference 004 on two Debian kernels: on 6.12 the create phase of LKP's churn grows
     // maple_node (stable directory offsets); on 6.1 it does not. Three repetitions each,
     // boots alternating.
-    let k61 = debian_kernel("^linux-image-6\\.1\\.0-[0-9]+-amd64$");
-    let k612 = debian_kernel("^linux-image-6\\.12\\.[0-9]+\\+deb12-amd64$");
-    let dir = std::env::temp_dir().join(format!("sigbench-verdict-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let k61 = debian_kernel(DEB_61);
+    let k612 = debian_kernel(DEB_612);
+    let dir = fresh_dir("sigbench-verdict");
     let db = dir.join("v.db");
     let out = run(&[
         "run",
@@ -419,13 +429,11 @@ fn kernels_compared_show_the_create_phase_slab_change_first() {
 
 /// Two 6.1 builds, then two 6.12 builds, oldest first.
 fn four_kernels() -> Vec<PathBuf> {
-    let k61 = "^linux-image-6\\.1\\.0-[0-9]+-amd64$";
-    let k612 = "^linux-image-6\\.12\\.[0-9]+\\+deb12-amd64$";
     vec![
-        debian_kernel_nth(k61, 1),
-        debian_kernel_nth(k61, 0),
-        debian_kernel_nth(k612, 1),
-        debian_kernel_nth(k612, 0),
+        debian_kernel_nth(DEB_61, 1),
+        debian_kernel_nth(DEB_61, 0),
+        debian_kernel_nth(DEB_612, 1),
+        debian_kernel_nth(DEB_612, 0),
     ]
 }
 
@@ -467,9 +475,7 @@ fn bisect_names_the_first_612_build_and_skips_a_broken_image() {
     let _alone = ALONE.read().unwrap_or_else(|e| e.into_inner());
     let ks = four_kernels();
     let first_bad = release_of(&ks[2]);
-    let dir = std::env::temp_dir().join(format!("sigbench-bisect-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("sigbench-bisect");
     let db = dir.join("b.db");
     let db = db.to_str().unwrap();
     let names: Vec<String> = ks.iter().map(|k| k.display().to_string()).collect();
@@ -552,9 +558,7 @@ fn bisect_names_the_first_612_build_and_skips_a_broken_image() {
 fn a_bisect_interrupted_and_resumed_measures_nothing_twice() {
     let _alone = ALONE.read().unwrap_or_else(|e| e.into_inner());
     let ks = four_kernels();
-    let dir = std::env::temp_dir().join(format!("sigbench-resume-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("sigbench-resume");
     let db = dir.join("r.db");
     let dbs = db.to_str().unwrap();
     let names: Vec<String> = ks.iter().map(|k| k.display().to_string()).collect();
@@ -623,11 +627,9 @@ fn the_icount_clock_repeats_a_kernel_and_decides_a_small_change_at_three_repetit
     let _alone = ALONE.read().unwrap_or_else(|e| e.into_inner());
     // TCG's default clock counts instructions: one Debian 6.1 kernel booted twice gives the
     // same times; 6.12 is a few per cent slower in every directory, decided at n = 3.
-    let k61 = debian_kernel("^linux-image-6\\.1\\.0-[0-9]+-amd64$");
-    let k612 = debian_kernel("^linux-image-6\\.12\\.[0-9]+\\+deb12-amd64$");
-    let dir = std::env::temp_dir().join(format!("sigbench-icount-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let k61 = debian_kernel(DEB_61);
+    let k612 = debian_kernel(DEB_612);
+    let dir = fresh_dir("sigbench-icount");
     let db = dir.join("i.db");
     let db_arg = db.to_str().unwrap();
     let plan = ["test3", "-n", "250", "-r", "3", "--accel", "tcg"];
@@ -758,8 +760,8 @@ fn two_kernels_side_by_side_give_the_times_they_give_one_after_the_other() {
     let _alone = ALONE.write().unwrap_or_else(|e| e.into_inner());
     // Under the icount clock guests do not disturb each other: --jobs 2 gives the same
     // times as --jobs 1, in about half the wall-clock time on two CPUs.
-    let k61 = debian_kernel("^linux-image-6\\.1\\.0-[0-9]+-amd64$");
-    let k612 = debian_kernel("^linux-image-6\\.12\\.[0-9]+\\+deb12-amd64$");
+    let k61 = debian_kernel(DEB_61);
+    let k612 = debian_kernel(DEB_612);
     let mut took = Vec::new();
     let mut walls = Vec::new();
     for jobs in ["1", "2"] {
