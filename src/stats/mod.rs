@@ -2,6 +2,7 @@
 //! two-sample tests, ratios with confidence intervals, and scaling exponents.
 //! Pure functions; no I/O. Reference values in the tests come from SciPy.
 
+pub mod changepoint;
 pub mod compare;
 pub mod hypothesis;
 pub mod ratio;
