@@ -81,6 +81,16 @@ pub const MIGRATIONS: &[&str] = &[
         data TEXT NOT NULL
      );
      CREATE INDEX cases_run ON cases(run_id);",
+    // 2: change points `watch` found, with what became of them.
+    "CREATE TABLE changes (
+        id {id},
+        series TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        status TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        data TEXT NOT NULL
+     );
+     CREATE INDEX changes_series ON changes(series);",
 ];
 
 /// Migration `k` with the engine's types filled in.

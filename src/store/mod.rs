@@ -8,9 +8,12 @@
 //! - `runs`: one row per run — its id (UUID), label, signature, filesystem, kernel,
 //!   status, and the run document's metadata as JSON (everything but the cases);
 //! - `cases`: one row per finished case — directory, N, repetition, warm-up flag, and the
-//!   case as JSON.
+//!   case as JSON;
+//! - `changes` (version 2): the change points `sigbench watch` found — series, metric,
+//!   status, and the rest as JSON (`changes.rs`).
 
 pub mod backend;
+pub mod changes;
 pub mod location;
 pub mod storing;
 

@@ -1,0 +1,217 @@
+//! The change points `sigbench watch` keeps: one row per change of one metric of one
+//! series, its status moving new → confirmed → bisected, or rejected, or acknowledged.
+//! Kept in the results store, so a nightly `watch` against the lab's PostgreSQL remembers
+//! what it already said.
+
+use super::Store;
+use super::backend::Val;
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+/// What became of a change point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Found in the series, not yet measured again.
+    New,
+    /// Measured again, interleaved: the verdict engine calls the two kernels different.
+    Confirmed,
+    /// Confirmed and bisected over the kernels between (or the commits).
+    Bisected,
+    /// Measured again and not different: not a change.
+    Rejected,
+    /// Silenced by `watch --ack`.
+    Acknowledged,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::New => "new",
+            Status::Confirmed => "confirmed",
+            Status::Bisected => "bisected",
+            Status::Rejected => "rejected",
+            Status::Acknowledged => "acknowledged",
+        }
+    }
+
+    fn parse(s: &str) -> Status {
+        match s {
+            "confirmed" => Status::Confirmed,
+            "bisected" => Status::Bisected,
+            "rejected" => Status::Rejected,
+            "acknowledged" => Status::Acknowledged,
+            _ => Status::New,
+        }
+    }
+}
+
+/// One change point as stored.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ChangeRecord {
+    /// The row id (0 before it is stored).
+    #[serde(skip)]
+    pub id: i64,
+    /// The series: signature, plan and clock (`crate::watch::series_key`).
+    #[serde(skip)]
+    pub series: String,
+    /// `DIR/N=… METRIC`.
+    #[serde(skip)]
+    pub metric: String,
+    #[serde(skip, default = "new")]
+    pub status: Status,
+    /// The last kernel before the change and the first after it (releases).
+    pub last_good: String,
+    pub first_bad: String,
+    /// Medians of the two sides in the series.
+    pub before: f64,
+    pub after: f64,
+    /// The detection's p-value (adjusted over the series' metrics).
+    pub p: f64,
+    /// The confirmation: the ratio first bad / last good with its 95 % interval, and the
+    /// verdict engine's p-value, once measured again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmed: Option<Confirmation>,
+    /// The bisect's first bad kernel or commit, when one ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub culprit: Option<String>,
+    /// Where its report was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<String>,
+    /// When it was first found (RFC 3339).
+    pub found_at: String,
+}
+
+fn new() -> Status {
+    Status::New
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Confirmation {
+    pub ratio: f64,
+    pub ci: (f64, f64),
+    pub p: f64,
+    pub repetitions: usize,
+}
+
+impl Store {
+    /// The change points of a series (every series: `None`), oldest first.
+    pub fn changes(&self, series: Option<&str>) -> Result<Vec<ChangeRecord>> {
+        let mut db = self.db.borrow_mut();
+        let rows = match series {
+            Some(s) => db.query(
+                "SELECT id, series, metric, status, data FROM changes WHERE series = $1 ORDER BY id",
+                &[Val::Text(s.to_string())],
+            )?,
+            None => db.query(
+                "SELECT id, series, metric, status, data FROM changes ORDER BY id",
+                &[],
+            )?,
+        };
+        rows.into_iter()
+            .map(|r| {
+                let id = r[0].int();
+                let mut c: ChangeRecord =
+                    serde_json::from_str(&r[4].text()).with_context(|| {
+                        format!("{}: change {id} has unreadable data", self.location)
+                    })?;
+                c.id = id;
+                c.series = r[1].text();
+                c.metric = r[2].text();
+                c.status = Status::parse(&r[3].text());
+                Ok(c)
+            })
+            .collect()
+    }
+
+    /// Store a change point: a new row when its id is 0 (the id is set), else the row
+    /// updated.
+    pub fn keep_change(&self, c: &mut ChangeRecord) -> Result<()> {
+        let data = serde_json::to_string(&c)?;
+        let now = crate::host::now_rfc3339();
+        let id = self.write("recording a change point", |db| {
+            if c.id != 0 {
+                db.exec(
+                    "UPDATE changes SET status = $1, updated_at = $2, data = $3 WHERE id = $4",
+                    &[
+                        Val::Text(c.status.name().into()),
+                        Val::Text(now.clone()),
+                        Val::Text(data.clone()),
+                        Val::Int(c.id),
+                    ],
+                )?;
+                return Ok(c.id);
+            }
+            let rows = db.query(
+                "INSERT INTO changes (series, metric, status, updated_at, data)
+                 VALUES ($1, $2, $3, $4, $5) RETURNING id",
+                &[
+                    Val::Text(c.series.clone()),
+                    Val::Text(c.metric.clone()),
+                    Val::Text(c.status.name().into()),
+                    Val::Text(now.clone()),
+                    Val::Text(data.clone()),
+                ],
+            )?;
+            Ok(rows.first().map_or(0, |r| r[0].int()))
+        })?;
+        c.id = id;
+        Ok(())
+    }
+
+    /// `watch --ack ID`: silence a change point.
+    pub fn acknowledge(&self, id: i64) -> Result<ChangeRecord> {
+        let Some(mut c) = self.changes(None)?.into_iter().find(|c| c.id == id) else {
+            bail!(
+                "there is no change point {id} in {} (`sigbench watch --list` shows them)",
+                self.location
+            );
+        };
+        c.status = Status::Acknowledged;
+        self.keep_change(&mut c)?;
+        Ok(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Location;
+
+    #[test]
+    fn change_points_are_kept_updated_and_acknowledged() {
+        let p = std::env::temp_dir().join(format!("sigbench-changes-{}.db", std::process::id()));
+        let _ = std::fs::remove_file(&p);
+        let s = Store::open(&Location::Sqlite(p.clone())).unwrap();
+        let mut c = ChangeRecord {
+            id: 0,
+            series: "s".into(),
+            metric: "d/N=1 wall_ms".into(),
+            status: Status::New,
+            last_good: "6.1".into(),
+            first_bad: "6.12".into(),
+            before: 1.0,
+            after: 2.0,
+            p: 0.001,
+            confirmed: None,
+            culprit: None,
+            report: None,
+            found_at: "t".into(),
+        };
+        s.keep_change(&mut c).unwrap();
+        assert!(c.id > 0);
+        c.status = Status::Confirmed;
+        s.keep_change(&mut c).unwrap();
+        let back = s.changes(Some("s")).unwrap();
+        assert_eq!(back.len(), 1);
+        assert_eq!(
+            (back[0].status, back[0].first_bad.as_str()),
+            (Status::Confirmed, "6.12")
+        );
+        assert!(s.changes(Some("other")).unwrap().is_empty());
+        assert_eq!(s.acknowledge(c.id).unwrap().status, Status::Acknowledged);
+        let e = s.acknowledge(99).unwrap_err().to_string();
+        assert!(e.contains("no change point 99"), "{e}");
+        let _ = std::fs::remove_file(&p);
+    }
+}
