@@ -32,3 +32,4 @@ pub mod store;
 pub mod sys;
 pub mod testbed;
 pub mod vm;
+pub mod watch;

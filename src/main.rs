@@ -41,6 +41,10 @@ enum Command {
     /// bad commit of a kernel tree
     #[command(mut_arg("json", |a| a.help("Write the outcome (first bad, the steps, each verdict) as JSON to FILE")))]
     Bisect(Box<cmd::bisect::BisectArgs>),
+    /// Watch a series of kernels: notice a change by itself, measure it again, bisect it,
+    /// report it once
+    #[command(mut_arg("label", |a| a.hide(true)))]
+    Watch(Box<cmd::watch::WatchArgs>),
     /// One step of a `git bisect run`: run on --kernel, compare with --baseline; exit 0 good,
     /// 1 bad, 125 skip, 128 error
     Judge(Box<cmd::judge::JudgeArgs>),
@@ -101,6 +105,7 @@ fn main() {
         Command::Import(a) => cmd::export::import(a),
         Command::List(a) => cmd::list::run(a),
         Command::Bisect(a) => cmd::bisect::run(*a),
+        Command::Watch(a) => cmd::watch::run(*a),
         Command::Judge(a) => cmd::judge::run(*a),
         Command::Minimize(a) => cmd::minimize::run(*a),
         Command::Submit(a) => cmd::submit::run(*a),

@@ -55,18 +55,21 @@ pub struct BisectArgs {
 }
 
 /// What both ways of bisecting share: the plan, the store, and the runs measured (or
-/// found stored) per index of the list.
-struct Steps<'a> {
-    args: &'a super::measure::Args,
-    plan: &'a Plan,
-    opts: VmOptions,
-    store: Store,
-    resume: bool,
-    metric: String,
+/// found stored) per index of the list. `watch` bisects with it too.
+pub(super) struct Steps<'a> {
+    pub(super) args: &'a super::measure::Args,
+    pub(super) plan: &'a Plan,
+    pub(super) opts: VmOptions,
+    pub(super) store: Store,
+    pub(super) resume: bool,
+    /// The metric and its case (directory, N): by default the plan's first directory at
+    /// its largest N.
+    pub(super) metric: String,
+    pub(super) case: Option<(String, u64)>,
     /// The clock the steps are measured on: stored runs of another are not reused.
-    timebase: TimeBase,
-    docs: Vec<Option<Vec<RunDocument>>>,
-    measured_now: Vec<usize>,
+    pub(super) timebase: TimeBase,
+    pub(super) docs: Vec<Option<Vec<RunDocument>>>,
+    pub(super) measured_now: Vec<usize>,
 }
 
 impl Steps<'_> {
@@ -79,15 +82,17 @@ impl Steps<'_> {
         }
     }
 
-    /// The metric in the plan's first directory at its largest N, per repetition, at `i`.
+    /// The metric in its case, per repetition, at `i`.
     fn samples(&self, i: usize) -> Vec<f64> {
-        let dir = &self.plan.dirs[0].name;
-        let n = self.plan.n_values.iter().copied().max().unwrap_or(0);
+        let (dir, n) = self.case.clone().unwrap_or_else(|| {
+            let n = self.plan.n_values.iter().copied().max().unwrap_or(0);
+            (self.plan.dirs[0].name.clone(), n)
+        });
         self.docs[i]
             .iter()
             .flatten()
             .flat_map(|d| d.cases.iter())
-            .filter(|c| !c.warmup && &c.dir == dir && c.n == n)
+            .filter(|c| !c.warmup && c.dir == dir && c.n == n)
             .map(|c| {
                 sigbench::stats::compare::metrics_of(c)
                     .into_iter()
@@ -103,19 +108,12 @@ impl Steps<'_> {
     fn load(&mut self, i: usize, label: &str, image: Option<&str>) -> Result<u32> {
         if self.docs[i].is_none() {
             let stored = if self.resume {
-                let plan = self.plan;
-                let dirs: Vec<&String> = plan.dirs.iter().map(|d| &d.text).collect();
                 self.store
                     .load(&Selector::Label(label.to_string()))?
                     .into_iter()
                     .filter(|d| {
                         image.is_none_or(|im| d.host.kernel_image.as_deref() == Some(im))
-                            && d.host.timebase() == self.timebase
-                            && d.signature.sha256 == plan.signature.hash
-                            && d.testbed.fs == plan.testbed.fs.name()
-                            && d.plan.dirs.iter().collect::<Vec<_>>() == dirs
-                            && d.plan.n == plan.n_values
-                            && d.status == "complete"
+                            && sigbench::watch::same_plan(d, self.plan, &self.timebase)
                     })
                     .collect()
             } else {
@@ -173,13 +171,13 @@ impl Steps<'_> {
 
 /// The kernels of a list: kernel `i` is unpacked and booted as `run --kernel` does; a
 /// round's kernels side by side (`--jobs`).
-struct Kernels<'a> {
-    steps: Steps<'a>,
-    specs: Vec<(String, KernelSpec)>,
-    releases: Vec<Option<String>>,
-    jobs: usize,
+pub(super) struct Kernels<'a> {
+    pub(super) steps: Steps<'a>,
+    pub(super) specs: Vec<(String, KernelSpec)>,
+    pub(super) releases: Vec<Option<String>>,
+    pub(super) jobs: usize,
     /// What a round measured ahead (prefetch), until `measure` asks for it.
-    ahead: std::collections::HashMap<usize, Measured>,
+    pub(super) ahead: std::collections::HashMap<usize, Measured>,
 }
 
 impl Measure for Kernels<'_> {
@@ -355,7 +353,7 @@ fn duration(s: f64) -> String {
 }
 
 /// The kernel arguments in order: .deb files sorted by their package's version.
-fn ordered(kernels: &[String]) -> Result<Vec<String>> {
+pub(super) fn ordered(kernels: &[String]) -> Result<Vec<String>> {
     if !kernels.iter().all(|k| k.ends_with(".deb")) {
         return Ok(kernels.to_vec());
     }
@@ -445,6 +443,7 @@ pub fn run(args: BisectArgs) -> Result<i32> {
         store: Store::open(&args.run.store.db)?,
         resume: args.resume,
         metric: args.metric.clone(),
+        case: None,
         docs: Vec::new(),
         measured_now: Vec::new(),
     };

@@ -17,6 +17,7 @@ pub mod runs;
 pub mod show;
 pub mod submit;
 pub mod validate;
+pub mod watch;
 
 /// Write what the user asked for to stdout. A failed write (a full disk behind `>`, a
 /// closed pipe) is an error: the command must not report success for output nobody got.

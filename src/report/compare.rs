@@ -152,7 +152,7 @@ fn s3e_table(c: &Comparison, pair: usize) -> Table {
 
 /// LKP's table: significant rows first; within them time and counters, latency, then
 /// kernel deltas, largest change first; unchanged rows only with `all`.
-fn lkp_table(c: &Comparison, pair: usize, all: bool) -> Table {
+pub fn lkp_table(c: &Comparison, pair: usize, all: bool) -> Table {
     let p = &c.pairs[pair];
     let mut rows: Vec<&Row> = p.rows.iter().filter(|r| all || r.significant).collect();
     rows.sort_by(|a, b| {

@@ -15,6 +15,7 @@ pub mod markdown;
 pub mod plot;
 pub mod table;
 pub mod text;
+pub mod watch;
 
 use crate::results::RunDocument;
 use crate::stats::compare::Comparison;

@@ -86,12 +86,35 @@ fn new() -> Status {
     Status::New
 }
 
+/// The two kernels measured again, interleaved.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Confirmation {
-    pub ratio: f64,
-    pub ci: (f64, f64),
+    /// Medians of the last good and the first bad kernel.
+    pub good: f64,
+    pub bad: f64,
+    /// The ratio's 95 % bootstrap interval (none from 0).
+    #[serde(default)]
+    pub ci: Option<(f64, f64)>,
+    /// The verdict engine's p-value, Holm-adjusted over the metrics confirmed together.
     pub p: f64,
     pub repetitions: usize,
+}
+
+impl Confirmation {
+    /// first bad / last good (none from 0).
+    pub fn ratio(&self) -> Option<f64> {
+        (self.good != 0.0).then(|| self.bad / self.good)
+    }
+}
+
+impl ChangeRecord {
+    /// The change as a ratio: the confirmation's, else the series' (none from 0).
+    pub fn ratio(&self) -> Option<f64> {
+        match &self.confirmed {
+            Some(k) => k.ratio(),
+            None => (self.before != 0.0).then(|| self.after / self.before),
+        }
+    }
 }
 
 impl Store {

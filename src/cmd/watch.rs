@@ -1,0 +1,760 @@
+//! `sigbench watch [SIGNATURE] --kernels K1 … Kn [run options]`: notice a change in a
+//! series of kernels by itself. The kernels (release order) are measured as `run --kernel`
+//! does — only those the store lacks, `--jobs` at a time, every `--every`-th first — and
+//! stored labelled by release; every metric's change points are found
+//! (`stats::changepoint`); a change the store does not know yet is measured again
+//! (the last kernel before and the first after, interleaved) and, when the verdict engine
+//! confirms it, bisected over the kernels between that were not measured, written as a
+//! report (`--report-dir`, text and HTML) and handed to `--exec`. `--ack ID` silences a
+//! change; `--changes` lists what the store remembers.
+
+use anyhow::{Context, Result, bail};
+use sigbench::bisect::{Params as BisectParams, Progress, bisect};
+use sigbench::clock::TimeBase;
+use sigbench::plan::Plan;
+use sigbench::results::RunDocument;
+use sigbench::stats::changepoint::{self, Change};
+use sigbench::stats::compare::{Samples, compare};
+use sigbench::stats::verdict::{evidence, holm};
+use sigbench::store::changes::{ChangeRecord, Confirmation, Status};
+use sigbench::store::{Selector, Store};
+use sigbench::vm::kernel::{self, KernelSpec};
+use sigbench::vm::{VmOptions, guests};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct WatchArgs {
+    /// The series, oldest to newest: .deb files (sorted by their Debian version when all
+    /// are .deb), IMAGE[:MODULES] or build trees as --kernel takes
+    #[arg(long = "kernels", id = "watch_kernels", num_args = 1.., value_name = "KERNEL", required_unless_present_any = ["ack", "changes"])]
+    list: Vec<String>,
+    /// Measure every K-th kernel (and the newest) first; the ones between only when a
+    /// change lies next to them (bisected)
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    every: usize,
+    /// The smallest change reported, in percent of the level
+    #[arg(long, default_value_t = 2.0, value_name = "PCT")]
+    min_effect: f64,
+    /// Repetitions of each of the two kernels when a change is measured again
+    #[arg(long, default_value_t = 6, value_name = "R")]
+    confirm_reps: u32,
+    /// Repetitions an undecidable bisect step may grow to
+    #[arg(long, default_value_t = 12)]
+    max_reps: u32,
+    /// Write each new alert's report here (NAME.txt and NAME.html)
+    #[arg(long, value_name = "DIR")]
+    report_dir: Option<PathBuf>,
+    /// Run this (with `sh -c`) once per new alert, the report's path as its argument ($1)
+    #[arg(long, value_name = "CMD")]
+    exec: Option<String>,
+    /// Silence change point ID (as `--changes` lists them) and exit
+    #[arg(long, value_name = "ID", conflicts_with = "watch_kernels")]
+    ack: Option<i64>,
+    /// List the change points the store remembers and exit
+    #[arg(long, conflicts_with_all = ["watch_kernels", "ack"])]
+    changes: bool,
+    /// Everything `run` takes: the signature, --fs, -n, --dir, -r (repetitions per kernel)…
+    #[command(flatten)]
+    run: super::measure::Args,
+}
+
+/// The series as it is being watched.
+struct Watch<'a> {
+    args: &'a WatchArgs,
+    plan: Plan,
+    opts: VmOptions,
+    timebase: TimeBase,
+    store: Store,
+    jobs: usize,
+    specs: Vec<(String, KernelSpec)>,
+    /// Each kernel's release once prepared (None: it could not be unpacked).
+    names: Vec<String>,
+    keys: Vec<Option<String>>,
+    /// Each kernel's runs of this plan (stored, or measured now).
+    points: Vec<Vec<RunDocument>>,
+    measured: usize,
+}
+
+impl Watch<'_> {
+    fn say(&self, msg: &str) {
+        sigbench::say!("sigbench: watch: {msg}");
+    }
+
+    /// Runs of `plan` on kernel `i` as boots (`reps` repetitions each), `jobs` at once;
+    /// each stored under the kernel's release as it comes. Returns the documents, per boot.
+    fn boot(&mut self, wanted: &[(usize, u32)]) -> Result<Vec<Option<RunDocument>>> {
+        let boots: Vec<guests::Boot> = wanted
+            .iter()
+            .map(|&(i, reps)| guests::Boot {
+                name: self.specs[i].0.clone(),
+                spec: self.specs[i].1.clone(),
+                plan: Plan {
+                    repetitions: reps,
+                    ..self.plan.clone()
+                },
+            })
+            .collect();
+        let mut out = vec![None; boots.len()];
+        let names = self.names.clone();
+        let started = |k: usize, _: &guests::Boot| {
+            sigbench::say!(
+                "sigbench: watch: {} ({} repetition(s))",
+                names[wanted[k].0],
+                wanted[k].1
+            )
+        };
+        let (opts, verbose) = (self.opts.clone(), self.args.run.verbose);
+        let store = &mut self.store;
+        guests::run_boots(
+            &boots,
+            self.jobs,
+            &opts,
+            verbose,
+            &started,
+            &mut |k, booted| {
+                let i = wanted[k].0;
+                let run = match booted {
+                    Ok((_, run)) => run,
+                    Err(e) => {
+                        if e.downcast_ref::<sigbench::interrupt::Interrupted>()
+                            .is_some()
+                        {
+                            return Err(e);
+                        }
+                        sigbench::say!("sigbench: watch: {}: {e:#}", names[i]);
+                        return Ok(());
+                    }
+                };
+                match (run.doc, run.error) {
+                    (Some(mut doc), None) => {
+                        doc.label = names[i].clone();
+                        store
+                            .import(&doc)
+                            .with_context(|| format!("storing the run of {}", names[i]))?;
+                        out[k] = Some(doc);
+                    }
+                    (_, Some(e)) => sigbench::say!("sigbench: watch: {}: {e:#}", names[i]),
+                    (None, None) => sigbench::say!("sigbench: watch: {}: no results", names[i]),
+                }
+                Ok(())
+            },
+        )?;
+        for (k, doc) in out.iter().enumerate() {
+            if let Some(d) = doc {
+                self.points[wanted[k].0].push(d.clone());
+                self.measured += 1;
+            }
+        }
+        Ok(out)
+    }
+
+    /// How many repetitions of kernel `i` are stored or measured.
+    fn reps(&self, i: usize) -> u32 {
+        self.points[i]
+            .iter()
+            .map(|d| d.cases.iter().filter(|c| !c.warmup).count() as u32)
+            .sum::<u32>()
+            / (self.plan.dirs.len() * self.plan.n_values.len()).max(1) as u32
+    }
+
+    fn changes(&self) -> Vec<Change> {
+        let series = sigbench::watch::metric_series(&self.points, self.timebase.noise_floor());
+        let p = changepoint::Params {
+            min_effect: self.args.min_effect / 100.0,
+            ..Default::default()
+        };
+        changepoint::changes(&series, &p)
+    }
+}
+
+pub fn run(args: WatchArgs) -> Result<i32> {
+    if let Some(id) = args.ack {
+        let store = Store::open(&args.run.store.db)?;
+        let c = store.acknowledge(id)?;
+        super::out(&format!(
+            "change point {id} acknowledged: {} {} from {} to {}\n",
+            c.series, c.metric, c.last_good, c.first_bad
+        ))?;
+        return Ok(0);
+    }
+    if args.changes {
+        return list_changes(&args);
+    }
+    sigbench::interrupt::install()?;
+    if !args.run.kernels.is_empty() {
+        bail!("watch takes its series with --kernels K1 … Kn (oldest first), not --kernel");
+    }
+    if args.run.no_store {
+        bail!("watch keeps its series and change points in the store: drop --no-store");
+    }
+    if args.every == 0 {
+        bail!("--every must be at least 1 (1: measure every kernel)");
+    }
+    if !(args.min_effect.is_finite() && args.min_effect > 0.0) {
+        bail!("--min-effect must be a percentage > 0");
+    }
+    {
+        use super::measure::RunOption::*;
+        super::measure::refuse(
+            &args.run,
+            "watch",
+            &[Label, Interleave, Slice, SplitReps, OpLog],
+        )?;
+    }
+    let mut o = super::measure::outputs(&args.run);
+    if let Some(d) = &args.report_dir {
+        if !d.is_dir() {
+            bail!(
+                "--report-dir {}: not a directory (create it first)",
+                d.display()
+            );
+        }
+        o = o.output("--report-dir", d.join("x"));
+    }
+    o.check()?;
+    let plan = super::measure::plan_of(&args.run)?;
+    let opts = super::measure::vm_options(&args.run)?;
+    let list = super::bisect::ordered(&args.list)?;
+    let specs: Vec<(String, KernelSpec)> = list
+        .iter()
+        .map(|k| Ok((k.clone(), KernelSpec::parse(k)?)))
+        .collect::<Result<_>>()?;
+    if specs.iter().any(|(_, s)| *s == KernelSpec::Host) {
+        bail!("watch boots every kernel of the series: `host` has no place in it");
+    }
+    let started = std::time::Instant::now();
+    let mut w = Watch {
+        args: &args,
+        timebase: opts.expected_machine()?.timebase(),
+        jobs: guests::how_many(&opts, args.run.jobs)?,
+        store: Store::open(&args.run.store.db)?,
+        plan,
+        opts,
+        names: Vec::new(),
+        keys: Vec::new(),
+        points: vec![Vec::new(); specs.len()],
+        specs,
+        measured: 0,
+    };
+    prepare(&mut w)?;
+    let key = sigbench::watch::series_key(&w.plan, &w.timebase);
+    let reps = args.run.repetitions.max(1);
+    let first: Vec<(usize, u32)> = sigbench::watch::every(w.specs.len(), args.every)
+        .into_iter()
+        .filter(|&i| w.keys[i].is_some() && w.reps(i) < reps)
+        .map(|i| (i, reps - w.reps(i)))
+        .collect();
+    w.say(&format!(
+        "{} kernels, {} with stored runs; measuring {}",
+        w.specs.len(),
+        (0..w.specs.len())
+            .filter(|&i| !w.points[i].is_empty())
+            .count(),
+        first.len()
+    ));
+    w.boot(&first)?;
+    let found = w.changes();
+    let stored = w.store.changes(Some(&key))?;
+    let mut alerts = Vec::new();
+    let mut out = String::new();
+    // Changes by where they are: one confirmation (and one bisect) per pair of kernels.
+    let mut at: Vec<(usize, usize)> = found
+        .iter()
+        .map(|c| (c.last_before, c.first_after))
+        .collect();
+    at.dedup();
+    at.sort_unstable();
+    at.dedup();
+    for (g, b) in at {
+        let here: Vec<&Change> = found
+            .iter()
+            .filter(|c| (c.last_before, c.first_after) == (g, b))
+            .filter(|c| {
+                sigbench::watch::known(c, &w.names, &stored)
+                    .is_none_or(|k| stored[k].status == Status::New)
+            })
+            .collect();
+        if here.is_empty() {
+            continue;
+        }
+        w.say(&format!(
+            "{} metric(s) changed from {} to {}: measuring both again",
+            here.len(),
+            w.names[g],
+            w.names[b]
+        ));
+        let mut records = confirm(&mut w, &key, g, b, &here, &stored)?;
+        let confirmed: Vec<usize> = (0..records.len())
+            .filter(|&k| records[k].status == Status::Confirmed)
+            .collect();
+        if confirmed.is_empty() {
+            super::outln!(
+                out,
+                "change from {} to {}: not confirmed (rejected)",
+                w.names[g],
+                w.names[b]
+            );
+            continue;
+        }
+        let report = localise(&mut w, g, b, &mut records, &confirmed)?;
+        for k in &confirmed {
+            w.store.keep_change(&mut records[*k])?;
+        }
+        alerts.push((g, b, records, confirmed, report));
+    }
+    for (g, b, mut records, confirmed, bisected) in alerts {
+        let lead = lead(&records, &confirmed, true);
+        let text = write_report(&w, g, b, &mut records[lead], bisected.as_ref())?;
+        out.push_str(&text);
+        out.push('\n');
+        if confirmed.len() > 1 {
+            let others: Vec<String> = confirmed
+                .iter()
+                .filter(|&&k| k != lead)
+                .map(|&k| format!("{} (id {})", records[k].metric, records[k].id))
+                .collect();
+            super::outln!(out, "confirmed with it: {}\n", others.join(", "));
+        }
+    }
+    if out.is_empty() {
+        super::outln!(out, "no new change in {} kernels", w.specs.len());
+    }
+    super::outln!(
+        out,
+        "{} run(s) measured now; {:.0} s",
+        w.measured,
+        started.elapsed().as_secs_f64()
+    );
+    super::out(&out)?;
+    Ok(0)
+}
+
+fn effect(c: &ChangeRecord) -> f64 {
+    c.confirmed.as_ref().map_or(0.0, |k| {
+        k.ratio().map_or(f64::INFINITY, |r| (r - 1.0).abs())
+    })
+}
+
+fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        f64::NAN
+    } else {
+        sigbench::stats::summary::median_of(v)
+    }
+}
+
+/// The change that leads among `confirmed`: the one that moved most (from 0 counts as
+/// most), latency percentiles (`…_us`, the noisiest rows) only when nothing else moved;
+/// with `wall_first` the case's wall time when it is among them (the report's first line).
+fn lead(records: &[ChangeRecord], confirmed: &[usize], wall_first: bool) -> usize {
+    let key = |k: usize| {
+        let c = &records[k];
+        let e = if c.before == 0.0 {
+            f64::INFINITY
+        } else {
+            effect(c)
+        };
+        (
+            wall_first && c.metric.ends_with(" wall_ms"),
+            !c.metric.ends_with("_us"),
+            e,
+        )
+    };
+    confirmed
+        .iter()
+        .copied()
+        .max_by(|&x, &y| {
+            let (a, b) = (key(x), key(y));
+            (a.0, a.1).cmp(&(b.0, b.1)).then(a.2.total_cmp(&b.2))
+        })
+        .unwrap_or(0)
+}
+
+/// Unpack every kernel (in the cache) for its release, and read what the store has of it.
+fn prepare(w: &mut Watch) -> Result<()> {
+    for (name, spec) in w.specs.clone() {
+        match kernel::prepare(&spec, &name, &w.opts.cache) {
+            Ok(k) => {
+                let runs: Vec<RunDocument> = w
+                    .store
+                    .load(&Selector::Label(k.release.clone()))?
+                    .into_iter()
+                    .filter(|d| {
+                        d.host.kernel_image.as_deref() == Some(k.key.as_str())
+                            && sigbench::watch::same_plan(d, &w.plan, &w.timebase)
+                    })
+                    .collect();
+                w.points[w.names.len()] = runs;
+                w.names.push(k.release);
+                w.keys.push(Some(k.key));
+            }
+            Err(e) => {
+                w.say(&format!("{name}: left out: {e:#}"));
+                w.names.push(name);
+                w.keys.push(None);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The value of `metric` (`DIR/N=… NAME`) per repetition, per kernel of `points` (a
+/// kernel-wide delta a kernel's runs lack is 0 in each of them).
+fn values(points: &[Vec<RunDocument>], metric: &str, floor: f64) -> Vec<Vec<f64>> {
+    sigbench::watch::metric_series(points, floor)
+        .into_iter()
+        .find(|s| s.metric == metric)
+        .map_or_else(|| vec![Vec::new(); points.len()], |s| s.points)
+}
+
+/// Measure the last kernel before the change (`g`) and the first after it (`b`) again,
+/// interleaved (g, b, g, b), and judge each changed metric on those runs alone: the
+/// verdict engine, Holm over the metrics, and the change in the direction found. Returns
+/// each change as a record (stored), confirmed or rejected.
+fn confirm(
+    w: &mut Watch,
+    key: &str,
+    g: usize,
+    b: usize,
+    here: &[&Change],
+    stored: &[ChangeRecord],
+) -> Result<Vec<ChangeRecord>> {
+    let half = w.args.confirm_reps.max(2).div_ceil(2);
+    let docs = w.boot(&[(g, half), (b, half), (g, half), (b, half)])?;
+    let side = |k: usize| -> Vec<RunDocument> {
+        docs.iter().skip(k).step_by(2).flatten().cloned().collect()
+    };
+    let (good, bad) = (side(0), side(1));
+    let family = here.len();
+    let series = sigbench::watch::metric_series(&[good, bad], w.timebase.noise_floor());
+    let mut judged = Vec::new();
+    for c in here {
+        let Some(s) = series.iter().find(|s| s.metric == c.metric) else {
+            judged.push((Vec::new(), Vec::new(), 1.0));
+            continue;
+        };
+        let (a, x) = (s.points[0].clone(), s.points[1].clone());
+        let test = sigbench::stats::Test::MannWhitney;
+        let (_, p) = evidence(&a, &x, s.exact, test, 0.05, family, s.floor);
+        judged.push((a, x, p));
+    }
+    let adjusted = holm(&judged.iter().map(|j| j.2).collect::<Vec<_>>());
+    let mut out = Vec::new();
+    for ((c, (a, x, _)), p) in here.iter().zip(judged).zip(adjusted) {
+        let (good, bad) = (median(&a), median(&x));
+        let yes =
+            !a.is_empty() && !x.is_empty() && p <= 0.05 && (bad > good) == (c.after > c.before);
+        let mut r = match sigbench::watch::known(c, &w.names, stored) {
+            Some(k) => stored[k].clone(),
+            None => ChangeRecord {
+                id: 0,
+                series: key.to_string(),
+                metric: c.metric.clone(),
+                status: Status::New,
+                last_good: w.names[g].clone(),
+                first_bad: w.names[b].clone(),
+                before: c.before,
+                after: c.after,
+                p: c.p,
+                confirmed: None,
+                culprit: None,
+                report: None,
+                found_at: sigbench::host::now_rfc3339(),
+            },
+        };
+        r.confirmed = (!a.is_empty() && !x.is_empty()).then(|| Confirmation {
+            good,
+            bad,
+            ci: sigbench::stats::ratio_of_medians(&a, &x).map(|q| q.ci),
+            p,
+            repetitions: a.len().min(x.len()),
+        });
+        r.status = if yes {
+            Status::Confirmed
+        } else {
+            Status::Rejected
+        };
+        w.say(&format!(
+            "{}: {} (p {p:.2e})",
+            c.metric,
+            if yes { "confirmed" } else { "rejected" }
+        ));
+        w.store.keep_change(&mut r)?;
+        out.push(r);
+    }
+    Ok(out)
+}
+
+/// Bisect the kernels between `g` and `b` that were not measured, on the confirmed metric
+/// that moved most; the first bad one becomes the changes' culprit. With none between,
+/// `b` is the culprit.
+fn localise(
+    w: &mut Watch,
+    g: usize,
+    b: usize,
+    records: &mut [ChangeRecord],
+    confirmed: &[usize],
+) -> Result<Option<sigbench::bisect::Report>> {
+    let between: Vec<usize> = (g + 1..b).filter(|&i| w.keys[i].is_some()).collect();
+    let lead = lead(records, confirmed, false);
+    if between.is_empty() {
+        for &k in confirmed {
+            records[k].culprit = Some(w.names[b].clone());
+        }
+        return Ok(None);
+    }
+    let metric = records[lead].metric.clone();
+    let (case, name) = metric.split_once(' ').unwrap_or(("", &metric));
+    let (dir, n) = case.rsplit_once("/N=").unwrap_or((case, "0"));
+    let idx: Vec<usize> = std::iter::once(g)
+        .chain(between)
+        .chain(std::iter::once(b))
+        .collect();
+    w.say(&format!(
+        "bisecting the {} kernel(s) between {} and {} on {metric}",
+        idx.len() - 2,
+        w.names[g],
+        w.names[b]
+    ));
+    let steps = super::bisect::Steps {
+        args: &w.args.run,
+        plan: &w.plan,
+        opts: w.opts.clone(),
+        store: Store::open(&w.args.run.store.db)?,
+        resume: true,
+        metric: name.to_string(),
+        case: Some((dir.to_string(), n.parse().unwrap_or(0))),
+        timebase: w.timebase.clone(),
+        docs: vec![None; idx.len()],
+        measured_now: Vec::new(),
+    };
+    let mut m = super::bisect::Kernels {
+        steps,
+        specs: idx.iter().map(|&i| w.specs[i].clone()).collect(),
+        releases: idx.iter().map(|&i| Some(w.names[i].clone())).collect(),
+        jobs: w.jobs,
+        ahead: Default::default(),
+    };
+    let params = BisectParams {
+        metric: name.to_string(),
+        reps: w.args.run.repetitions.max(1),
+        max_reps: w.args.max_reps.max(w.args.run.repetitions),
+        alpha: 0.05,
+        jobs: w.jobs,
+    };
+    let mut progress = |p: Progress| match p {
+        Progress::Note(msg) => sigbench::say!("sigbench: watch: bisect: {msg}"),
+        Progress::Step { name, .. } => sigbench::say!("sigbench: watch: bisect: {name}"),
+    };
+    let names: Vec<String> = idx.iter().map(|&i| w.names[i].clone()).collect();
+    let outcome = match bisect(&mut m, idx.len(), &params, &mut progress) {
+        Ok(o) => o,
+        Err(e) => {
+            if e.downcast_ref::<sigbench::interrupt::Interrupted>()
+                .is_some()
+            {
+                return Err(e);
+            }
+            w.say(&format!("the bisect found nothing: {e:#}"));
+            return Ok(None);
+        }
+    };
+    // What the bisect measured is part of the series from now on.
+    for (j, &i) in idx.iter().enumerate() {
+        if let Some(d) = &m.steps.docs[j]
+            && w.points[i].is_empty()
+        {
+            w.points[i] = d.clone();
+        }
+    }
+    let report = sigbench::bisect::Report::new(
+        format!("{} kernels", idx.len()),
+        w.plan.signature.name.clone(),
+        names,
+        outcome,
+    );
+    if let Some(f) = &report.first_bad {
+        for &k in confirmed {
+            records[k].culprit = Some(f.clone());
+            records[k].status = Status::Bisected;
+        }
+    }
+    Ok(Some(report))
+}
+
+/// The test case block of a report.
+fn case_lines(w: &Watch) -> Vec<(String, String)> {
+    let p = &w.plan;
+    let host = sigbench::host::Host::current();
+    vec![
+        (
+            "signature".into(),
+            format!("{} (sha256 {})", p.signature.name, p.signature.hash),
+        ),
+        (
+            "filesystem".into(),
+            format!(
+                "{} (mkfs options '{}', mount options '{}')",
+                p.testbed.fs.name(),
+                w.args.run.mkfs_opts,
+                w.args.run.mount_opts
+            ),
+        ),
+        (
+            "directories".into(),
+            p.dirs
+                .iter()
+                .map(|d| d.text.clone())
+                .collect::<Vec<_>>()
+                .join(" | "),
+        ),
+        (
+            "N".into(),
+            p.n_values
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        ("clock".into(), w.timebase.to_string()),
+        (
+            "machine".into(),
+            format!("{} ({}, {} CPUs)", host.hostname, host.cpu_model, host.cpus),
+        ),
+    ]
+}
+
+/// The commands that measure the change again.
+fn commands(w: &Watch, g: usize, b: usize, metric: &str) -> Vec<String> {
+    let a = &w.args.run;
+    let mut common = format!(
+        "sigbench run {} --fs {} -n {}",
+        a.signature,
+        w.plan.testbed.fs.name(),
+        w.plan
+            .n_values
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    for d in &w.plan.dirs {
+        common.push_str(&format!(" --dir '{}'", d.text));
+    }
+    let metric_name = metric.split_once(' ').map_or(metric, |x| x.1);
+    vec![
+        format!(
+            "{common} -r {} --kernel {} --kernel {}",
+            w.args.confirm_reps.max(3),
+            w.specs[g].0,
+            w.specs[b].0
+        ),
+        format!(
+            "sigbench bisect {} --fs {} --kernels {} {} --metric {metric_name}",
+            a.signature,
+            w.plan.testbed.fs.name(),
+            w.specs[g].0,
+            w.specs[b].0
+        ),
+    ]
+}
+
+/// Write the report of a confirmed change (text and HTML into `--report-dir`), run
+/// `--exec` on it, and return its text.
+fn write_report(
+    w: &Watch,
+    g: usize,
+    b: usize,
+    change: &mut ChangeRecord,
+    bisected: Option<&sigbench::bisect::Report>,
+) -> Result<String> {
+    // The last good and first bad kernels' runs (all that are stored now).
+    let cmp = compare(
+        &[
+            Samples::from_runs(&w.names[g], &w.points[g]),
+            Samples::from_runs(&w.names[b], &w.points[b]),
+        ],
+        sigbench::stats::Test::MannWhitney,
+        0.05,
+    );
+    let series = values(&w.points, &change.metric, w.timebase.noise_floor())
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| (w.names[i].clone(), v, i >= b))
+        .collect();
+    let cmds = commands(w, g, b, &change.metric);
+    let alert = sigbench::report::watch::Alert {
+        change,
+        signature: w.plan.signature.name.clone(),
+        case: case_lines(w),
+        comparison: cmp,
+        bisect: bisected,
+        series,
+        commands: cmds,
+    };
+    let text = sigbench::report::watch::text(&alert);
+    if let Some(dir) = &w.args.report_dir {
+        let stem = format!("change-{}", change.id);
+        let doc = sigbench::report::watch::document(&alert)?;
+        let html = sigbench::report::renderer(sigbench::report::Format::Html)
+            .report(&doc, &stem)
+            .map(|r| r.text)
+            .unwrap_or_default();
+        let (txt, page) = (
+            dir.join(format!("{stem}.txt")),
+            dir.join(format!("{stem}.html")),
+        );
+        std::fs::write(&txt, &text).with_context(|| format!("cannot write {}", txt.display()))?;
+        std::fs::write(&page, html).with_context(|| format!("cannot write {}", page.display()))?;
+        w.say(&format!("wrote {} and {}", txt.display(), page.display()));
+        change.report = Some(txt.display().to_string());
+        w.store.keep_change(change)?;
+        if let Some(cmd) = &w.args.exec {
+            let status = std::process::Command::new("sh")
+                .args(["-c", &format!("{cmd} \"$1\""), "sh"])
+                .arg(&txt)
+                .status()
+                .with_context(|| format!("cannot run --exec {cmd}"))?;
+            if !status.success() {
+                w.say(&format!("--exec {cmd} {}: {status}", txt.display()));
+            }
+        }
+    }
+    Ok(text)
+}
+
+/// `--changes`: what the store remembers, one line per change point.
+fn list_changes(args: &WatchArgs) -> Result<i32> {
+    use sigbench::report::table::{Align, Table};
+    let store = Store::open_read(&args.run.store.db)?;
+    let mut t = Table::new(
+        "change points",
+        &[
+            ("id", Align::Right),
+            ("status", Align::Left),
+            ("metric", Align::Left),
+            ("last good", Align::Left),
+            ("first bad", Align::Left),
+            ("change", Align::Right),
+            ("series", Align::Left),
+        ],
+    );
+    for c in store.changes(None)? {
+        let ratio = c.ratio().unwrap_or(f64::NAN);
+        t.push(vec![
+            c.id.to_string(),
+            c.status.name().into(),
+            c.metric.clone(),
+            c.last_good.clone(),
+            c.culprit.clone().unwrap_or(c.first_bad.clone()),
+            if ratio.is_finite() {
+                format!("{:+.1} %", (ratio - 1.0) * 100.0)
+            } else {
+                "from 0".into()
+            },
+            c.series.clone(),
+        ]);
+    }
+    super::out(&t.text())?;
+    Ok(0)
+}

@@ -1,0 +1,180 @@
+//! What a maintainer receives from `sigbench watch` for a confirmed change: the LKP robot's
+//! first line ("sigbench noticed a +5.2 % regression of … on: kernel …"), the test case,
+//! the `%stddev %change %stddev` table between the last good and the first bad kernel,
+//! the bisect's steps when one ran, the commands that reproduce it — as text, and as a
+//! [`Document`] (with the series over the kernels, its change marked) for HTML.
+
+use super::compare::lkp_table;
+use super::document::{Document, Figure};
+use super::plot::{Judged, bisect_strip};
+use super::table::{Align, Table};
+use crate::stats::compare::Comparison;
+use crate::store::changes::ChangeRecord;
+use anyhow::Result;
+
+/// One confirmed change, with everything its report shows.
+pub struct Alert<'a> {
+    pub change: &'a ChangeRecord,
+    pub signature: String,
+    /// The test case: (what, value) lines — signature, filesystem, options, N, clock,
+    /// machine.
+    pub case: Vec<(String, String)>,
+    /// The last good kernel against the first bad one (the confirmation's runs).
+    pub comparison: Comparison,
+    /// The bisect over the kernels between, when one ran.
+    pub bisect: Option<&'a crate::bisect::Report>,
+    /// The metric over the series: per kernel its name and repetitions (none: not
+    /// measured), and whether it lies after the change.
+    pub series: Vec<(String, Vec<f64>, bool)>,
+    /// Commands that reproduce it.
+    pub commands: Vec<String>,
+}
+
+/// "+5.2 % regression" (a time or count that grew), "-3.1 % improvement", or
+/// "0 → 1495 change".
+fn what(c: &ChangeRecord) -> String {
+    let (from, to) = c
+        .confirmed
+        .as_ref()
+        .map_or((c.before, c.after), |k| (k.good, k.bad));
+    match c.ratio() {
+        Some(r) => format!(
+            "{:+.1} % {}",
+            (r - 1.0) * 100.0,
+            if to > from {
+                "regression"
+            } else {
+                "improvement"
+            }
+        ),
+        None => format!(
+            "{} → {} change",
+            super::compare::num(from),
+            super::compare::num(to)
+        ),
+    }
+}
+
+/// The first line, in the LKP robot's words.
+pub fn headline(a: &Alert) -> String {
+    let c = a.change;
+    format!(
+        "sigbench noticed a {} of {} {} on: kernel {}",
+        what(c),
+        a.signature,
+        c.metric,
+        c.culprit.as_deref().unwrap_or(&c.first_bad)
+    )
+}
+
+fn case_table(a: &Alert) -> Table {
+    let mut t = Table::new("test case", &[("", Align::Left), ("", Align::Left)]);
+    for (k, v) in &a.case {
+        t.push(vec![k.clone(), v.clone()]);
+    }
+    t
+}
+
+fn summary(a: &Alert) -> String {
+    let c = a.change;
+    let mut s = format!(
+        "last good {}, first bad {}; in the series {} → {} (p {:.2e} over its metrics)",
+        c.last_good,
+        c.culprit.as_deref().unwrap_or(&c.first_bad),
+        super::compare::num(c.before),
+        super::compare::num(c.after),
+        c.p
+    );
+    if let Some(k) = &c.confirmed {
+        s.push_str(&format!(
+            "; measured again, interleaved, {} repetitions each: {} → {}",
+            k.repetitions,
+            super::compare::num(k.good),
+            super::compare::num(k.bad)
+        ));
+        if let (Some(r), Some(ci)) = (k.ratio(), k.ci) {
+            s.push_str(&format!(
+                ", ratio {r:.4} (95 % CI {:.4} … {:.4})",
+                ci.0, ci.1
+            ));
+        }
+        s.push_str(&format!(", p {:.2e}", k.p));
+    }
+    s
+}
+
+/// The report as text (what `watch` prints and writes as `.txt`).
+pub fn text(a: &Alert) -> String {
+    let mut o = format!("{}\n\n{}\n\n", headline(a), summary(a));
+    o.push_str(&case_table(a).text());
+    if !a.comparison.pairs.is_empty() {
+        o.push('\n');
+        o.push_str(&lkp_table(&a.comparison, 0, false).text());
+    }
+    if let Some(b) = a.bisect {
+        o.push_str(&format!(
+            "\nbisect of {} on {}, metric {}\n",
+            b.signature, b.what, b.outcome.metric
+        ));
+        o.push_str(&super::bisect::steps_table(b).text());
+        if let Some(f) = &b.first_bad {
+            o.push_str(&format!("first bad: {f}\n"));
+        }
+    }
+    o.push_str("\nto reproduce:\n");
+    for c in &a.commands {
+        o.push_str(&format!("  {c}\n"));
+    }
+    o
+}
+
+/// The report as a document (HTML).
+pub fn document(a: &Alert) -> Result<Document> {
+    let c = a.change;
+    let steps: Vec<(String, Vec<f64>, Judged)> = a
+        .series
+        .iter()
+        .map(|(name, v, after)| {
+            let j = match (v.is_empty(), after) {
+                (true, _) => Judged::Skipped,
+                (false, false) => Judged::Good,
+                (false, true) => Judged::Bad,
+            };
+            (name.chars().take(24).collect(), v.clone(), j)
+        })
+        .collect();
+    let svg = bisect_strip(&c.metric, &c.metric, &steps)?;
+    let mut tables = Vec::new();
+    if let Some(b) = a.bisect {
+        let mut t = super::bisect::steps_table(b);
+        t.title = format!("bisect over {}, metric {}", b.what, b.outcome.metric);
+        tables.push(t);
+    }
+    let mut commands = Table::new("to reproduce", &[("command", Align::Left)]);
+    for cmd in &a.commands {
+        commands.push(vec![cmd.clone()]);
+    }
+    tables.push(commands);
+    Ok(Document {
+        title: headline(a),
+        about: vec![summary(a)],
+        runs: case_table(a),
+        notices: Vec::new(),
+        changed: if a.comparison.pairs.is_empty() {
+            Vec::new()
+        } else {
+            vec![lkp_table(&a.comparison, 0, false)]
+        },
+        figures: vec![Figure {
+            id: "series".into(),
+            title: c.metric.clone(),
+            caption: format!(
+                "{} over the kernels, oldest first, every repetition a point: green before the change, red after it, grey not measured.",
+                c.metric
+            ),
+            svg,
+        }],
+        tables,
+        warnings: Vec::new(),
+    })
+}
