@@ -11,7 +11,9 @@ use crate::plan::Plan;
 use crate::results::RunDocument;
 use crate::stats::changepoint::{Change, Series};
 use crate::stats::compare::{Kind, Samples};
-use crate::store::changes::ChangeRecord;
+use crate::stats::summary::median_of;
+use crate::stats::verdict::{evidence, holm};
+use crate::store::changes::{ChangeRecord, Confirmation};
 use std::collections::BTreeMap;
 
 /// What identifies a series in the store: the signature (name and digest), the
@@ -122,11 +124,152 @@ pub fn known(found: &Change, names: &[String], stored: &[ChangeRecord]) -> Optio
     })
 }
 
+/// The value of `metric` (`DIR/N=… NAME`) per repetition, per kernel of `points` (a
+/// kernel-wide delta a kernel's runs lack is 0 in each of them).
+pub fn values(points: &[Vec<RunDocument>], metric: &str, time_floor: f64) -> Vec<Vec<f64>> {
+    metric_series(points, time_floor)
+        .into_iter()
+        .find(|s| s.metric == metric)
+        .map_or_else(|| vec![Vec::new(); points.len()], |s| s.points)
+}
+
+/// Judge the changes found between two kernels on the runs measured again (`good`: the
+/// last kernel before, `bad`: the first after): per change, what the runs say (none when a
+/// side lacks the metric) and whether it is confirmed — the verdict engine calls the two
+/// different (Holm over the changes judged together, α = 0.05) in the direction found.
+pub fn confirm(
+    good: &[RunDocument],
+    bad: &[RunDocument],
+    changes: &[&Change],
+    time_floor: f64,
+) -> Vec<(Option<Confirmation>, bool)> {
+    let series = metric_series(&[good.to_vec(), bad.to_vec()], time_floor);
+    let sides: Vec<(Vec<f64>, Vec<f64>, f64)> = changes
+        .iter()
+        .map(|c| match series.iter().find(|s| s.metric == c.metric) {
+            Some(s) if !s.points[0].is_empty() && !s.points[1].is_empty() => {
+                let (a, x) = (s.points[0].clone(), s.points[1].clone());
+                let test = crate::stats::Test::MannWhitney;
+                let (_, p) = evidence(&a, &x, s.exact, test, 0.05, changes.len(), s.floor);
+                (a, x, p)
+            }
+            _ => (Vec::new(), Vec::new(), 1.0),
+        })
+        .collect();
+    let adjusted = holm(&sides.iter().map(|j| j.2).collect::<Vec<_>>());
+    changes
+        .iter()
+        .zip(sides)
+        .zip(adjusted)
+        .map(|((c, (a, x, _)), p)| {
+            if a.is_empty() {
+                return (None, false);
+            }
+            let (good, bad) = (median_of(&a), median_of(&x));
+            let k = Confirmation {
+                good,
+                bad,
+                ci: crate::stats::ratio_of_medians(&a, &x).map(|q| q.ci),
+                p,
+                repetitions: a.len().min(x.len()),
+            };
+            (Some(k), p <= 0.05 && (bad > good) == (c.after > c.before))
+        })
+        .collect()
+}
+
+/// How far a confirmed change moved (|ratio − 1|; from 0: infinitely far).
+pub fn effect(c: &ChangeRecord) -> f64 {
+    c.ratio().map_or(f64::INFINITY, |r| (r - 1.0).abs())
+}
+
+/// The change that leads among `records[confirmed]`: the one that moved most, latency
+/// percentiles (`…_us`, the noisiest rows) only when nothing else moved; with
+/// `wall_first`, the case's wall time when it is among them (a report's first line).
+pub fn lead(records: &[ChangeRecord], confirmed: &[usize], wall_first: bool) -> usize {
+    let key = |k: usize| {
+        let c = &records[k];
+        (
+            wall_first && c.metric.ends_with(" wall_ms"),
+            !c.metric.ends_with("_us"),
+        )
+    };
+    confirmed
+        .iter()
+        .copied()
+        .max_by(|&x, &y| {
+            key(x)
+                .cmp(&key(y))
+                .then(effect(&records[x]).total_cmp(&effect(&records[y])))
+        })
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::stats::changepoint::{Params, changes};
     use crate::store::changes::Status;
+
+    #[test]
+    fn a_change_measured_again_is_confirmed_or_rejected() {
+        let change = |metric: &str, before, after| Change {
+            metric: metric.into(),
+            last_before: 0,
+            first_after: 1,
+            before,
+            after,
+            p: 0.0,
+            evidence: crate::stats::verdict::Evidence::Separation,
+        };
+        let good = vec![doc("a", 100.0, 0), doc("a", 100.01, 0)];
+        let bad = vec![doc("b", 110.0, 1400), doc("b", 110.02, 1400)];
+        let wall = change("churn/N=20000 wall_ms", 100.0, 110.0);
+        let maple = change(
+            "churn/N=20000 create.slabinfo.maple_node.active_objs",
+            0.0,
+            1400.0,
+        );
+        let gone = change("churn/N=20000 nothing", 1.0, 2.0);
+        let j = confirm(&good, &bad, &[&wall, &maple, &gone], 0.001);
+        assert!(j[0].1 && j[1].1, "{:?}", j);
+        assert_eq!(
+            j[1].0.as_ref().unwrap().good,
+            0.0,
+            "a missing slab row is 0"
+        );
+        assert!(j[2].0.is_none() && !j[2].1);
+        // Measured again, the kernels do not differ: rejected.
+        let j = confirm(&good, &good, &[&wall], 0.001);
+        assert!(!j[0].1);
+        // Different, but the other way round: rejected.
+        let j = confirm(&bad, &good, &[&wall], 0.001);
+        assert!(!j[0].1);
+        let mut records = vec![
+            record("d/N=1 unlink.p99_us", "a", "b"),
+            record("d/N=1 wall_ms", "a", "b"),
+            record("d/N=1 create.slabinfo.maple_node.active_objs", "a", "b"),
+        ];
+        for (r, (bad, ratio)) in records
+            .iter_mut()
+            .zip([(3.0, 3.0), (1.03, 1.03), (5.0, 0.0)])
+        {
+            r.confirmed = Some(Confirmation {
+                good: if ratio == 0.0 { 0.0 } else { 1.0 },
+                bad,
+                ci: None,
+                p: 0.0,
+                repetitions: 3,
+            });
+        }
+        assert_eq!(
+            lead(&records, &[0, 1, 2], true),
+            1,
+            "the wall time leads a report"
+        );
+        assert_eq!(lead(&records, &[0, 1, 2], false), 2, "from 0 moved most");
+        assert_eq!(lead(&records, &[0, 1], false), 1, "latency last");
+    }
 
     #[test]
     fn every_kth_and_the_newest() {

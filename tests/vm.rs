@@ -818,3 +818,128 @@ fn two_kernels_side_by_side_give_the_times_they_give_one_after_the_other() {
     }
     assert!(took[1] <= 0.65 * took[0], "{took:?}");
 }
+
+#[test]
+fn watch_notices_confirms_bisects_and_reports_a_change_once() {
+    let _alone = ALONE.read().unwrap_or_else(|e| e.into_inner());
+    // Two 6.1 packages and three 6.12 ones, given out of order; --every 3 measures the
+    // first, fourth and fifth: the change lies between the oldest 6.1 and the second 6.12,
+    // and the two between are bisected to name the first 6.12 package.
+    let (a, b) = (debian_kernel_nth(DEB_61, 1), debian_kernel_nth(DEB_61, 0));
+    let (c, d, e) = (
+        debian_kernel_nth(DEB_612, 2),
+        debian_kernel_nth(DEB_612, 1),
+        debian_kernel_nth(DEB_612, 0),
+    );
+    let first_612 = release_of(&c);
+    let dir = fresh_dir("sigbench-watch");
+    let db = dir.join("w.db");
+    let reports = dir.join("reports");
+    let mailed = dir.join("mailed");
+    std::fs::create_dir_all(&reports).unwrap();
+    std::fs::create_dir_all(&mailed).unwrap();
+    let exec = format!("cp \"$1\" {}/", mailed.display());
+    let kernels: Vec<String> = [&d, &a, &e, &c, &b]
+        .iter()
+        .map(|p| p.to_str().unwrap().to_string())
+        .collect();
+    let watch = |extra: &[&str]| {
+        let mut args = vec![
+            "watch",
+            "churn",
+            "--fs",
+            "tmpfs",
+            "-n",
+            "20000",
+            "-r",
+            "3",
+            "--every",
+            "3",
+            "--db",
+            db.to_str().unwrap(),
+            "--report-dir",
+            reports.to_str().unwrap(),
+            "--exec",
+            &exec,
+        ];
+        args.extend_from_slice(extra);
+        args.push("--kernels");
+        args.extend(kernels.iter().map(String::as_str));
+        run(&args)
+    };
+    let out = watch(&[]);
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("bisecting the 2 kernel(s)"), "{err}");
+    let headline = text
+        .lines()
+        .find(|l| l.starts_with("sigbench noticed a "))
+        .unwrap_or_else(|| panic!("no alert: {text}\n{err}"));
+    assert!(
+        headline.ends_with(&format!("on: kernel {first_612}")),
+        "{headline}"
+    );
+    assert!(text.contains("%change"), "the LKP table: {text}");
+    assert!(
+        text.contains("churn/N=20000/create.slabinfo.maple_node.active_objs"),
+        "{text}"
+    );
+    assert!(text.contains("first bad: "), "the bisect's steps: {text}");
+    assert!(text.contains("sigbench run churn"), "the commands: {text}");
+    // Remembered: the create phase's maple_node row among the bisected changes, with the
+    // first 6.12 package as its culprit.
+    let listed = stdout(&run(&["watch", "--changes", "--db", db.to_str().unwrap()]));
+    let maple = listed
+        .lines()
+        .find(|l| l.contains(" create.slabinfo.maple_node.active_objs "))
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert!(
+        maple.contains("bisected") && maple.contains(&first_612),
+        "{maple}"
+    );
+    // The report, in text and HTML, handed to --exec once.
+    let files: Vec<PathBuf> = std::fs::read_dir(&reports)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let html = files
+        .iter()
+        .find(|p| p.extension().is_some_and(|x| x == "html"))
+        .expect("an HTML report");
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert_eq!(std::fs::read_dir(&mailed).unwrap().count(), 1);
+    let page = std::fs::read_to_string(html).unwrap();
+    assert!(
+        page.contains("sigbench noticed a") && page.contains("<svg"),
+        "{page}"
+    );
+    let shot = dir.join("shot.png");
+    let (console, requests) = render_in_chromium(html, &shot, &dir);
+    assert!(
+        console.is_empty() && requests.is_empty(),
+        "{console:?} {requests:?}"
+    );
+    let (colours, inked, _, _) = png_stats(&shot);
+    assert!(colours > 20 && inked > 10_000);
+    // Again: nothing is measured, nothing new is said, --exec stays quiet.
+    let again = watch(&[]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(
+        stdout(&again).contains("no new change"),
+        "{}",
+        stdout(&again)
+    );
+    assert!(stdout(&again).contains("0 run(s) measured now"));
+    assert_eq!(std::fs::read_dir(&mailed).unwrap().count(), 1);
+    // Silenced: --ack marks it acknowledged.
+    let id = maple.split_whitespace().next().unwrap();
+    let ack = run(&["watch", "--ack", id, "--db", db.to_str().unwrap()]);
+    assert!(ack.status.success(), "{}", stderr(&ack));
+    let listed = stdout(&run(&["watch", "--changes", "--db", db.to_str().unwrap()]));
+    let line = listed
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(id))
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert!(line.contains("acknowledged"), "{line}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -15,8 +15,7 @@ use sigbench::plan::Plan;
 use sigbench::results::RunDocument;
 use sigbench::stats::changepoint::{self, Change};
 use sigbench::stats::compare::{Samples, compare};
-use sigbench::stats::verdict::{evidence, holm};
-use sigbench::store::changes::{ChangeRecord, Confirmation, Status};
+use sigbench::store::changes::{ChangeRecord, Status};
 use sigbench::store::{Selector, Store};
 use sigbench::vm::kernel::{self, KernelSpec};
 use sigbench::vm::{VmOptions, guests};
@@ -44,7 +43,8 @@ pub struct WatchArgs {
     /// Write each new alert's report here (NAME.txt and NAME.html)
     #[arg(long, value_name = "DIR")]
     report_dir: Option<PathBuf>,
-    /// Run this (with `sh -c`) once per new alert, the report's path as its argument ($1)
+    /// Run this (with `sh -c`) once per new alert: the report's path is $1 (and
+    /// $SIGBENCH_REPORT)
     #[arg(long, value_name = "CMD")]
     exec: Option<String>,
     /// Silence change point ID (as `--changes` lists them) and exit
@@ -303,7 +303,7 @@ pub fn run(args: WatchArgs) -> Result<i32> {
         alerts.push((g, b, records, confirmed, report));
     }
     for (g, b, mut records, confirmed, bisected) in alerts {
-        let lead = lead(&records, &confirmed, true);
+        let lead = sigbench::watch::lead(&records, &confirmed, true);
         let text = write_report(&w, g, b, &mut records[lead], bisected.as_ref())?;
         out.push_str(&text);
         out.push('\n');
@@ -327,47 +327,6 @@ pub fn run(args: WatchArgs) -> Result<i32> {
     );
     super::out(&out)?;
     Ok(0)
-}
-
-fn effect(c: &ChangeRecord) -> f64 {
-    c.confirmed.as_ref().map_or(0.0, |k| {
-        k.ratio().map_or(f64::INFINITY, |r| (r - 1.0).abs())
-    })
-}
-
-fn median(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        f64::NAN
-    } else {
-        sigbench::stats::summary::median_of(v)
-    }
-}
-
-/// The change that leads among `confirmed`: the one that moved most (from 0 counts as
-/// most), latency percentiles (`…_us`, the noisiest rows) only when nothing else moved;
-/// with `wall_first` the case's wall time when it is among them (the report's first line).
-fn lead(records: &[ChangeRecord], confirmed: &[usize], wall_first: bool) -> usize {
-    let key = |k: usize| {
-        let c = &records[k];
-        let e = if c.before == 0.0 {
-            f64::INFINITY
-        } else {
-            effect(c)
-        };
-        (
-            wall_first && c.metric.ends_with(" wall_ms"),
-            !c.metric.ends_with("_us"),
-            e,
-        )
-    };
-    confirmed
-        .iter()
-        .copied()
-        .max_by(|&x, &y| {
-            let (a, b) = (key(x), key(y));
-            (a.0, a.1).cmp(&(b.0, b.1)).then(a.2.total_cmp(&b.2))
-        })
-        .unwrap_or(0)
 }
 
 /// Unpack every kernel (in the cache) for its release, and read what the store has of it.
@@ -398,15 +357,6 @@ fn prepare(w: &mut Watch) -> Result<()> {
     Ok(())
 }
 
-/// The value of `metric` (`DIR/N=… NAME`) per repetition, per kernel of `points` (a
-/// kernel-wide delta a kernel's runs lack is 0 in each of them).
-fn values(points: &[Vec<RunDocument>], metric: &str, floor: f64) -> Vec<Vec<f64>> {
-    sigbench::watch::metric_series(points, floor)
-        .into_iter()
-        .find(|s| s.metric == metric)
-        .map_or_else(|| vec![Vec::new(); points.len()], |s| s.points)
-}
-
 /// Measure the last kernel before the change (`g`) and the first after it (`b`) again,
 /// interleaved (g, b, g, b), and judge each changed metric on those runs alone: the
 /// verdict engine, Holm over the metrics, and the change in the direction found. Returns
@@ -425,25 +375,9 @@ fn confirm(
         docs.iter().skip(k).step_by(2).flatten().cloned().collect()
     };
     let (good, bad) = (side(0), side(1));
-    let family = here.len();
-    let series = sigbench::watch::metric_series(&[good, bad], w.timebase.noise_floor());
-    let mut judged = Vec::new();
-    for c in here {
-        let Some(s) = series.iter().find(|s| s.metric == c.metric) else {
-            judged.push((Vec::new(), Vec::new(), 1.0));
-            continue;
-        };
-        let (a, x) = (s.points[0].clone(), s.points[1].clone());
-        let test = sigbench::stats::Test::MannWhitney;
-        let (_, p) = evidence(&a, &x, s.exact, test, 0.05, family, s.floor);
-        judged.push((a, x, p));
-    }
-    let adjusted = holm(&judged.iter().map(|j| j.2).collect::<Vec<_>>());
+    let judged = sigbench::watch::confirm(&good, &bad, here, w.timebase.noise_floor());
     let mut out = Vec::new();
-    for ((c, (a, x, _)), p) in here.iter().zip(judged).zip(adjusted) {
-        let (good, bad) = (median(&a), median(&x));
-        let yes =
-            !a.is_empty() && !x.is_empty() && p <= 0.05 && (bad > good) == (c.after > c.before);
+    for (c, (confirmation, yes)) in here.iter().zip(judged) {
         let mut r = match sigbench::watch::known(c, &w.names, stored) {
             Some(k) => stored[k].clone(),
             None => ChangeRecord {
@@ -462,13 +396,8 @@ fn confirm(
                 found_at: sigbench::host::now_rfc3339(),
             },
         };
-        r.confirmed = (!a.is_empty() && !x.is_empty()).then(|| Confirmation {
-            good,
-            bad,
-            ci: sigbench::stats::ratio_of_medians(&a, &x).map(|q| q.ci),
-            p,
-            repetitions: a.len().min(x.len()),
-        });
+        let p = confirmation.as_ref().map_or(1.0, |k| k.p);
+        r.confirmed = confirmation;
         r.status = if yes {
             Status::Confirmed
         } else {
@@ -496,7 +425,7 @@ fn localise(
     confirmed: &[usize],
 ) -> Result<Option<sigbench::bisect::Report>> {
     let between: Vec<usize> = (g + 1..b).filter(|&i| w.keys[i].is_some()).collect();
-    let lead = lead(records, confirmed, false);
+    let lead = sigbench::watch::lead(records, confirmed, false);
     if between.is_empty() {
         for &k in confirmed {
             records[k].culprit = Some(w.names[b].clone());
@@ -573,9 +502,20 @@ fn localise(
         names,
         outcome,
     );
-    if let Some(f) = &report.first_bad {
+    // The change now lies between the bisect's last good and first bad kernels.
+    if let Some(f) = report.outcome.first_bad {
+        let last_good = report
+            .outcome
+            .steps
+            .iter()
+            .filter(|s| s.call == sigbench::bisect::Call::Good && s.index < f)
+            .map(|s| s.index)
+            .max()
+            .unwrap_or(0);
         for &k in confirmed {
-            records[k].culprit = Some(f.clone());
+            records[k].last_good = report.kernels[last_good].clone();
+            records[k].first_bad = report.kernels[f].clone();
+            records[k].culprit = Some(report.kernels[f].clone());
             records[k].status = Status::Bisected;
         }
     }
@@ -677,7 +617,7 @@ fn write_report(
         sigbench::stats::Test::MannWhitney,
         0.05,
     );
-    let series = values(&w.points, &change.metric, w.timebase.noise_floor())
+    let series = sigbench::watch::values(&w.points, &change.metric, w.timebase.noise_floor())
         .into_iter()
         .enumerate()
         .map(|(i, v)| (w.names[i].clone(), v, i >= b))
@@ -711,8 +651,9 @@ fn write_report(
         w.store.keep_change(change)?;
         if let Some(cmd) = &w.args.exec {
             let status = std::process::Command::new("sh")
-                .args(["-c", &format!("{cmd} \"$1\""), "sh"])
+                .args(["-c", cmd, "sh"])
                 .arg(&txt)
+                .env("SIGBENCH_REPORT", &txt)
                 .status()
                 .with_context(|| format!("cannot run --exec {cmd}"))?;
             if !status.success() {
