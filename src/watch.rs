@@ -106,21 +106,33 @@ pub fn metric_series(points: &[Vec<RunDocument>], time_floor: f64) -> Vec<Series
         .collect()
 }
 
-/// The stored change point (its place in `stored`) a change found now is, if any: the same
-/// metric, and the stored kernels' interval (last good, first bad] overlapping the found
-/// one's. A change found again after more kernels, or narrowed by a bisect, is the same
-/// change.
-pub fn known(found: &Change, names: &[String], stored: &[ChangeRecord]) -> Option<usize> {
+/// Whether the stored kernels' interval (last good, first bad] of `r` overlaps the found
+/// change's (a change found again after more kernels, or narrowed by a bisect, is the same
+/// change).
+fn overlaps(r: &ChangeRecord, found: &Change, names: &[String]) -> bool {
     let at = |k: &str| names.iter().position(|n| n == k);
-    stored.iter().position(|r| {
-        if r.metric != found.metric {
-            return false;
-        }
-        match (at(&r.last_good), at(&r.first_bad)) {
-            (Some(g), Some(b)) => g < found.first_after && found.last_before < b,
-            // A kernel no longer in the list: matched by name.
-            _ => r.first_bad == names[found.first_after],
-        }
+    match (at(&r.last_good), at(&r.first_bad)) {
+        (Some(g), Some(b)) => g < found.first_after && found.last_before < b,
+        // A kernel no longer in the list: matched by name.
+        _ => r.first_bad == names[found.first_after],
+    }
+}
+
+/// The stored change point (its place in `stored`) a change found now is, if any: the same
+/// metric, where the stored one was.
+pub fn known(found: &Change, names: &[String], stored: &[ChangeRecord]) -> Option<usize> {
+    stored
+        .iter()
+        .position(|r| r.metric == found.metric && overlaps(r, found, names))
+}
+
+/// Whether a change was already reported where this one is (another metric confirmed or
+/// acknowledged there): an alert is per change of the kernel, not per metric, so a metric
+/// that shows the change only once more kernels are measured does not alert again.
+pub fn reported(found: &Change, names: &[String], stored: &[ChangeRecord]) -> bool {
+    use crate::store::changes::Status::*;
+    stored.iter().any(|r| {
+        matches!(r.status, Confirmed | Bisected | Acknowledged) && overlaps(r, found, names)
     })
 }
 
@@ -343,8 +355,14 @@ mod tests {
         // Narrowed by a bisect to (b, c] of a longer list, or still (a, c]: the same.
         let stored = vec![record(&wall_change.metric, "a", "c")];
         assert_eq!(known(wall_change, &names, &stored), Some(0));
-        // Another metric, or an interval elsewhere: not this change.
+        // Another metric, or an interval elsewhere: not this change…
         assert_eq!(known(wall_change, &names, &[record("x", "b", "c")]), None);
+        // … but another metric confirmed there reported it already.
+        assert!(reported(wall_change, &names, &[record("x", "b", "c")]));
+        let mut rejected = record("x", "b", "c");
+        rejected.status = Status::Rejected;
+        assert!(!reported(wall_change, &names, &[rejected]));
+        assert!(!reported(wall_change, &names, &[record("x", "c", "e")]));
         assert_eq!(
             known(
                 wall_change,

@@ -272,6 +272,7 @@ pub fn run(args: WatchArgs) -> Result<i32> {
             .filter(|c| {
                 sigbench::watch::known(c, &w.names, &stored)
                     .is_none_or(|k| stored[k].status == Status::New)
+                    && !sigbench::watch::reported(c, &w.names, &stored)
             })
             .collect();
         if here.is_empty() {

@@ -126,11 +126,14 @@ pub fn document(r: &Report) -> Result<Document> {
     };
     let mut runs = steps_table(r);
     runs.title = "Steps".into();
-    let why: Vec<String> = sorted(r)
-        .into_iter()
-        .filter(|s| s.index != 0)
-        .map(|s| format!("{}: {}", r.kernels[s.index], s.why))
-        .collect();
+    // Each step's evidence: a table of its own, not a warning.
+    let mut why = Table::new(
+        "evidence per step",
+        &[("kernel", Align::Left), ("evidence", Align::Left)],
+    );
+    for s in sorted(r).into_iter().filter(|s| s.index != 0) {
+        why.push(vec![r.kernels[s.index].clone(), s.why.clone()]);
+    }
     Ok(Document {
         title,
         about,
@@ -138,8 +141,8 @@ pub fn document(r: &Report) -> Result<Document> {
         notices: Vec::new(),
         changed: Vec::new(),
         figures,
-        tables: Vec::new(),
-        warnings: why,
+        tables: vec![why],
+        warnings: Vec::new(),
     })
 }
 
@@ -204,7 +207,8 @@ mod tests {
         assert_eq!(d.title, "bisect: first bad k2");
         assert_eq!(d.figures.len(), 1);
         assert!(d.figures[0].svg.matches("<circle").count() >= 9);
-        assert!(d.warnings.iter().any(|w| w == "k1: why 1"));
+        assert!(d.warnings.is_empty());
+        assert!(d.tables[0].rows.iter().any(|row| row == &["k1", "why 1"]));
         let page = crate::report::renderer(crate::report::Format::Html)
             .report(&d, "bisect")
             .unwrap()

@@ -102,7 +102,9 @@ fn render(d: &Document) -> String {
             escape(&f.caption)
         ));
     }
-    out.push_str("<h2>Comparisons, latency and scaling</h2>\n");
+    if !d.tables.is_empty() {
+        out.push_str("<h2>Tables</h2>\n");
+    }
     for t in &d.tables {
         out.push_str(&t.html());
     }

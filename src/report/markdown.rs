@@ -72,7 +72,9 @@ impl Renderer for Markdown {
             ));
             files.push((file, f.svg.clone()));
         }
-        out.push_str("## Comparisons, latency and scaling\n\n");
+        if !d.tables.is_empty() {
+            out.push_str("## Tables\n\n");
+        }
         for t in &d.tables {
             out.push_str(&t.markdown());
         }

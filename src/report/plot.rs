@@ -278,6 +278,31 @@ pub fn bisect_strip(
     )
 }
 
+/// Names without the ending they all share from a `-` or `+` on (`+deb12-amd64` of a
+/// kernel list), so the part that tells them apart is what the axis shows.
+fn short_names(names: Vec<String>) -> Vec<String> {
+    if names.len() < 2 {
+        return names;
+    }
+    let first = names[0].clone();
+    let shared = first
+        .char_indices()
+        .filter(|(_, c)| *c == '-' || *c == '+')
+        .map(|(i, _)| &first[i..])
+        .find(|tail| {
+            names
+                .iter()
+                .all(|n| n.ends_with(tail) && n.len() > tail.len())
+        });
+    match shared {
+        Some(tail) => names
+            .into_iter()
+            .map(|n| n[..n.len() - tail.len()].to_string())
+            .collect(),
+        None => names,
+    }
+}
+
 fn strip_with(
     title: &str,
     y_desc: &str,
@@ -304,13 +329,15 @@ fn strip_with(
         },
         y_max + span * 0.3,
     );
-    let names: Vec<String> = groups.iter().map(|g| clean(&g.0)).collect();
+    let names = short_names(groups.iter().map(|g| clean(&g.0)).collect());
     let err = |e: &dyn std::fmt::Display| anyhow!("drawing the plot: {e}");
     let mut svg = String::new();
     {
-        let width = (WIDTH / 2 + 120)
-            .max(120 + 90 * groups.len() as u32)
-            .min(WIDTH);
+        // Each column as wide as its name needs (about 8 px a character), so long kernel
+        // releases do not run into each other (up to three times the usual width).
+        let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as u32;
+        let column = (8 * longest + 16).max(90);
+        let width = (120 + column * groups.len() as u32).clamp(WIDTH / 2 + 120, 3 * WIDTH);
         let root = SVGBackend::with_string(&mut svg, (width, HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(&e))?;
         let mut chart = ChartBuilder::on(&root)
@@ -372,6 +399,21 @@ fn strip_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernel_names_lose_the_ending_they_share() {
+        let v = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            short_names(v(&["6.12.113+deb12-amd64", "6.12.115+deb12-amd64"])),
+            v(&["6.12.113", "6.12.115"])
+        );
+        assert_eq!(
+            short_names(v(&["6.1.0-55-amd64", "6.12.115+deb12-amd64"])),
+            v(&["6.1.0-55", "6.12.115+deb12"])
+        );
+        assert_eq!(short_names(v(&["a-x", "b"])), v(&["a-x", "b"]));
+        assert_eq!(short_names(v(&["-x", "a-x"])), v(&["-x", "a-x"]));
+    }
 
     #[test]
     fn strip_plots_one_column_per_label() {
