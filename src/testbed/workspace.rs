@@ -115,10 +115,14 @@ fn lock_file_as(path: &Path, holder_is: &str, mode: libc::c_int) -> Result<File>
     if flock(f.as_fd(), mode | libc::LOCK_NB).is_err() {
         let mut holder = String::new();
         let _ = f.read_to_string(&mut holder);
-        crate::say!(
-            "sigbench: waiting for another {holder_is} (pid {}) to finish",
-            holder.trim()
-        );
+        // The holder may be this process (guests side by side prepare their kernels on
+        // threads), or not have written its pid yet.
+        let who = match holder.trim() {
+            "" => String::new(),
+            p if p == std::process::id().to_string() => " (in this process)".to_string(),
+            p => format!(" (pid {p})"),
+        };
+        crate::say!("sigbench: waiting for another {holder_is}{who} to finish");
         loop {
             crate::interrupt::check()?;
             match flock(f.as_fd(), mode | libc::LOCK_NB) {
