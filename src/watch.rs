@@ -48,6 +48,26 @@ pub fn same_plan(d: &RunDocument, plan: &Plan, timebase: &TimeBase) -> bool {
         && d.status == "complete"
 }
 
+/// The stored runs labelled `label` that are points of the series of `plan` on `timebase`
+/// (and, given `image`, measured on that very kernel image): what `watch` and
+/// `bisect --resume` reuse.
+pub fn stored_runs(
+    store: &crate::store::Store,
+    label: &str,
+    image: Option<&str>,
+    plan: &Plan,
+    timebase: &TimeBase,
+) -> anyhow::Result<Vec<RunDocument>> {
+    Ok(store
+        .load(&crate::store::Selector::Label(label.to_string()))?
+        .into_iter()
+        .filter(|d| {
+            image.is_none_or(|im| d.host.kernel_image.as_deref() == Some(im))
+                && same_plan(d, plan, timebase)
+        })
+        .collect())
+}
+
 /// The indexes `--every K` measures first: every K-th kernel from the oldest, and the
 /// newest.
 pub fn every(count: usize, k: usize) -> Vec<usize> {

@@ -13,7 +13,7 @@ use sigbench::kbuild;
 use sigbench::plan::Plan;
 use sigbench::results::RunDocument;
 use sigbench::stats::compare::Kind;
-use sigbench::store::{Selector, Store};
+use sigbench::store::Store;
 use sigbench::vm::kernel::{self, KernelSpec};
 use sigbench::vm::{self, VmOptions, guests};
 
@@ -108,14 +108,7 @@ impl Steps<'_> {
     fn load(&mut self, i: usize, label: &str, image: Option<&str>) -> Result<u32> {
         if self.docs[i].is_none() {
             let stored = if self.resume {
-                self.store
-                    .load(&Selector::Label(label.to_string()))?
-                    .into_iter()
-                    .filter(|d| {
-                        image.is_none_or(|im| d.host.kernel_image.as_deref() == Some(im))
-                            && sigbench::watch::same_plan(d, self.plan, &self.timebase)
-                    })
-                    .collect()
+                sigbench::watch::stored_runs(&self.store, label, image, self.plan, &self.timebase)?
             } else {
                 Vec::new()
             };
@@ -137,27 +130,10 @@ impl Steps<'_> {
 
     /// What a guest run of `i` gave: stored as `label`, its samples; or why it failed.
     fn keep(&mut self, i: usize, label: &str, run: Result<vm::GuestRun>) -> Result<Measured> {
-        let run = match run {
-            Ok(r) => r,
-            Err(e) => {
-                if e.downcast_ref::<sigbench::interrupt::Interrupted>()
-                    .is_some()
-                {
-                    return Err(e);
-                }
-                return Ok(Measured::Failed(format!("{e:#}")));
-            }
+        let doc = match store_run(&mut self.store, label, run)? {
+            Ok(doc) => doc,
+            Err(why) => return Ok(Measured::Failed(why)),
         };
-        if let Some(e) = run.error {
-            return Ok(Measured::Failed(format!("{e:#}")));
-        }
-        let Some(mut doc) = run.doc else {
-            return Ok(Measured::Failed("no results".into()));
-        };
-        doc.label = label.to_string();
-        self.store
-            .import(&doc)
-            .with_context(|| format!("storing the step {label}"))?;
         self.measured_now.push(i);
         self.docs[i].get_or_insert_with(Vec::new).push(doc);
         Ok(Measured::Samples(self.samples(i)))
@@ -167,6 +143,38 @@ impl Steps<'_> {
         sigbench::say!("sigbench: bisect: {label}: stored, not measured again");
         Measured::Samples(self.samples(i))
     }
+}
+
+/// A guest run's document, labelled `label` and stored; or why there is none (it did not
+/// boot, failed, or brought nothing back). An interruption, or a store that cannot take
+/// the run, is an error. `bisect` and `watch` keep their guests' runs this way.
+pub(super) fn store_run(
+    store: &mut Store,
+    label: &str,
+    run: Result<vm::GuestRun>,
+) -> Result<std::result::Result<RunDocument, String>> {
+    let run = match run {
+        Ok(r) => r,
+        Err(e) => {
+            if e.downcast_ref::<sigbench::interrupt::Interrupted>()
+                .is_some()
+            {
+                return Err(e);
+            }
+            return Ok(Err(format!("{e:#}")));
+        }
+    };
+    if let Some(e) = run.error {
+        return Ok(Err(format!("{e:#}")));
+    }
+    let Some(mut doc) = run.doc else {
+        return Ok(Err("no results".into()));
+    };
+    doc.label = label.to_string();
+    store
+        .import(&doc)
+        .with_context(|| format!("storing the run of {label}"))?;
+    Ok(Ok(doc))
 }
 
 /// The kernels of a list: kernel `i` is unpacked and booted as `run --kernel` does; a
@@ -645,7 +653,7 @@ fn conclusion(o: &mut String, b: &Bisected) -> i32 {
 }
 
 /// The measured good step closest below `bad`.
-fn last_good(outcome: &sigbench::bisect::Outcome, bad: usize) -> Option<usize> {
+pub(super) fn last_good(outcome: &sigbench::bisect::Outcome, bad: usize) -> Option<usize> {
     outcome
         .steps
         .iter()

@@ -16,7 +16,7 @@ use sigbench::results::RunDocument;
 use sigbench::stats::changepoint::{self, Change};
 use sigbench::stats::compare::{Samples, compare};
 use sigbench::store::changes::{ChangeRecord, Status};
-use sigbench::store::{Selector, Store};
+use sigbench::store::Store;
 use sigbench::vm::kernel::{self, KernelSpec};
 use sigbench::vm::{VmOptions, guests};
 use std::path::PathBuf;
@@ -113,28 +113,9 @@ impl Watch<'_> {
             &started,
             &mut |k, booted| {
                 let i = wanted[k].0;
-                let run = match booted {
-                    Ok((_, run)) => run,
-                    Err(e) => {
-                        if e.downcast_ref::<sigbench::interrupt::Interrupted>()
-                            .is_some()
-                        {
-                            return Err(e);
-                        }
-                        sigbench::say!("sigbench: watch: {}: {e:#}", names[i]);
-                        return Ok(());
-                    }
-                };
-                match (run.doc, run.error) {
-                    (Some(mut doc), None) => {
-                        doc.label = names[i].clone();
-                        store
-                            .import(&doc)
-                            .with_context(|| format!("storing the run of {}", names[i]))?;
-                        out[k] = Some(doc);
-                    }
-                    (_, Some(e)) => sigbench::say!("sigbench: watch: {}: {e:#}", names[i]),
-                    (None, None) => sigbench::say!("sigbench: watch: {}: no results", names[i]),
+                match super::bisect::store_run(store, &names[i], booted.map(|(_, run)| run))? {
+                    Ok(doc) => out[k] = Some(doc),
+                    Err(why) => sigbench::say!("sigbench: watch: {}: {why}", names[i]),
                 }
                 Ok(())
             },
@@ -262,7 +243,6 @@ pub fn run(args: WatchArgs) -> Result<i32> {
         .iter()
         .map(|c| (c.last_before, c.first_after))
         .collect();
-    at.dedup();
     at.sort_unstable();
     at.dedup();
     for (g, b) in at {
@@ -335,15 +315,9 @@ fn prepare(w: &mut Watch) -> Result<()> {
     for (name, spec) in w.specs.clone() {
         match kernel::prepare(&spec, &name, &w.opts.cache) {
             Ok(k) => {
-                let runs: Vec<RunDocument> = w
-                    .store
-                    .load(&Selector::Label(k.release.clone()))?
-                    .into_iter()
-                    .filter(|d| {
-                        d.host.kernel_image.as_deref() == Some(k.key.as_str())
-                            && sigbench::watch::same_plan(d, &w.plan, &w.timebase)
-                    })
-                    .collect();
+                let (image, plan) = (Some(k.key.as_str()), &w.plan);
+                let runs =
+                    sigbench::watch::stored_runs(&w.store, &k.release, image, plan, &w.timebase)?;
                 w.points[w.names.len()] = runs;
                 w.names.push(k.release);
                 w.keys.push(Some(k.key));
@@ -505,14 +479,7 @@ fn localise(
     );
     // The change now lies between the bisect's last good and first bad kernels.
     if let Some(f) = report.outcome.first_bad {
-        let last_good = report
-            .outcome
-            .steps
-            .iter()
-            .filter(|s| s.call == sigbench::bisect::Call::Good && s.index < f)
-            .map(|s| s.index)
-            .max()
-            .unwrap_or(0);
+        let last_good = super::bisect::last_good(&report.outcome, f).unwrap_or(0);
         for &k in confirmed {
             records[k].last_good = report.kernels[last_good].clone();
             records[k].first_bad = report.kernels[f].clone();
