@@ -12,7 +12,8 @@
 //!   and one before it;
 //! - the median of the per-kernel medians after it differs from the one before by at least
 //!   [`Params::min_effect`] (2 % by default): Perfherder's and Otava's users drown in
-//!   statistically real changes nobody needs to hear about;
+//!   statistically real changes nobody needs to hear about; and by at least the series'
+//!   [`Series::min_step`] in its own unit (`watch` gives kernel-wide counts 100);
 //! - the verdict engine (`stats::verdict::evidence`, the rule `compare` uses — exact counts,
 //!   a rank test where the samples can pass the correction, separation for small samples)
 //!   calls the repetitions before and after different (Mann–Whitney where the samples
@@ -62,6 +63,10 @@ pub struct Series {
     /// The smallest spread a change is measured against, a fraction of the level (the
     /// clock's for times).
     pub floor: f64,
+    /// The smallest |after − before| reported, in the metric's unit (0: none): a
+    /// kernel-wide count (a slab cache, a vmstat counter) moves by a few objects with
+    /// anything else the guest does.
+    pub min_step: f64,
     pub points: Vec<Vec<f64>>,
 }
 
@@ -189,12 +194,11 @@ fn candidates(s: &Series, p: &Params, family: usize) -> Vec<Change> {
         };
         let t = lo + refine(&kernels[..k], t, p.min_after);
         let k = lo + k;
-        // Where the split could have been (its end is taken as given).
         // The places the split could have been (its end taken as given).
         let choices = (hi - lo - p.min_after) as f64;
         let before = median_of(&medians[lo..t]);
         let after = median_of(&medians[t..k]);
-        if relative(before, after).abs() < p.min_effect {
+        if relative(before, after).abs() < p.min_effect || (after - before).abs() < s.min_step {
             continue;
         }
         let pool = |a: usize, b: usize| -> Vec<f64> {
@@ -273,6 +277,7 @@ mod tests {
             metric: "wall_ms".into(),
             exact: false,
             floor: 0.001,
+            min_step: 0.0,
             points: (0..n)
                 .map(|i| {
                     (0..reps)
@@ -408,6 +413,7 @@ mod tests {
             metric: "wall_ms".into(),
             exact: false,
             floor: 0.001,
+            min_step: 0.0,
             points: vec![
                 vec![100.0; 3],
                 vec![100.2; 3],
@@ -428,6 +434,28 @@ mod tests {
             ..s
         };
         assert!(changes(&[small], &Params::default()).is_empty());
+    }
+
+    #[test]
+    fn a_kernel_wide_count_moves_by_its_minimum_step_or_not_at_all() {
+        // btrfs_inode slab objects, 24 → 7 after a kernel: certain, large relatively, and
+        // 17 objects.
+        let s = Series {
+            metric: "d/N=250 btrfs_inode".into(),
+            exact: true,
+            floor: 0.0,
+            min_step: 25.0,
+            points: [24.0, 24.0, 24.0, 7.0, 7.0, 7.0]
+                .iter()
+                .map(|&v| vec![v; 3])
+                .collect(),
+        };
+        assert!(changes(std::slice::from_ref(&s), &Params::default()).is_empty());
+        let big = Series {
+            min_step: 10.0,
+            ..s
+        };
+        assert_eq!(at(&changes(&[big], &Params::default())), [3]);
     }
 
     /// The figures in docs/statistics.md: false alerts per null series and the recall of a
