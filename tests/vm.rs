@@ -512,6 +512,23 @@ fn bisect_names_the_first_612_build_and_skips_a_broken_image() {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(doc["first_bad"], first_bad.as_str());
     assert!(doc["steps"].as_array().unwrap().len() >= 3);
+    // What changed from the last good kernel to the first bad one, kept for `report --bisect`.
+    let changed = doc["changed"]["rows"].as_array().expect("what changed");
+    assert!(
+        changed.iter().any(|r| r.to_string().contains("maple_node")),
+        "{doc}"
+    );
+    let page = dir.join("b.html");
+    let out = run(&[
+        "report",
+        "--bisect",
+        json.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("What changed") && html.contains("maple_node"));
 
     // A truncated image in the middle: skipped, said so, the same answer — and every
     // kernel measured above is reused from the store (--resume).

@@ -97,6 +97,20 @@ pub struct Report {
     pub kernels: Vec<String>,
     #[serde(flatten)]
     pub outcome: Outcome,
+    /// What changed from the last good step to the first bad one, as `compare` ranks it
+    /// (the rows as printed), when both steps' runs were at hand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed: Option<Changed>,
+}
+
+/// A table of what changed: a title, the columns and the rows, each cell as printed.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Changed {
+    pub title: String,
+    pub headers: Vec<String>,
+    /// Per column: aligned right (a number).
+    pub right: Vec<bool>,
+    pub rows: Vec<Vec<String>>,
 }
 
 impl Report {
@@ -111,6 +125,7 @@ impl Report {
             first_bad: outcome.first_bad.map(|i| kernels[i].clone()),
             kernels,
             outcome,
+            changed: None,
         }
     }
 

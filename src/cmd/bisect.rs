@@ -459,18 +459,23 @@ pub fn run(args: BisectArgs) -> Result<i32> {
         Some(dir) => over_tree(&args, dir, steps, &params, &mut progress)?,
         None => over_list(&args, steps, &params, &mut progress)?,
     };
-    let report = sigbench::bisect::Report::new(
+    let mut report = sigbench::bisect::Report::new(
         done.what.clone(),
         plan.signature.name.clone(),
         done.names.clone(),
         done.outcome.clone(),
     );
+    report.changed = done
+        .outcome
+        .first_bad
+        .and_then(|i| evidence(&done, last_good(&done.outcome, i)?, i))
+        .map(|t| sigbench::report::table::to_changed(&t));
     let mut o = format!(
         "bisect of {} on {}, metric {}\n",
         report.signature, report.what, args.metric
     );
     o.push_str(&sigbench::report::bisect::steps_table(&report).text());
-    let code = conclusion(&mut o, &done);
+    let code = conclusion(&mut o, &done, report.changed.as_ref());
     super::outln!(
         o,
         "{} {} measured now, {} from the store; {:.0} s",
@@ -608,7 +613,7 @@ fn over_list(
 
 /// The skipped steps, the first bad one with its evidence (what changed from the last
 /// good one to it), or the candidates skips leave open. Returns the exit code.
-fn conclusion(o: &mut String, b: &Bisected) -> i32 {
+fn conclusion(o: &mut String, b: &Bisected, changed: Option<&sigbench::bisect::Changed>) -> i32 {
     let (names, outcome) = (&b.names, &b.outcome);
     let mut skipped: Vec<&sigbench::bisect::Step> = outcome
         .steps
@@ -646,8 +651,9 @@ fn conclusion(o: &mut String, b: &Bisected) -> i32 {
             .map_or(String::new(), |s| format!(" ({s})")),
         step.map_or("-", |s| s.why.as_str())
     );
-    if let Some(t) = last_good(outcome, i).and_then(|g| evidence(b, g, i)) {
-        o.push_str(&t);
+    if let Some(c) = changed {
+        o.push('\n');
+        o.push_str(&sigbench::report::table::from_changed(c).text());
     }
     0
 }
@@ -664,7 +670,7 @@ pub(super) fn last_good(outcome: &sigbench::bisect::Outcome, bad: usize) -> Opti
 
 /// What changed significantly from the last good step to the first bad one, every metric
 /// (phase slab changes included), as `compare` ranks them.
-fn evidence(b: &Bisected, good: usize, bad: usize) -> Option<String> {
+fn evidence(b: &Bisected, good: usize, bad: usize) -> Option<sigbench::report::table::Table> {
     use sigbench::stats::compare::{Samples, compare};
     let runs = |i: usize| b.docs.get(i)?.as_ref().filter(|d| !d.is_empty());
     let (g, x) = (runs(good)?, runs(bad)?);
@@ -679,10 +685,13 @@ fn evidence(b: &Bisected, good: usize, bad: usize) -> Option<String> {
     );
     let mut t = sigbench::report::compare::changed_table(&cmp);
     t.title = format!(
-        "\nwhat changed from the last good {} to the first bad {}",
+        "what changed from the last good {} to the first bad {}",
         label(good),
         label(bad)
     );
+    // The metric bisected first, then as compare ranks them.
+    t.rows
+        .sort_by_key(|r| r.get(3).is_none_or(|m| *m != b.outcome.metric));
     t.rows.truncate(12);
-    Some(t.text())
+    Some(t)
 }

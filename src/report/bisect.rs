@@ -139,7 +139,7 @@ pub fn document(r: &Report) -> Result<Document> {
         about,
         runs,
         notices: Vec::new(),
-        changed: Vec::new(),
+        changed: r.changed.iter().map(super::table::from_changed).collect(),
         figures,
         tables: vec![why],
         warnings: Vec::new(),
@@ -178,6 +178,18 @@ mod tests {
         )
     }
 
+    fn changed() -> crate::bisect::Changed {
+        let mut t = Table::new(
+            "what changed from the last good k0 to the first bad k2",
+            &[("metric", Align::Left), ("change", Align::Right)],
+        );
+        t.push(vec![
+            "create.slabinfo.maple_node.active_objs".into(),
+            "from 0".into(),
+        ]);
+        super::super::table::to_changed(&t)
+    }
+
     #[test]
     fn the_table_is_in_list_order_with_the_first_bad_marked() {
         let text = steps_table(&report()).text();
@@ -214,6 +226,21 @@ mod tests {
             .unwrap()
             .text;
         assert!(page.contains("first bad k2") && page.contains("&lt;- first bad"));
+        assert!(d.changed.is_empty() && !page.contains("What changed"));
+        // With what changed from the last good step to the first bad one, as the text has it.
+        let mut r = report();
+        r.changed = Some(changed());
+        let d = document(&r).unwrap();
+        assert_eq!(d.changed.len(), 1);
+        assert_eq!(d.changed[0].headers[1].1, Align::Right);
+        let page = crate::report::renderer(crate::report::Format::Html)
+            .report(&d, "bisect")
+            .unwrap()
+            .text;
+        assert!(
+            page.contains("What changed") && page.contains("from 0"),
+            "{page}"
+        );
     }
 
     #[test]
@@ -226,6 +253,11 @@ mod tests {
         let back = Report::read(&f).unwrap();
         assert_eq!(back.first_bad.as_deref(), Some("k2"));
         assert_eq!(back.outcome.steps.len(), 4);
+        assert_eq!(back.changed, None);
+        let mut r = r;
+        r.changed = Some(changed());
+        std::fs::write(&f, serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(Report::read(&f).unwrap().changed, Some(changed()));
         std::fs::write(&f, r#"{"schema":"sigbench.run","version":1}"#).unwrap();
         let e = Report::read(&f).unwrap_err().to_string();
         assert!(e.contains("not a sigbench bisect document"), "{e}");

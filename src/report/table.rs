@@ -18,6 +18,34 @@ pub fn escape_control(s: &str) -> String {
         .collect()
 }
 
+/// A table as a bisect document keeps it (`bisect::Changed`): the cells as printed.
+pub fn to_changed(t: &Table) -> crate::bisect::Changed {
+    crate::bisect::Changed {
+        title: t.title.trim().to_string(),
+        headers: t.headers.iter().map(|h| h.0.clone()).collect(),
+        right: t.headers.iter().map(|h| h.1 == Align::Right).collect(),
+        rows: t.rows.clone(),
+    }
+}
+
+/// A kept table back.
+pub fn from_changed(c: &crate::bisect::Changed) -> Table {
+    let headers: Vec<(&str, Align)> = c
+        .headers
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let right = c.right.get(i).copied().unwrap_or(false);
+            (h.as_str(), if right { Align::Right } else { Align::Left })
+        })
+        .collect();
+    let mut t = Table::new(c.title.clone(), &headers);
+    for r in &c.rows {
+        t.push(r.clone());
+    }
+    t
+}
+
 /// Column alignment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Align {
