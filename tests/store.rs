@@ -459,6 +459,92 @@ fn import_refuses_a_newer_run_inside_an_older_export() {
 }
 
 #[test]
+fn watch_over_stored_labels_finds_a_step_once_as_a_candidate() {
+    let dir = tmp("series");
+    let db = dir.join("s.db");
+    let db = db.to_str().unwrap();
+    let series = stepped_series(&dir);
+    let out = run(&["import", series.to_str().unwrap(), "--db", db]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reports = dir.join("reports");
+    std::fs::create_dir_all(&reports).unwrap();
+    let watch = |extra: &[&str]| {
+        let mut a = vec![
+            "watch",
+            "--db",
+            db,
+            "--report-dir",
+            reports.to_str().unwrap(),
+        ];
+        a.extend_from_slice(extra);
+        run(&a)
+    };
+    let out = watch(&["--series-glob", "nightly-*"]);
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{err}");
+    // In release order: nightly-1 … 6, whatever order they were stored in.
+    assert!(
+        err.contains(
+            "6 point(s): nightly-1, nightly-2, nightly-3, nightly-4, nightly-5, nightly-6"
+        ),
+        "{err}"
+    );
+    let headline = text.lines().next().unwrap_or_default();
+    assert!(
+        headline.starts_with("sigbench noticed a candidate +30.0 % regression of ")
+            && headline.contains(" wall_ms on: label nightly-4 (not confirmed)"),
+        "{text}"
+    );
+    assert!(text.contains("%change") && text.contains("sigbench compare nightly-3 nightly-4"));
+    assert_eq!(std::fs::read_dir(&reports).unwrap().count(), 2);
+    let listed = stdout(&run(&["watch", "--changes", "--db", db]));
+    let wall = listed
+        .lines()
+        .find(|l| l.contains(" a/N=5 wall_ms ") || l.contains(" wall_ms "))
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert!(
+        wall.contains(" new ") && wall.contains("nightly-4"),
+        "{wall}"
+    );
+    // Again, and listed by name: nothing new.
+    let again = watch(&[
+        "--series",
+        "nightly-2",
+        "nightly-5",
+        "nightly-1",
+        "nightly-6",
+        "nightly-3",
+        "nightly-4",
+    ]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(
+        stdout(&again).contains("no new change in 6 label(s)"),
+        "{}",
+        stdout(&again)
+    );
+    // By time they are in the same order here; a label the store lacks is one line.
+    let by_time = watch(&["--series-glob", "nightly-?", "--order", "time"]);
+    assert!(stdout(&by_time).contains("no new change"));
+    let missing = watch(&["--series", "nightly-1", "nightly-9"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert_eq!(
+        stderr(&missing).trim().lines().count(),
+        1,
+        "{}",
+        stderr(&missing)
+    );
+    assert!(stderr(&missing).contains("nightly-9: no runs labelled so in"));
+    let none = watch(&["--series-glob", "weekly-*"]);
+    assert_eq!(none.status.code(), Some(1));
+    assert!(
+        stderr(&none).contains("no stored label matches"),
+        "{}",
+        stderr(&none)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_sigkilled_run_is_marked_killed_by_doctor_cleanup() {
     let dir = tmp("killed");
     let db = dir.join("k.db");

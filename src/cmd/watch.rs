@@ -22,11 +22,24 @@ use sigbench::vm::{VmOptions, guests};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
+#[command(group = clap::ArgGroup::new("stored").args(["series", "series_glob"]))]
 pub struct WatchArgs {
     /// The series, oldest to newest: .deb files (sorted by their Debian version when all
     /// are .deb), IMAGE[:MODULES] or build trees as --kernel takes
-    #[arg(long = "kernels", id = "watch_kernels", num_args = 1.., value_name = "KERNEL", required_unless_present_any = ["ack", "changes"])]
+    #[arg(long = "kernels", id = "watch_kernels", num_args = 1.., value_name = "KERNEL", required_unless_present_any = ["ack", "changes", "series", "series_glob"])]
     list: Vec<String>,
+    /// Watch what the store holds instead of booting kernels: these labels (runs written
+    /// by `run`, `submit` or `import`) are the points; every plan among their runs is a
+    /// series of its own. A change found is a candidate: nothing is measured again
+    #[arg(long, num_args = 1.., value_name = "LABEL", conflicts_with_all = ["watch_kernels", "series_glob"])]
+    series: Vec<String>,
+    /// As --series, every stored label matching this shell pattern (`nightly-*`)
+    #[arg(long, value_name = "PATTERN", conflicts_with = "watch_kernels")]
+    series_glob: Option<String>,
+    /// The order of --series points: by the kernel release their runs measured, or by
+    /// when the label's first run started
+    #[arg(long, value_enum, default_value = "release", requires = "stored")]
+    order: sigbench::watch::Order,
     /// Measure every K-th kernel (and the newest) first; the ones between only when a
     /// change lies next to them (bisected)
     #[arg(long, default_value_t = 1, value_name = "K")]
@@ -161,6 +174,9 @@ pub fn run(args: WatchArgs) -> Result<i32> {
     if args.changes {
         return list_changes(&args);
     }
+    if !args.series.is_empty() || args.series_glob.is_some() {
+        return over_stored(&args);
+    }
     sigbench::interrupt::install()?;
     if !args.run.kernels.is_empty() {
         bail!("watch takes its series with --kernels K1 … Kn (oldest first), not --kernel");
@@ -285,7 +301,25 @@ pub fn run(args: WatchArgs) -> Result<i32> {
     }
     for (g, b, mut records, confirmed, bisected) in alerts {
         let lead = sigbench::watch::lead(&records, &confirmed, true);
-        let text = write_report(&w, g, b, &mut records[lead], bisected.as_ref())?;
+        let cmds = commands(&w, g, b, &records[lead].metric);
+        let reporting = Reporting {
+            store: &w.store,
+            names: &w.names,
+            points: &w.points,
+            timebase: &w.timebase,
+            signature: w.plan.signature.name.clone(),
+            case: case_lines(&w.points[b][0], &w.timebase, machine()),
+            report_dir: args.report_dir.as_deref(),
+            exec: args.exec.as_deref(),
+        };
+        let text = write_report(
+            &reporting,
+            g,
+            b,
+            &mut records[lead],
+            bisected.as_ref(),
+            cmds,
+        )?;
         out.push_str(&text);
         out.push('\n');
         if confirmed.len() > 1 {
@@ -308,6 +342,12 @@ pub fn run(args: WatchArgs) -> Result<i32> {
     );
     super::out(&out)?;
     Ok(0)
+}
+
+/// The machine that runs the guests, as a report names it.
+fn machine() -> String {
+    let host = sigbench::host::Host::current();
+    format!("{} ({}, {} CPUs)", host.hostname, host.cpu_model, host.cpus)
 }
 
 /// Unpack every kernel (in the cache) for its release, and read what the store has of it.
@@ -490,69 +530,54 @@ fn localise(
     Ok(Some(report))
 }
 
-/// The test case block of a report.
-fn case_lines(w: &Watch) -> Vec<(String, String)> {
-    let p = &w.plan;
-    let host = sigbench::host::Host::current();
-    vec![
+/// The test case block of a report, from a run of the series; `machine` is where it ran.
+fn case_lines(d: &RunDocument, timebase: &TimeBase, machine: String) -> Vec<(String, String)> {
+    let n: Vec<String> = d.plan.n.iter().map(u64::to_string).collect();
+    [
         (
-            "signature".into(),
-            format!("{} (sha256 {})", p.signature.name, p.signature.hash),
+            "signature",
+            format!("{} (sha256 {})", d.signature.name, d.signature.sha256),
         ),
         (
-            "filesystem".into(),
+            "filesystem",
             format!(
                 "{} (mkfs options '{}', mount options '{}')",
-                p.testbed.fs.name(),
-                w.args.run.mkfs_opts,
-                w.args.run.mount_opts
+                d.testbed.fs,
+                d.testbed.mkfs_opts.join(" "),
+                d.testbed.mount_opts
             ),
         ),
-        (
-            "directories".into(),
-            p.dirs
-                .iter()
-                .map(|d| d.text.clone())
-                .collect::<Vec<_>>()
-                .join(" | "),
-        ),
-        (
-            "N".into(),
-            p.n_values
-                .iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(", "),
-        ),
-        ("clock".into(), w.timebase.to_string()),
-        (
-            "machine".into(),
-            format!("{} ({}, {} CPUs)", host.hostname, host.cpu_model, host.cpus),
-        ),
+        ("directories", d.plan.dirs.join(" | ")),
+        ("N", n.join(", ")),
+        ("clock", timebase.to_string()),
+        ("machine", machine),
     ]
+    .map(|(k, v)| (k.to_string(), v))
+    .into()
+}
+
+/// `sigbench run SIGNATURE --fs FS -n N --dir …` for the plan of `d`.
+fn run_command(signature: &str, d: &RunDocument) -> String {
+    let n: Vec<String> = d.plan.n.iter().map(u64::to_string).collect();
+    let mut c = format!(
+        "sigbench run {signature} --fs {} -n {}",
+        d.testbed.fs,
+        n.join(",")
+    );
+    for dir in &d.plan.dirs {
+        c.push_str(&format!(" --dir '{dir}'"));
+    }
+    c
 }
 
 /// The commands that measure the change again.
 fn commands(w: &Watch, g: usize, b: usize, metric: &str) -> Vec<String> {
     let a = &w.args.run;
-    let mut common = format!(
-        "sigbench run {} --fs {} -n {}",
-        a.signature,
-        w.plan.testbed.fs.name(),
-        w.plan
-            .n_values
-            .iter()
-            .map(u64::to_string)
-            .collect::<Vec<_>>()
-            .join(",")
-    );
-    for d in &w.plan.dirs {
-        common.push_str(&format!(" --dir '{}'", d.text));
-    }
+    let run = run_command(&a.signature, &w.points[b][0]);
     let metric_name = metric.split_once(' ').map_or(metric, |x| x.1);
     vec![
         format!(
-            "{common} -r {} --kernel {} --kernel {}",
+            "{run} -r {} --kernel {} --kernel {}",
             w.args.confirm_reps.max(3),
             w.specs[g].0,
             w.specs[b].0
@@ -567,41 +592,55 @@ fn commands(w: &Watch, g: usize, b: usize, metric: &str) -> Vec<String> {
     ]
 }
 
-/// Write the report of a confirmed change (text and HTML into `--report-dir`), run
-/// `--exec` on it, and return its text.
+/// What a report is written from, and where it goes.
+struct Reporting<'a> {
+    store: &'a Store,
+    /// The series' points: names and runs.
+    names: &'a [String],
+    points: &'a [Vec<RunDocument>],
+    timebase: &'a TimeBase,
+    signature: String,
+    case: Vec<(String, String)>,
+    report_dir: Option<&'a std::path::Path>,
+    /// `--exec`: run for confirmed changes only.
+    exec: Option<&'a str>,
+}
+
+/// Write the report of a change (text and HTML into `--report-dir`), run `--exec` on it
+/// when it is confirmed, and return its text.
 fn write_report(
-    w: &Watch,
+    r: &Reporting,
     g: usize,
     b: usize,
     change: &mut ChangeRecord,
     bisected: Option<&sigbench::bisect::Report>,
+    commands: Vec<String>,
 ) -> Result<String> {
     // The last good and first bad kernels' runs (all that are stored now).
     let cmp = compare(
         &[
-            Samples::from_runs(&w.names[g], &w.points[g]),
-            Samples::from_runs(&w.names[b], &w.points[b]),
+            Samples::from_runs(&r.names[g], &r.points[g]),
+            Samples::from_runs(&r.names[b], &r.points[b]),
         ],
         sigbench::stats::Test::MannWhitney,
         0.05,
     );
-    let series = sigbench::watch::values(&w.points, &change.metric, w.timebase.noise_floor())
+    let series = sigbench::watch::values(r.points, &change.metric, r.timebase.noise_floor())
         .into_iter()
         .enumerate()
-        .map(|(i, v)| (w.names[i].clone(), v, i >= b))
+        .map(|(i, v)| (r.names[i].clone(), v, i >= b))
         .collect();
-    let cmds = commands(w, g, b, &change.metric);
     let alert = sigbench::report::watch::Alert {
         change,
-        signature: w.plan.signature.name.clone(),
-        case: case_lines(w),
+        signature: r.signature.clone(),
+        case: r.case.clone(),
         comparison: cmp,
         bisect: bisected,
         series,
-        commands: cmds,
+        commands,
     };
     let text = sigbench::report::watch::text(&alert);
-    if let Some(dir) = &w.args.report_dir {
+    if let Some(dir) = r.report_dir {
         let stem = format!("change-{}", change.id);
         let doc = sigbench::report::watch::document(&alert)?;
         let html = sigbench::report::renderer(sigbench::report::Format::Html)
@@ -614,10 +653,15 @@ fn write_report(
         );
         std::fs::write(&txt, &text).with_context(|| format!("cannot write {}", txt.display()))?;
         std::fs::write(&page, html).with_context(|| format!("cannot write {}", page.display()))?;
-        w.say(&format!("wrote {} and {}", txt.display(), page.display()));
+        sigbench::say!(
+            "sigbench: watch: wrote {} and {}",
+            txt.display(),
+            page.display()
+        );
         change.report = Some(txt.display().to_string());
-        w.store.keep_change(change)?;
-        if let Some(cmd) = &w.args.exec {
+        r.store.keep_change(change)?;
+        let confirmed = matches!(change.status, Status::Confirmed | Status::Bisected);
+        if let (Some(cmd), true) = (r.exec, confirmed) {
             let status = std::process::Command::new("sh")
                 .args(["-c", cmd, "sh"])
                 .arg(&txt)
@@ -625,11 +669,158 @@ fn write_report(
                 .status()
                 .with_context(|| format!("cannot run --exec {cmd}"))?;
             if !status.success() {
-                w.say(&format!("--exec {cmd} {}: {status}", txt.display()));
+                sigbench::say!("sigbench: watch: --exec {cmd} {}: {status}", txt.display());
             }
         }
     }
     Ok(text)
+}
+
+/// `--series LABEL… | --series-glob PATTERN`: the change points of what the store holds.
+/// Each plan among the labels' runs is a series; a change the store does not know is
+/// recorded as a candidate (nothing can be measured again: the runs may come from any
+/// machine) and reported, `--exec` staying quiet until it is confirmed by measuring.
+fn over_stored(args: &WatchArgs) -> Result<i32> {
+    let store = Store::open(&args.run.store.db)?;
+    let labels: Vec<String> = match &args.series_glob {
+        Some(p) => {
+            let pattern = glob::Pattern::new(p)
+                .map_err(|e| anyhow::anyhow!("--series-glob {p}: not a pattern ({e})"))?;
+            let all = store.labels()?;
+            let hit: Vec<String> = all.into_iter().filter(|l| pattern.matches(l)).collect();
+            if hit.is_empty() {
+                bail!(
+                    "--series-glob {p}: no stored label matches in {} (`sigbench runs` lists them)",
+                    store.location
+                );
+            }
+            hit
+        }
+        None => args.series.clone(),
+    };
+    let mut loaded = Vec::new();
+    for l in &labels {
+        let runs = store.load(&sigbench::store::Selector::Label(l.clone()))?;
+        if runs.is_empty() {
+            bail!(
+                "--series {l}: no runs labelled so in {} (`sigbench runs` lists them)",
+                store.location
+            );
+        }
+        loaded.push((l.clone(), runs));
+    }
+    let p = changepoint::Params {
+        min_effect: args.min_effect / 100.0,
+        ..Default::default()
+    };
+    let mut out = String::new();
+    let mut new = 0;
+    for (key, points) in sigbench::watch::stored_series(&loaded, args.order) {
+        let names: Vec<String> = points.iter().map(|(l, _)| l.clone()).collect();
+        let docs: Vec<Vec<RunDocument>> = points.into_iter().map(|(_, d)| d).collect();
+        let timebase = docs[0][0].host.timebase();
+        sigbench::say!(
+            "sigbench: watch: {key}: {} point(s): {}",
+            names.len(),
+            names.join(", ")
+        );
+        let series = sigbench::watch::metric_series(&docs, timebase.noise_floor());
+        let found = changepoint::changes(&series, &p);
+        let stored = store.changes(Some(&key))?;
+        let mut at: Vec<(usize, usize)> = found
+            .iter()
+            .filter(|c| {
+                sigbench::watch::known(c, &names, &stored).is_none()
+                    && !sigbench::watch::reported(c, &names, &stored)
+            })
+            .map(|c| (c.last_before, c.first_after))
+            .collect();
+        at.sort_unstable();
+        at.dedup();
+        for (g, b) in at {
+            let mut records: Vec<ChangeRecord> = found
+                .iter()
+                .filter(|c| {
+                    (c.last_before, c.first_after) == (g, b)
+                        && sigbench::watch::known(c, &names, &stored).is_none()
+                })
+                .map(|c| ChangeRecord {
+                    id: 0,
+                    series: key.clone(),
+                    metric: c.metric.clone(),
+                    status: Status::New,
+                    last_good: names[g].clone(),
+                    first_bad: names[b].clone(),
+                    before: c.before,
+                    after: c.after,
+                    p: c.p,
+                    confirmed: None,
+                    culprit: None,
+                    report: None,
+                    found_at: sigbench::host::now_rfc3339(),
+                })
+                .collect();
+            for r in &mut records {
+                store.keep_change(r)?;
+            }
+            let all: Vec<usize> = (0..records.len()).collect();
+            let lead = sigbench::watch::lead(&records, &all, true);
+            let d = &docs[b][0];
+            let machine = format!(
+                "{} ({}, {} CPUs)",
+                d.host.hostname, d.host.cpu_model, d.host.cpus
+            );
+            let reporting = Reporting {
+                store: &store,
+                names: &names,
+                points: &docs,
+                timebase: &timebase,
+                signature: d.signature.name.clone(),
+                case: case_lines(d, &timebase, machine),
+                report_dir: args.report_dir.as_deref(),
+                exec: None,
+            };
+            let commands = vec![
+                format!(
+                    "sigbench compare {} {} --db {}",
+                    names[g], names[b], store.location
+                ),
+                format!(
+                    "{} -r {} --kernel <{}'s kernel> --kernel <{}'s kernel>",
+                    run_command(&d.signature.name, d),
+                    args.confirm_reps.max(3),
+                    names[g],
+                    names[b]
+                ),
+            ];
+            out.push_str(&write_report(
+                &reporting,
+                g,
+                b,
+                &mut records[lead],
+                None,
+                commands,
+            )?);
+            let others: Vec<String> = all
+                .iter()
+                .filter(|&&k| k != lead)
+                .map(|&k| format!("{} (id {})", records[k].metric, records[k].id))
+                .collect();
+            if !others.is_empty() {
+                super::outln!(out, "found with it: {}", others.join(", "));
+            }
+            super::outln!(
+                out,
+                "\na candidate: measure both again to confirm it (`watch --kernels` does)\n"
+            );
+            new += 1;
+        }
+    }
+    if new == 0 {
+        super::outln!(out, "no new change in {} label(s)", labels.len());
+    }
+    super::out(&out)?;
+    Ok(0)
 }
 
 /// `--changes`: what the store remembers, one line per change point.

@@ -55,15 +55,19 @@ fn what(c: &ChangeRecord) -> String {
     }
 }
 
-/// The first line, in the LKP robot's words.
+/// The first line, in the LKP robot's words; a change not measured again is a candidate.
 pub fn headline(a: &Alert) -> String {
     let c = a.change;
+    let candidate = c.status == crate::store::changes::Status::New;
     format!(
-        "sigbench noticed a {} of {} {} on: kernel {}",
+        "sigbench noticed a {}{} of {} {} on: {} {}{}",
+        if candidate { "candidate " } else { "" },
         what(c),
         a.signature,
         c.metric,
-        c.culprit.as_deref().unwrap_or(&c.first_bad)
+        if candidate { "label" } else { "kernel" },
+        c.culprit.as_deref().unwrap_or(&c.first_bad),
+        if candidate { " (not confirmed)" } else { "" }
     )
 }
 

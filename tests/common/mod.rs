@@ -311,3 +311,51 @@ pub fn marked_first_bad(text: &str) -> String {
     assert_eq!(marked.len(), 1, "{text}");
     marked[0].to_string()
 }
+
+/// A stored series with a step, for `watch --series`: one real run (tmpfs, N = 5, three
+/// repetitions) written as six labels `nightly-1` … `nightly-6`, each claiming kernel
+/// 6.1.0-4K, the last three with every wall time 30 % longer. Written as one export file
+/// `dir/series.json`, the labels shuffled (the releases give the order).
+pub fn stepped_series(dir: &Path) -> PathBuf {
+    let one = dir.join("one.json");
+    let out = run(&[
+        "run",
+        "--fs",
+        "tmpfs",
+        "-n",
+        "5",
+        "--dir",
+        "a",
+        "-r",
+        "3",
+        "--no-store",
+        "--json",
+        one.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let base: serde_json::Value = serde_json::from_slice(&std::fs::read(&one).unwrap()).unwrap();
+    let runs: Vec<serde_json::Value> = [4, 1, 6, 2, 5, 3]
+        .iter()
+        .map(|&k: &u64| {
+            let mut d = base.clone();
+            d["id"] = format!("series-{k}-{}", std::process::id()).into();
+            d["label"] = format!("nightly-{k}").into();
+            d["host"]["kernel_release"] = format!("6.1.0-4{k}-amd64").into();
+            d["started_at"] = format!("2026-11-0{k}T00:00:00Z").into();
+            let scale = if k > 3 { 1.3 } else { 1.0 };
+            for c in d["cases"].as_array_mut().unwrap() {
+                let w = c["wall_ns"].as_f64().unwrap();
+                c["wall_ns"] = ((w * scale) as u64).into();
+                for p in c["phases"].as_array_mut().unwrap() {
+                    let w = p["wall_ns"].as_f64().unwrap();
+                    p["wall_ns"] = ((w * scale) as u64).into();
+                }
+            }
+            d
+        })
+        .collect();
+    let file = dir.join("series.json");
+    let export = serde_json::json!({"schema": "sigbench.export", "version": 1, "runs": runs});
+    std::fs::write(&file, export.to_string()).unwrap();
+    file
+}
