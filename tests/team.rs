@@ -279,6 +279,35 @@ fn two_machines_write_one_postgres_store_at_once() {
     let cmp_lite = run(&["compare", "lab-a", "lab-b", "--db", lite]);
     assert_eq!(stdout(&cmp), stdout(&cmp_lite));
 
+    // `watch` keeps its change points in PostgreSQL as in SQLite: found once, listed,
+    // silenced.
+    let series = stepped_series(&dir);
+    let out = run(&["import", series.to_str().unwrap(), "--db", &url]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let watch = || run(&["watch", "--series-glob", "nightly-*", "--db", &url]);
+    let found = stdout(&watch());
+    assert!(
+        found.starts_with("sigbench noticed a candidate +30.0 % regression of "),
+        "{found}"
+    );
+    assert!(stdout(&watch()).contains("no new change in 6 label(s)"));
+    let listed = stdout(&run(&["watch", "--changes", "--db", &url]));
+    let id = listed
+        .lines()
+        .find(|l| l.contains(" wall_ms ") && l.contains(" new "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{listed}"))
+        .to_string();
+    let ack = run(&["watch", "--ack", &id, "--db", &url]);
+    assert!(ack.status.success(), "{}", stderr(&ack));
+    let listed = stdout(&run(&["watch", "--changes", "--db", &url]));
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.split_whitespace().next() == Some(id.as_str()) && l.contains("acknowledged")),
+        "{listed}"
+    );
+
     // A password in the URL is never shown, not even when the server cannot be reached.
     let out = run(&[
         "runs",
