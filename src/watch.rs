@@ -245,6 +245,26 @@ pub fn reported(found: &Change, names: &[String], stored: &[ChangeRecord]) -> bo
     })
 }
 
+/// A change found, as the store keeps it: new, in series `key`, between the kernels (or
+/// labels) `names` gives its indexes.
+pub fn new_record(key: &str, c: &Change, names: &[String]) -> ChangeRecord {
+    ChangeRecord {
+        id: 0,
+        series: key.to_string(),
+        metric: c.metric.clone(),
+        status: crate::store::changes::Status::New,
+        last_good: names[c.last_before].clone(),
+        first_bad: names[c.first_after].clone(),
+        before: c.before,
+        after: c.after,
+        p: c.p,
+        confirmed: None,
+        culprit: None,
+        report: None,
+        found_at: crate::host::now_rfc3339(),
+    }
+}
+
 /// The value of `metric` (`DIR/N=… NAME`) per repetition, per kernel of `points` (a
 /// kernel-wide delta a kernel's runs lack is 0 in each of them).
 pub fn values(points: &[Vec<RunDocument>], metric: &str, time_floor: f64) -> Vec<Vec<f64>> {

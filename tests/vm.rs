@@ -958,5 +958,41 @@ fn watch_notices_confirms_bisects_and_reports_a_change_once() {
         .find(|l| l.split_whitespace().next() == Some(id))
         .unwrap_or_else(|| panic!("{listed}"));
     assert!(line.contains("acknowledged"), "{line}");
+
+    // test3 on btrfs over the same kernels and store: a series of its own (nothing of the
+    // churn series is reused), its change found, confirmed and bisected to the same
+    // package — on the wall time too, which the icount clock makes a count.
+    let mut args = vec![
+        "watch",
+        "test3",
+        "--fs",
+        "btrfs",
+        "-n",
+        "250",
+        "-r",
+        "3",
+        "--every",
+        "3",
+        "--db",
+        db.to_str().unwrap(),
+        "--kernels",
+    ];
+    args.extend(kernels.iter().map(String::as_str));
+    let out = run(&args);
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("0 with stored runs; measuring 3"), "{err}");
+    let headline = text
+        .lines()
+        .find(|l| l.starts_with("sigbench noticed a "))
+        .unwrap_or_else(|| panic!("no alert: {text}\n{err}"));
+    assert!(
+        headline.contains(" wall_ms on: kernel ") && headline.ends_with(&first_612),
+        "{headline}"
+    );
+    assert!(
+        text.contains("%change") && text.contains("first bad: "),
+        "{text}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -395,21 +395,7 @@ fn confirm(
     for (c, (confirmation, yes)) in here.iter().zip(judged) {
         let mut r = match sigbench::watch::known(c, &w.names, stored) {
             Some(k) => stored[k].clone(),
-            None => ChangeRecord {
-                id: 0,
-                series: key.to_string(),
-                metric: c.metric.clone(),
-                status: Status::New,
-                last_good: w.names[g].clone(),
-                first_bad: w.names[b].clone(),
-                before: c.before,
-                after: c.after,
-                p: c.p,
-                confirmed: None,
-                culprit: None,
-                report: None,
-                found_at: sigbench::host::now_rfc3339(),
-            },
+            None => sigbench::watch::new_record(key, c, &w.names),
         };
         let p = confirmation.as_ref().map_or(1.0, |k| k.p);
         r.confirmed = confirmation;
@@ -744,21 +730,7 @@ fn over_stored(args: &WatchArgs) -> Result<i32> {
                     (c.last_before, c.first_after) == (g, b)
                         && sigbench::watch::known(c, &names, &stored).is_none()
                 })
-                .map(|c| ChangeRecord {
-                    id: 0,
-                    series: key.clone(),
-                    metric: c.metric.clone(),
-                    status: Status::New,
-                    last_good: names[g].clone(),
-                    first_bad: names[b].clone(),
-                    before: c.before,
-                    after: c.after,
-                    p: c.p,
-                    confirmed: None,
-                    culprit: None,
-                    report: None,
-                    found_at: sigbench::host::now_rfc3339(),
-                })
+                .map(|c| sigbench::watch::new_record(&key, c, &names))
                 .collect();
             for r in &mut records {
                 store.keep_change(r)?;
