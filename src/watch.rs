@@ -239,10 +239,10 @@ pub fn known(found: &Change, names: &[String], stored: &[ChangeRecord]) -> Optio
 /// acknowledged there): an alert is per change of the kernel, not per metric, so a metric
 /// that shows the change only once more kernels are measured does not alert again.
 pub fn reported(found: &Change, names: &[String], stored: &[ChangeRecord]) -> bool {
-    use crate::store::changes::Status::*;
-    stored.iter().any(|r| {
-        matches!(r.status, Confirmed | Bisected | Acknowledged) && overlaps(r, found, names)
-    })
+    use crate::store::changes::Status::Acknowledged;
+    stored
+        .iter()
+        .any(|r| (r.status.alerted() || r.status == Acknowledged) && overlaps(r, found, names))
 }
 
 /// A change found, as the store keeps it: new, in series `key`, between the kernels (or
@@ -344,6 +344,58 @@ pub fn lead(records: &[ChangeRecord], confirmed: &[usize], wall_first: bool) -> 
                 .then(effect(&records[x]).total_cmp(&effect(&records[y])))
         })
         .unwrap_or(0)
+}
+
+/// `--rev-map FILE`: the revision of a kernel tree each release was built from, one
+/// `RELEASE REVISION` per line (`#` starts a comment).
+#[derive(Clone, Debug, Default)]
+pub struct RevMap {
+    map: BTreeMap<String, String>,
+}
+
+impl RevMap {
+    /// The map in `text`, read from `file` (named in errors with the line).
+    pub fn parse(file: &str, text: &str) -> anyhow::Result<RevMap> {
+        let mut map = BTreeMap::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let [release, rev] = fields[..] else {
+                anyhow::bail!(
+                    "{file}:{}: expected `RELEASE REVISION` (e.g. `6.12.100+deb12-amd64 v6.12.100`), found {} field(s)",
+                    n + 1,
+                    fields.len()
+                );
+            };
+            if rev.starts_with('-') {
+                anyhow::bail!("{file}:{}: {rev} is not a revision", n + 1);
+            }
+            if let Some(old) = map.insert(release.to_string(), rev.to_string())
+                && old != rev
+            {
+                anyhow::bail!(
+                    "{file}:{}: {release} maps to {old} already (one revision per release)",
+                    n + 1
+                );
+            }
+        }
+        Ok(RevMap { map })
+    }
+
+    /// The revisions to try for `release`, in order: the map's, else tags named after it
+    /// (`RELEASE`, `vRELEASE`).
+    pub fn candidates(&self, release: &str) -> Vec<String> {
+        match self.map.get(release) {
+            Some(rev) => vec![rev.clone()],
+            None => vec![
+                format!("refs/tags/{release}"),
+                format!("refs/tags/v{release}"),
+            ],
+        }
+    }
 }
 
 #[cfg(test)]
@@ -535,5 +587,30 @@ mod tests {
             ),
             None
         );
+    }
+
+    #[test]
+    fn a_rev_map_maps_releases_and_names_the_line_of_a_bad_one() {
+        let m = RevMap::parse(
+            "map",
+            "# release revision\n6.1.0-55-amd64 v6.1.158  # Debian's 6.1.158-1\n\n6.12.100+deb12-amd64\tabc123\n6.1.0-55-amd64 v6.1.158\n",
+        )
+        .unwrap();
+        assert_eq!(m.candidates("6.1.0-55-amd64"), ["v6.1.158"]);
+        assert_eq!(m.candidates("6.12.100+deb12-amd64"), ["abc123"]);
+        // A release the map lacks: tags named after it.
+        assert_eq!(
+            m.candidates("6.1.0-56-amd64"),
+            ["refs/tags/6.1.0-56-amd64", "refs/tags/v6.1.0-56-amd64"]
+        );
+        for (text, says) in [
+            ("a b c\n", "map:1: expected `RELEASE REVISION`"),
+            ("\n6.1\n", "map:2: expected"),
+            ("a x\na y\n", "map:2: a maps to x already"),
+            ("a --output=x\n", "map:1: --output=x is not a revision"),
+        ] {
+            let e = RevMap::parse("map", text).unwrap_err().to_string();
+            assert!(e.starts_with(says), "{text:?}: {e}");
+        }
     }
 }

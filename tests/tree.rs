@@ -214,5 +214,94 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
         "{said}"
     );
     assert_eq!(rev("HEAD"), bad);
+
+    // `watch --tree`: a series of four kernels built from the tree as releases of their
+    // own (two at the loop's end, two at the bad end), a map from each release to the
+    // revision it was built from. The change is confirmed on the images, then bisected
+    // over the commits between the two releases — the steps the bisect above stored are
+    // not measured again.
+    let mut kernels = Vec::new();
+    let mut map = String::from("# release revision\n");
+    for (at, tag) in [
+        ("sigbench-loop", "a"),
+        ("sigbench-loop", "b"),
+        ("sigbench-bad", "c"),
+        ("sigbench-bad", "d"),
+    ] {
+        git(&tree, &["checkout", "-q", at]);
+        let local = format!("LOCALVERSION=-watch-{tag}");
+        let out = Command::new("make")
+            .args(["-C", TREE, "-j2", &local, "olddefconfig", "bzImage"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let release = sh("make", &["-s", "-C", TREE, &local, "kernelrelease"]);
+        let image = dir.join(format!("bzImage-{tag}"));
+        std::fs::copy(tree.join("arch/x86/boot/bzImage"), &image).unwrap();
+        kernels.push(image.display().to_string());
+        map.push_str(&format!("{release} {at}\n"));
+    }
+    git(&tree, &["checkout", "-q", &bad]);
+    let rev_map = dir.join("releases");
+    std::fs::write(&rev_map, &map).unwrap();
+    let watch = || {
+        let mut args = vec!["watch".to_string()];
+        args.extend(PLAN[..PLAN.len() - 2].iter().map(|s| s.to_string()));
+        args.extend(["-r", "3", "--kernels"].map(String::from));
+        args.extend(kernels.iter().cloned());
+        for (k, v) in [
+            ("--tree", TREE.to_string()),
+            ("--rev-map", rev_map.display().to_string()),
+            ("--db", db.display().to_string()),
+        ] {
+            args.extend([k.to_string(), v]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let started = std::time::Instant::now();
+        let out = run(&args);
+        eprintln!(
+            "watch --tree: {:.0} s\n{}",
+            started.elapsed().as_secs_f64(),
+            stderr(&out)
+        );
+        out
+    };
+    let out = watch();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!(
+            "on: commit {} (\"mm/shmem: wait 300 us in every unlink\")",
+            &slow[..12]
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("first bad: {} mm/shmem: wait 300 us", &slow[..12])),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "--tree {TREE} --good {} --bad {}",
+            &good[..12],
+            &bad[..12]
+        )),
+        "{text}"
+    );
+    assert!(
+        stderr(&out).contains(&format!("{}: stored, not measured again", &good[..12])),
+        "the bisect over the commits reuses what bisect --tree stored"
+    );
+    let listed = stdout(&run(&["watch", "--changes", "--db", db.to_str().unwrap()]));
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.contains("culprit") && l.contains(&slow[..12])),
+        "{listed}"
+    );
+    let again = watch();
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(!stdout(&again).contains("noticed"), "{}", stdout(&again));
+    assert_eq!(rev("HEAD"), bad);
     std::fs::remove_dir_all(&dir).unwrap();
 }

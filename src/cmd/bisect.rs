@@ -456,20 +456,18 @@ pub fn run(args: BisectArgs) -> Result<i32> {
         measured_now: Vec::new(),
     };
     let done = match &args.tree {
-        Some(dir) => over_tree(&args, dir, steps, &params, &mut progress)?,
+        Some(dir) => {
+            let range = TreeRange {
+                dir,
+                good: args.good.as_deref().unwrap_or_default(),
+                bad: args.bad.as_deref().unwrap_or_default(),
+                config: args.config.as_deref(),
+            };
+            over_tree(&range, steps, &params, &mut progress)?
+        }
         None => over_list(&args, steps, &params, &mut progress)?,
     };
-    let mut report = sigbench::bisect::Report::new(
-        done.what.clone(),
-        plan.signature.name.clone(),
-        done.names.clone(),
-        done.outcome.clone(),
-    );
-    report.changed = done
-        .outcome
-        .first_bad
-        .and_then(|i| evidence(&done, last_good(&done.outcome, i)?, i))
-        .map(|t| sigbench::report::table::to_changed(&t));
+    let report = done.report(&plan.signature.name);
     let mut o = format!(
         "bisect of {} on {}, metric {}\n",
         report.signature, report.what, args.metric
@@ -503,8 +501,17 @@ pub fn run(args: BisectArgs) -> Result<i32> {
     Ok(code)
 }
 
+/// A git tree's range to bisect: `--tree DIR --good REV --bad REV [--config FILE]`, or
+/// what `watch --tree` maps two releases to.
+pub(super) struct TreeRange<'a> {
+    pub(super) dir: &'a std::path::Path,
+    pub(super) good: &'a str,
+    pub(super) bad: &'a str,
+    pub(super) config: Option<&'a std::path::Path>,
+}
+
 /// A finished bisect, with what the binary says about it.
-struct Bisected {
+pub(super) struct Bisected {
     outcome: sigbench::bisect::Outcome,
     /// Each kernel's (release) or commit's (`ID subject`) name, oldest first.
     names: Vec<String>,
@@ -516,23 +523,39 @@ struct Bisected {
     docs: Vec<Option<Vec<RunDocument>>>,
 }
 
-fn over_tree(
-    args: &BisectArgs,
-    dir: &std::path::Path,
+impl Bisected {
+    /// The bisect as its document has it, with what changed from the last good step to
+    /// the first bad one.
+    pub(super) fn report(&self, signature: &str) -> sigbench::bisect::Report {
+        let mut report = sigbench::bisect::Report::new(
+            self.what.clone(),
+            signature.to_string(),
+            self.names.clone(),
+            self.outcome.clone(),
+        );
+        report.changed = self
+            .outcome
+            .first_bad
+            .and_then(|i| evidence(self, last_good(&self.outcome, i)?, i))
+            .map(|t| sigbench::report::table::to_changed(&t));
+        report
+    }
+}
+
+pub(super) fn over_tree(
+    range: &TreeRange,
     mut steps: Steps,
     params: &Params,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Bisected> {
+    let dir = range.dir;
     let repo = git::Repo::open(dir)?;
     repo.check_clean()?;
-    let (good, bad) = (
-        repo.commit(args.good.as_deref().unwrap_or_default())?,
-        repo.commit(args.bad.as_deref().unwrap_or_default())?,
-    );
+    let (good, bad) = (repo.commit(range.good)?, repo.commit(range.bad)?);
     let list = repo.range(&good, &bad)?;
     let logs = steps.opts.cache.join("build-logs");
     std::fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
-    let tree = kbuild::Tree::new(dir, args.config.as_deref(), steps.plan.testbed.fs, &logs)?;
+    let tree = kbuild::Tree::new(dir, range.config, steps.plan.testbed.fs, &logs)?;
     steps.docs = vec![None; list.len()];
     let mut m = Commits {
         steps,

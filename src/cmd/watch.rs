@@ -53,6 +53,17 @@ pub struct WatchArgs {
     /// Repetitions an undecidable bisect step may grow to
     #[arg(long, default_value_t = 12)]
     max_reps: u32,
+    /// A kernel git tree: a confirmed change is bisected further, over the commits between
+    /// the last good and the first bad release (as `bisect --tree` does)
+    #[arg(long, value_name = "DIR", requires = "watch_kernels")]
+    tree: Option<PathBuf>,
+    /// With --tree: the revision each release was built from, one `RELEASE REVISION` per
+    /// line (default: tags named RELEASE or vRELEASE)
+    #[arg(long, value_name = "FILE", requires = "tree")]
+    rev_map: Option<PathBuf>,
+    /// With --tree: the base kernel config of every commit (as `bisect --config`)
+    #[arg(long, value_name = "FILE", requires = "tree")]
+    config: Option<PathBuf>,
     /// Write each new alert's report here (NAME.txt and NAME.html)
     #[arg(long, value_name = "DIR")]
     report_dir: Option<PathBuf>,
@@ -211,6 +222,7 @@ pub fn run(args: WatchArgs) -> Result<i32> {
     o.check()?;
     let plan = super::measure::plan_of(&args.run)?;
     let opts = super::measure::vm_options(&args.run)?;
+    let rev_map = rev_map(&args)?;
     let list = super::bisect::ordered(&args.list)?;
     let specs: Vec<(String, KernelSpec)> = list
         .iter()
@@ -294,14 +306,22 @@ pub fn run(args: WatchArgs) -> Result<i32> {
             continue;
         }
         let report = localise(&mut w, g, b, &mut records, &confirmed)?;
+        let commits = match &rev_map {
+            Some(map) => to_commit(&mut w, map, &mut records, &confirmed)?,
+            None => None,
+        };
         for k in &confirmed {
             w.store.keep_change(&mut records[*k])?;
         }
-        alerts.push((g, b, records, confirmed, report));
+        alerts.push((g, b, records, confirmed, report, commits));
     }
-    for (g, b, mut records, confirmed, bisected) in alerts {
+    for (g, b, mut records, confirmed, kernels, commits) in alerts {
         let lead = sigbench::watch::lead(&records, &confirmed, true);
-        let cmds = commands(&w, g, b, &records[lead].metric);
+        let mut cmds = commands(&w, g, b, &records[lead].metric);
+        if let (Some(c), Some(dir)) = (&commits, &args.tree) {
+            cmds.push(tree_command(&w, b, c, dir));
+        }
+        let bisected: Vec<_> = kernels.into_iter().chain(commits).collect();
         let reporting = Reporting {
             store: &w.store,
             names: &w.names,
@@ -312,14 +332,7 @@ pub fn run(args: WatchArgs) -> Result<i32> {
             report_dir: args.report_dir.as_deref(),
             exec: args.exec.as_deref(),
         };
-        let text = write_report(
-            &reporting,
-            g,
-            b,
-            &mut records[lead],
-            bisected.as_ref(),
-            cmds,
-        )?;
+        let text = write_report(&reporting, g, b, &mut records[lead], &bisected, cmds)?;
         out.push_str(&text);
         out.push('\n');
         if confirmed.len() > 1 {
@@ -415,6 +428,81 @@ fn confirm(
     Ok(out)
 }
 
+/// `--tree` with its map of releases to revisions (`--rev-map`, read and checked before
+/// anything is measured), or None.
+fn rev_map(args: &WatchArgs) -> Result<Option<(PathBuf, sigbench::watch::RevMap)>> {
+    let Some(dir) = &args.tree else {
+        return Ok(None);
+    };
+    sigbench::bisect::git::Repo::open(dir)?;
+    let map = match &args.rev_map {
+        Some(f) => {
+            let meta =
+                std::fs::metadata(f).with_context(|| format!("--rev-map {}", f.display()))?;
+            if !meta.is_file() || meta.len() > 1 << 20 {
+                bail!(
+                    "--rev-map {}: not a map (a text file of `RELEASE REVISION` lines, at most 1 MiB)",
+                    f.display()
+                );
+            }
+            let text = std::fs::read_to_string(f)
+                .with_context(|| format!("--rev-map {}: cannot read it", f.display()))?;
+            sigbench::watch::RevMap::parse(&f.display().to_string(), &text)?
+        }
+        None => Default::default(),
+    };
+    Ok(Some((dir.clone(), map)))
+}
+
+/// The bisect steps and parameters for `metric` (`DIR/N=… NAME`) of the watched plan:
+/// stored runs are reused, so a step measured once is never measured again.
+fn bisect_setup<'a>(
+    w: &'a Watch,
+    metric: &str,
+    count: usize,
+) -> Result<(super::bisect::Steps<'a>, BisectParams)> {
+    let (case, name) = metric.split_once(' ').unwrap_or(("", metric));
+    let (dir, n) = case.rsplit_once("/N=").unwrap_or((case, "0"));
+    let steps = super::bisect::Steps {
+        args: &w.args.run,
+        plan: &w.plan,
+        opts: w.opts.clone(),
+        store: Store::open(&w.args.run.store.db)?,
+        resume: true,
+        metric: name.to_string(),
+        case: Some((dir.to_string(), n.parse().unwrap_or(0))),
+        timebase: w.timebase.clone(),
+        docs: vec![None; count],
+        measured_now: Vec::new(),
+    };
+    let params = BisectParams {
+        metric: name.to_string(),
+        reps: w.args.run.repetitions.max(1),
+        max_reps: w.args.max_reps.max(w.args.run.repetitions),
+        alpha: 0.05,
+        jobs: w.jobs,
+    };
+    Ok((steps, params))
+}
+
+fn progress(p: Progress) {
+    match p {
+        Progress::Note(msg) => sigbench::say!("sigbench: watch: bisect: {msg}"),
+        Progress::Step { name, .. } => sigbench::say!("sigbench: watch: bisect: {name}"),
+    }
+}
+
+/// A bisect that ended in an error other than an interrupt: said, and not an alert's end.
+fn failed_bisect<T>(w: &Watch, e: anyhow::Error) -> Result<Option<T>> {
+    if e.downcast_ref::<sigbench::interrupt::Interrupted>()
+        .is_some()
+    {
+        return Err(e);
+    }
+    w.say(&format!("the bisect found nothing: {e:#}"));
+    Ok(None)
+}
+
 /// Bisect the kernels between `g` and `b` that were not measured, on the confirmed metric
 /// that moved most; the first bad one becomes the changes' culprit. With none between,
 /// `b` is the culprit.
@@ -434,8 +522,6 @@ fn localise(
         return Ok(None);
     }
     let metric = records[lead].metric.clone();
-    let (case, name) = metric.split_once(' ').unwrap_or(("", &metric));
-    let (dir, n) = case.rsplit_once("/N=").unwrap_or((case, "0"));
     let idx: Vec<usize> = std::iter::once(g)
         .chain(between)
         .chain(std::iter::once(b))
@@ -446,18 +532,7 @@ fn localise(
         w.names[g],
         w.names[b]
     ));
-    let steps = super::bisect::Steps {
-        args: &w.args.run,
-        plan: &w.plan,
-        opts: w.opts.clone(),
-        store: Store::open(&w.args.run.store.db)?,
-        resume: true,
-        metric: name.to_string(),
-        case: Some((dir.to_string(), n.parse().unwrap_or(0))),
-        timebase: w.timebase.clone(),
-        docs: vec![None; idx.len()],
-        measured_now: Vec::new(),
-    };
+    let (steps, params) = bisect_setup(w, &metric, idx.len())?;
     let mut m = super::bisect::Kernels {
         steps,
         specs: idx.iter().map(|&i| w.specs[i].clone()).collect(),
@@ -465,38 +540,21 @@ fn localise(
         jobs: w.jobs,
         ahead: Default::default(),
     };
-    let params = BisectParams {
-        metric: name.to_string(),
-        reps: w.args.run.repetitions.max(1),
-        max_reps: w.args.max_reps.max(w.args.run.repetitions),
-        alpha: 0.05,
-        jobs: w.jobs,
-    };
-    let mut progress = |p: Progress| match p {
-        Progress::Note(msg) => sigbench::say!("sigbench: watch: bisect: {msg}"),
-        Progress::Step { name, .. } => sigbench::say!("sigbench: watch: bisect: {name}"),
-    };
-    let names: Vec<String> = idx.iter().map(|&i| w.names[i].clone()).collect();
     let outcome = match bisect(&mut m, idx.len(), &params, &mut progress) {
         Ok(o) => o,
-        Err(e) => {
-            if e.downcast_ref::<sigbench::interrupt::Interrupted>()
-                .is_some()
-            {
-                return Err(e);
-            }
-            w.say(&format!("the bisect found nothing: {e:#}"));
-            return Ok(None);
-        }
+        Err(e) => return failed_bisect(w, e),
     };
+    let docs = std::mem::take(&mut m.steps.docs);
+    drop(m);
     // What the bisect measured is part of the series from now on.
     for (j, &i) in idx.iter().enumerate() {
-        if let Some(d) = &m.steps.docs[j]
+        if let Some(d) = &docs[j]
             && w.points[i].is_empty()
         {
             w.points[i] = d.clone();
         }
     }
+    let names: Vec<String> = idx.iter().map(|&i| w.names[i].clone()).collect();
     let report = sigbench::bisect::Report::new(
         format!("{} kernels", idx.len()),
         w.plan.signature.name.clone(),
@@ -511,6 +569,62 @@ fn localise(
             records[k].first_bad = report.kernels[f].clone();
             records[k].culprit = Some(report.kernels[f].clone());
             records[k].status = Status::Bisected;
+        }
+    }
+    Ok(Some(report))
+}
+
+/// `--tree`: bisect the commits between the last good release and the first bad one
+/// (each mapped to its revision) on the confirmed metric that moved most, as
+/// `bisect --tree` does; the first bad commit becomes the changes' culprit.
+fn to_commit(
+    w: &mut Watch,
+    (dir, map): &(PathBuf, sigbench::watch::RevMap),
+    records: &mut [ChangeRecord],
+    confirmed: &[usize],
+) -> Result<Option<sigbench::bisect::Report>> {
+    let lead = sigbench::watch::lead(records, confirmed, false);
+    let r = &records[lead];
+    let bad_release = r.culprit.clone().unwrap_or_else(|| r.first_bad.clone());
+    let repo = sigbench::bisect::git::Repo::open(dir)?;
+    let mut revs = Vec::new();
+    for release in [&r.last_good, &bad_release] {
+        let found = map
+            .candidates(release)
+            .into_iter()
+            .find(|rev| repo.commit(rev).is_ok());
+        match found {
+            Some(rev) => revs.push(rev),
+            None => {
+                w.say(&format!(
+                    "--tree {}: no revision for {release} (add `{release} REVISION` to --rev-map, or tag it): not bisected over the commits",
+                    dir.display()
+                ));
+                return Ok(None);
+            }
+        }
+    }
+    let metric = r.metric.clone();
+    w.say(&format!(
+        "bisecting the commits from {} ({}) to {} ({}) on {metric}",
+        r.last_good, revs[0], bad_release, revs[1]
+    ));
+    let range = super::bisect::TreeRange {
+        dir,
+        good: &revs[0],
+        bad: &revs[1],
+        config: w.args.config.as_deref(),
+    };
+    let (steps, params) = bisect_setup(w, &metric, 0)?;
+    let done = match super::bisect::over_tree(&range, steps, &params, &mut progress) {
+        Ok(d) => d,
+        Err(e) => return failed_bisect(w, e),
+    };
+    let report = done.report(&w.plan.signature.name);
+    if let Some(f) = &report.first_bad {
+        for &k in confirmed {
+            records[k].culprit = Some(f.clone());
+            records[k].status = Status::Culprit;
         }
     }
     Ok(Some(report))
@@ -544,12 +658,13 @@ fn case_lines(d: &RunDocument, timebase: &TimeBase, machine: String) -> Vec<(Str
 
 /// `sigbench run SIGNATURE --fs FS -n N --dir …` for the plan of `d`.
 fn run_command(signature: &str, d: &RunDocument) -> String {
+    format!("sigbench run {signature} {}", plan_options(d))
+}
+
+/// The options that give a run's plan: `--fs FS -n N… [--dir DIR]…`.
+fn plan_options(d: &RunDocument) -> String {
     let n: Vec<String> = d.plan.n.iter().map(u64::to_string).collect();
-    let mut c = format!(
-        "sigbench run {signature} --fs {} -n {}",
-        d.testbed.fs,
-        n.join(",")
-    );
+    let mut c = format!("--fs {} -n {}", d.testbed.fs, n.join(","));
     for dir in &d.plan.dirs {
         c.push_str(&format!(" --dir '{dir}'"));
     }
@@ -569,13 +684,40 @@ fn commands(w: &Watch, g: usize, b: usize, metric: &str) -> Vec<String> {
             w.specs[b].0
         ),
         format!(
-            "sigbench bisect {} --fs {} --kernels {} {} --metric {metric_name}",
+            "sigbench bisect {} {} --kernels {} {} --metric {metric_name}",
             a.signature,
-            w.plan.testbed.fs.name(),
+            plan_options(&w.points[b][0]),
             w.specs[g].0,
             w.specs[b].0
         ),
     ]
+}
+
+/// The `bisect --tree` that repeats the bisect over the commits: its ends, by commit id.
+fn tree_command(
+    w: &Watch,
+    b: usize,
+    r: &sigbench::bisect::Report,
+    dir: &std::path::Path,
+) -> String {
+    let id = |k: Option<&String>| {
+        k.and_then(|n| n.split_whitespace().next())
+            .unwrap_or("?")
+            .to_string()
+    };
+    let mut c = format!(
+        "sigbench bisect {} {} --tree {} --good {} --bad {} --metric {}",
+        w.args.run.signature,
+        plan_options(&w.points[b][0]),
+        dir.display(),
+        id(r.kernels.first()),
+        id(r.kernels.last()),
+        r.outcome.metric
+    );
+    if let Some(config) = &w.args.config {
+        c.push_str(&format!(" --config {}", config.display()));
+    }
+    c
 }
 
 /// What a report is written from, and where it goes.
@@ -599,7 +741,7 @@ fn write_report(
     g: usize,
     b: usize,
     change: &mut ChangeRecord,
-    bisected: Option<&sigbench::bisect::Report>,
+    bisected: &[sigbench::bisect::Report],
     commands: Vec<String>,
 ) -> Result<String> {
     // The last good and first bad kernels' runs (all that are stored now).
@@ -621,7 +763,7 @@ fn write_report(
         signature: r.signature.clone(),
         case: r.case.clone(),
         comparison: cmp,
-        bisect: bisected,
+        bisects: bisected.iter().collect(),
         series,
         commands,
     };
@@ -646,7 +788,7 @@ fn write_report(
         );
         change.report = Some(txt.display().to_string());
         r.store.keep_change(change)?;
-        let confirmed = matches!(change.status, Status::Confirmed | Status::Bisected);
+        let confirmed = change.status.alerted();
         if let (Some(cmd), true) = (r.exec, confirmed) {
             let status = std::process::Command::new("sh")
                 .args(["-c", cmd, "sh"])
@@ -770,7 +912,7 @@ fn over_stored(args: &WatchArgs) -> Result<i32> {
                 g,
                 b,
                 &mut records[lead],
-                None,
+                &[],
                 commands,
             )?);
             let others: Vec<String> = all

@@ -21,8 +21,9 @@ pub struct Alert<'a> {
     pub case: Vec<(String, String)>,
     /// The last good kernel against the first bad one (the confirmation's runs).
     pub comparison: Comparison,
-    /// The bisect over the kernels between, when one ran.
-    pub bisect: Option<&'a crate::bisect::Report>,
+    /// The bisects that ran: over the kernels between, then over the commits between the
+    /// two releases (`--tree`).
+    pub bisects: Vec<&'a crate::bisect::Report>,
     /// The metric over the series: per kernel its name and repetitions (none: not
     /// measured), and whether it lies after the change.
     pub series: Vec<(String, Vec<f64>, bool)>,
@@ -57,17 +58,27 @@ fn what(c: &ChangeRecord) -> String {
 
 /// The first line, in the LKP robot's words; a change not measured again is a candidate.
 pub fn headline(a: &Alert) -> String {
+    use crate::store::changes::Status;
     let c = a.change;
-    let candidate = c.status == crate::store::changes::Status::New;
+    let on = match (c.status, &c.culprit) {
+        (Status::New, _) => format!("label {} (not confirmed)", c.first_bad),
+        // "ID subject": the robot's `commit: ID ("subject")`.
+        (Status::Culprit, Some(commit)) => match commit.split_once(' ') {
+            Some((id, subject)) => format!("commit {id} (\"{subject}\")"),
+            None => format!("commit {commit}"),
+        },
+        (_, culprit) => format!("kernel {}", culprit.as_deref().unwrap_or(&c.first_bad)),
+    };
     format!(
-        "sigbench noticed a {}{} of {} {} on: {} {}{}",
-        if candidate { "candidate " } else { "" },
+        "sigbench noticed a {}{} of {} {} on: {on}",
+        if c.status == Status::New {
+            "candidate "
+        } else {
+            ""
+        },
         what(c),
         a.signature,
         c.metric,
-        if candidate { "label" } else { "kernel" },
-        c.culprit.as_deref().unwrap_or(&c.first_bad),
-        if candidate { " (not confirmed)" } else { "" }
     )
 }
 
@@ -81,10 +92,13 @@ fn case_table(a: &Alert) -> Table {
 
 fn summary(a: &Alert) -> String {
     let c = a.change;
+    let bad = match c.status {
+        crate::store::changes::Status::Culprit => &c.first_bad,
+        _ => c.culprit.as_deref().unwrap_or(&c.first_bad),
+    };
     let mut s = format!(
-        "last good {}, first bad {}; in the series {} → {} (p {:.2e} over its metrics)",
+        "last good {}, first bad {bad}; in the series {} → {} (p {:.2e} over its metrics)",
         c.last_good,
-        c.culprit.as_deref().unwrap_or(&c.first_bad),
         super::compare::num(c.before),
         super::compare::num(c.after),
         c.p
@@ -115,7 +129,7 @@ pub fn text(a: &Alert) -> String {
         o.push('\n');
         o.push_str(&lkp_table(&a.comparison, 0, false).text());
     }
-    if let Some(b) = a.bisect {
+    for b in &a.bisects {
         o.push_str(&format!(
             "\nbisect of {} on {}, metric {}\n",
             b.signature, b.what, b.outcome.metric
@@ -123,6 +137,10 @@ pub fn text(a: &Alert) -> String {
         o.push_str(&super::bisect::steps_table(b).text());
         if let Some(f) = &b.first_bad {
             o.push_str(&format!("first bad: {f}\n"));
+        }
+        if let Some(changed) = &b.changed {
+            o.push('\n');
+            o.push_str(&super::table::from_changed(changed).text());
         }
     }
     o.push_str("\nto reproduce:\n");
@@ -149,10 +167,11 @@ pub fn document(a: &Alert) -> Result<Document> {
         .collect();
     let svg = bisect_strip(&c.metric, &c.metric, &steps)?;
     let mut tables = Vec::new();
-    if let Some(b) = a.bisect {
+    for b in &a.bisects {
         let mut t = super::bisect::steps_table(b);
         t.title = format!("bisect over {}, metric {}", b.what, b.outcome.metric);
         tables.push(t);
+        tables.extend(b.changed.iter().map(super::table::from_changed));
     }
     let mut commands = Table::new("to reproduce", &[("command", Align::Left)]);
     for cmd in &a.commands {

@@ -1,5 +1,6 @@
 //! The change points `sigbench watch` keeps: one row per change of one metric of one
-//! series, its status moving new → confirmed → bisected, or rejected, or acknowledged.
+//! series, its status moving new → confirmed → bisected → culprit, or rejected, or
+//! acknowledged.
 //! Kept in the results store, so a nightly `watch` against the lab's PostgreSQL remembers
 //! what it already said.
 
@@ -16,8 +17,11 @@ pub enum Status {
     New,
     /// Measured again, interleaved: the verdict engine calls the two kernels different.
     Confirmed,
-    /// Confirmed and bisected over the kernels between (or the commits).
+    /// Confirmed and bisected over the kernels between: the first bad one is known.
     Bisected,
+    /// Bisected further, over the commits between two releases (`watch --tree`): the
+    /// culprit is a commit.
+    Culprit,
     /// Measured again and not different: not a change.
     Rejected,
     /// Silenced by `watch --ack`.
@@ -30,15 +34,22 @@ impl Status {
             Status::New => "new",
             Status::Confirmed => "confirmed",
             Status::Bisected => "bisected",
+            Status::Culprit => "culprit",
             Status::Rejected => "rejected",
             Status::Acknowledged => "acknowledged",
         }
+    }
+
+    /// Whether a change with this status alerted (confirmed, and maybe bisected).
+    pub fn alerted(self) -> bool {
+        matches!(self, Status::Confirmed | Status::Bisected | Status::Culprit)
     }
 
     fn parse(s: &str) -> Status {
         match s {
             "confirmed" => Status::Confirmed,
             "bisected" => Status::Bisected,
+            "culprit" => Status::Culprit,
             "rejected" => Status::Rejected,
             "acknowledged" => Status::Acknowledged,
             _ => Status::New,
@@ -72,7 +83,8 @@ pub struct ChangeRecord {
     /// verdict engine's p-value, once measured again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirmed: Option<Confirmation>,
-    /// The bisect's first bad kernel or commit, when one ran.
+    /// The bisect's first bad kernel (its release), or with status culprit the first bad
+    /// commit (`ID subject`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub culprit: Option<String>,
     /// Where its report was written.
