@@ -4,7 +4,7 @@
 //! so that no change alerts twice. The pure parts live here: the series' identity, which
 //! stored runs belong to it, the metric series built from the runs, which kernels to
 //! measure first (`--every`), and a change found matched with what the store remembers.
-//! `cmd/watch.rs` measures and reports.
+//! `cmd/watch/` measures and reports.
 
 use crate::clock::TimeBase;
 use crate::plan::Plan;

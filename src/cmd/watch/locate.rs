@@ -1,0 +1,249 @@
+//! A change found, measured again (confirmed or rejected) and bisected: over the kernels
+//! between that were not measured, then with `--tree` over the commits between two releases.
+
+use super::*;
+
+/// Measure the last kernel before the change (`g`) and the first after it (`b`) again,
+/// interleaved (g, b, g, b), and judge each changed metric on those runs alone: the
+/// verdict engine, Holm over the metrics, and the change in the direction found. Returns
+/// each change as a record (stored), confirmed or rejected.
+pub(super) fn confirm(
+    w: &mut Watch,
+    key: &str,
+    g: usize,
+    b: usize,
+    here: &[&Change],
+    stored: &[ChangeRecord],
+) -> Result<Vec<ChangeRecord>> {
+    let half = w.args.confirm_reps.max(2).div_ceil(2);
+    let docs = w.boot(&[(g, half), (b, half), (g, half), (b, half)])?;
+    let side = |k: usize| -> Vec<RunDocument> {
+        docs.iter().skip(k).step_by(2).flatten().cloned().collect()
+    };
+    let (good, bad) = (side(0), side(1));
+    let judged = sigbench::watch::confirm(&good, &bad, here, w.timebase.noise_floor());
+    let mut out = Vec::new();
+    for (c, (confirmation, yes)) in here.iter().zip(judged) {
+        let mut r = match sigbench::watch::known(c, &w.names, stored) {
+            Some(k) => stored[k].clone(),
+            None => sigbench::watch::new_record(key, c, &w.names),
+        };
+        let p = confirmation.as_ref().map_or(1.0, |k| k.p);
+        r.confirmed = confirmation;
+        r.status = if yes {
+            Status::Confirmed
+        } else {
+            Status::Rejected
+        };
+        w.say(&format!(
+            "{}: {} (p {p:.2e})",
+            c.metric,
+            if yes { "confirmed" } else { "rejected" }
+        ));
+        w.store.keep_change(&mut r)?;
+        out.push(r);
+    }
+    Ok(out)
+}
+
+/// `--tree` with its map of releases to revisions (`--rev-map`, read and checked before
+/// anything is measured), or None.
+pub(super) fn rev_map(args: &WatchArgs) -> Result<Option<(PathBuf, sigbench::watch::RevMap)>> {
+    let Some(dir) = &args.tree else {
+        return Ok(None);
+    };
+    sigbench::bisect::git::Repo::open(dir)?;
+    let map = match &args.rev_map {
+        Some(f) => {
+            let meta =
+                std::fs::metadata(f).with_context(|| format!("--rev-map {}", f.display()))?;
+            if !meta.is_file() || meta.len() > 1 << 20 {
+                bail!(
+                    "--rev-map {}: not a map (a text file of `RELEASE REVISION` lines, at most 1 MiB)",
+                    f.display()
+                );
+            }
+            let text = std::fs::read_to_string(f)
+                .with_context(|| format!("--rev-map {}: cannot read it", f.display()))?;
+            sigbench::watch::RevMap::parse(&f.display().to_string(), &text)?
+        }
+        None => Default::default(),
+    };
+    Ok(Some((dir.clone(), map)))
+}
+
+/// The bisect steps and parameters for `metric` (`DIR/N=… NAME`) of the watched plan:
+/// stored runs are reused, so a step measured once is never measured again.
+fn bisect_setup<'a>(
+    w: &'a Watch,
+    metric: &str,
+    count: usize,
+) -> Result<(crate::cmd::bisect::Steps<'a>, BisectParams)> {
+    let (case, name) = metric.split_once(' ').unwrap_or(("", metric));
+    let (dir, n) = case.rsplit_once("/N=").unwrap_or((case, "0"));
+    let steps = crate::cmd::bisect::Steps {
+        args: &w.args.run,
+        plan: &w.plan,
+        opts: w.opts.clone(),
+        store: Store::open(&w.args.run.store.db)?,
+        resume: true,
+        metric: name.to_string(),
+        case: Some((dir.to_string(), n.parse().unwrap_or(0))),
+        timebase: w.timebase.clone(),
+        docs: vec![None; count],
+        measured_now: Vec::new(),
+    };
+    let params = BisectParams {
+        metric: name.to_string(),
+        reps: w.args.run.repetitions.max(1),
+        max_reps: w.args.max_reps.max(w.args.run.repetitions),
+        alpha: 0.05,
+        jobs: w.jobs,
+    };
+    Ok((steps, params))
+}
+
+fn progress(p: Progress) {
+    match p {
+        Progress::Note(msg) => sigbench::say!("sigbench: watch: bisect: {msg}"),
+        Progress::Step { name, .. } => sigbench::say!("sigbench: watch: bisect: {name}"),
+    }
+}
+
+/// A bisect that ended in an error other than an interrupt: said, and not an alert's end.
+fn failed_bisect<T>(w: &Watch, e: anyhow::Error) -> Result<Option<T>> {
+    if e.downcast_ref::<sigbench::interrupt::Interrupted>()
+        .is_some()
+    {
+        return Err(e);
+    }
+    w.say(&format!("the bisect found nothing: {e:#}"));
+    Ok(None)
+}
+
+/// Bisect the kernels between `g` and `b` that were not measured, on the confirmed metric
+/// that moved most; the first bad one becomes the changes' culprit. With none between,
+/// `b` is the culprit.
+pub(super) fn localise(
+    w: &mut Watch,
+    g: usize,
+    b: usize,
+    records: &mut [ChangeRecord],
+    confirmed: &[usize],
+) -> Result<Option<sigbench::bisect::Report>> {
+    let between: Vec<usize> = (g + 1..b).filter(|&i| w.keys[i].is_some()).collect();
+    let lead = sigbench::watch::lead(records, confirmed, false);
+    if between.is_empty() {
+        for &k in confirmed {
+            records[k].culprit = Some(w.names[b].clone());
+        }
+        return Ok(None);
+    }
+    let metric = records[lead].metric.clone();
+    let idx: Vec<usize> = std::iter::once(g)
+        .chain(between)
+        .chain(std::iter::once(b))
+        .collect();
+    w.say(&format!(
+        "bisecting the {} kernel(s) between {} and {} on {metric}",
+        idx.len() - 2,
+        w.names[g],
+        w.names[b]
+    ));
+    let (steps, params) = bisect_setup(w, &metric, idx.len())?;
+    let mut m = crate::cmd::bisect::Kernels {
+        steps,
+        specs: idx.iter().map(|&i| w.specs[i].clone()).collect(),
+        releases: idx.iter().map(|&i| Some(w.names[i].clone())).collect(),
+        jobs: w.jobs,
+        ahead: Default::default(),
+    };
+    let outcome = match bisect(&mut m, idx.len(), &params, &mut progress) {
+        Ok(o) => o,
+        Err(e) => return failed_bisect(w, e),
+    };
+    let docs = std::mem::take(&mut m.steps.docs);
+    drop(m);
+    // What the bisect measured is part of the series from now on.
+    for (j, &i) in idx.iter().enumerate() {
+        if let Some(d) = &docs[j]
+            && w.points[i].is_empty()
+        {
+            w.points[i] = d.clone();
+        }
+    }
+    let names: Vec<String> = idx.iter().map(|&i| w.names[i].clone()).collect();
+    let report = sigbench::bisect::Report::new(
+        format!("{} kernels", idx.len()),
+        w.plan.signature.name.clone(),
+        names,
+        outcome,
+    );
+    // The change now lies between the bisect's last good and first bad kernels.
+    if let Some(f) = report.outcome.first_bad {
+        let last_good = crate::cmd::bisect::last_good(&report.outcome, f).unwrap_or(0);
+        for &k in confirmed {
+            records[k].last_good = report.kernels[last_good].clone();
+            records[k].first_bad = report.kernels[f].clone();
+            records[k].culprit = Some(report.kernels[f].clone());
+            records[k].status = Status::Bisected;
+        }
+    }
+    Ok(Some(report))
+}
+
+/// `--tree`: bisect the commits between the last good release and the first bad one
+/// (each mapped to its revision) on the confirmed metric that moved most, as
+/// `bisect --tree` does; the first bad commit becomes the changes' culprit.
+pub(super) fn to_commit(
+    w: &mut Watch,
+    (dir, map): &(PathBuf, sigbench::watch::RevMap),
+    records: &mut [ChangeRecord],
+    confirmed: &[usize],
+) -> Result<Option<sigbench::bisect::Report>> {
+    let lead = sigbench::watch::lead(records, confirmed, false);
+    let r = &records[lead];
+    let bad_release = r.culprit.clone().unwrap_or_else(|| r.first_bad.clone());
+    let repo = sigbench::bisect::git::Repo::open(dir)?;
+    let mut revs = Vec::new();
+    for release in [&r.last_good, &bad_release] {
+        let found = map
+            .candidates(release)
+            .into_iter()
+            .find(|rev| repo.commit(rev).is_ok());
+        match found {
+            Some(rev) => revs.push(rev),
+            None => {
+                w.say(&format!(
+                    "--tree {}: no revision for {release} (add `{release} REVISION` to --rev-map, or tag it): not bisected over the commits",
+                    dir.display()
+                ));
+                return Ok(None);
+            }
+        }
+    }
+    let metric = r.metric.clone();
+    w.say(&format!(
+        "bisecting the commits from {} ({}) to {} ({}) on {metric}",
+        r.last_good, revs[0], bad_release, revs[1]
+    ));
+    let range = crate::cmd::bisect::TreeRange {
+        dir,
+        good: &revs[0],
+        bad: &revs[1],
+        config: w.args.config.as_deref(),
+    };
+    let (steps, params) = bisect_setup(w, &metric, 0)?;
+    let done = match crate::cmd::bisect::over_tree(&range, steps, &params, &mut progress) {
+        Ok(d) => d,
+        Err(e) => return failed_bisect(w, e),
+    };
+    let report = done.report(&w.plan.signature.name);
+    if let Some(f) = &report.first_bad {
+        for &k in confirmed {
+            records[k].culprit = Some(f.clone());
+            records[k].status = Status::Culprit;
+        }
+    }
+    Ok(Some(report))
+}

@@ -1,0 +1,229 @@
+//! A confirmed change's report: the test case, the commands that reproduce it, the text
+//! and HTML written to `--report-dir`, `--exec` run on it.
+
+use super::*;
+
+/// The machine that runs the guests, as a report names it.
+pub(super) fn machine() -> String {
+    let host = sigbench::host::Host::current();
+    format!("{} ({}, {} CPUs)", host.hostname, host.cpu_model, host.cpus)
+}
+
+/// Write an alert's report (see [`write_report`]) and add its text to `out`, with the
+/// other metrics confirmed with it.
+pub(super) fn report(w: &Watch, a: Alert, out: &mut String) -> Result<()> {
+    let Alert {
+        g,
+        b,
+        mut records,
+        confirmed,
+        kernels,
+        commits,
+    } = a;
+    let lead = sigbench::watch::lead(&records, &confirmed, true);
+    let mut cmds = commands(w, g, b, &records[lead].metric);
+    if let (Some(c), Some(dir)) = (&commits, &w.args.tree) {
+        cmds.push(tree_command(w, b, c, dir));
+    }
+    let bisected: Vec<_> = kernels.into_iter().chain(commits).collect();
+    let reporting = Reporting {
+        store: &w.store,
+        names: &w.names,
+        points: &w.points,
+        timebase: &w.timebase,
+        signature: w.plan.signature.name.clone(),
+        case: case_lines(&w.points[b][0], &w.timebase, machine()),
+        report_dir: w.args.report_dir.as_deref(),
+        exec: w.args.exec.as_deref(),
+    };
+    let text = write_report(&reporting, g, b, &mut records[lead], &bisected, cmds)?;
+    out.push_str(&text);
+    out.push('\n');
+    if confirmed.len() > 1 {
+        let others: Vec<String> = confirmed
+            .iter()
+            .filter(|&&k| k != lead)
+            .map(|&k| format!("{} (id {})", records[k].metric, records[k].id))
+            .collect();
+        crate::cmd::outln!(out, "confirmed with it: {}\n", others.join(", "));
+    }
+    Ok(())
+}
+
+/// The test case block of a report, from a run of the series; `machine` is where it ran.
+pub(super) fn case_lines(
+    d: &RunDocument,
+    timebase: &TimeBase,
+    machine: String,
+) -> Vec<(String, String)> {
+    let n: Vec<String> = d.plan.n.iter().map(u64::to_string).collect();
+    [
+        (
+            "signature",
+            format!("{} (sha256 {})", d.signature.name, d.signature.sha256),
+        ),
+        (
+            "filesystem",
+            format!(
+                "{} (mkfs options '{}', mount options '{}')",
+                d.testbed.fs,
+                d.testbed.mkfs_opts.join(" "),
+                d.testbed.mount_opts
+            ),
+        ),
+        ("directories", d.plan.dirs.join(" | ")),
+        ("N", n.join(", ")),
+        ("clock", timebase.to_string()),
+        ("machine", machine),
+    ]
+    .map(|(k, v)| (k.to_string(), v))
+    .into()
+}
+
+/// `sigbench run SIGNATURE --fs FS -n N --dir …` for the plan of `d`.
+pub(super) fn run_command(signature: &str, d: &RunDocument) -> String {
+    format!("sigbench run {signature} {}", plan_options(d))
+}
+
+/// The options that give a run's plan: `--fs FS -n N… [--dir DIR]…`.
+fn plan_options(d: &RunDocument) -> String {
+    let n: Vec<String> = d.plan.n.iter().map(u64::to_string).collect();
+    let mut c = format!("--fs {} -n {}", d.testbed.fs, n.join(","));
+    for dir in &d.plan.dirs {
+        c.push_str(&format!(" --dir '{dir}'"));
+    }
+    c
+}
+
+/// The commands that measure the change again.
+fn commands(w: &Watch, g: usize, b: usize, metric: &str) -> Vec<String> {
+    let a = &w.args.run;
+    let run = run_command(&a.signature, &w.points[b][0]);
+    let metric_name = metric.split_once(' ').map_or(metric, |x| x.1);
+    vec![
+        format!(
+            "{run} -r {} --kernel {} --kernel {}",
+            w.args.confirm_reps.max(3),
+            w.specs[g].0,
+            w.specs[b].0
+        ),
+        format!(
+            "sigbench bisect {} {} --kernels {} {} --metric {metric_name}",
+            a.signature,
+            plan_options(&w.points[b][0]),
+            w.specs[g].0,
+            w.specs[b].0
+        ),
+    ]
+}
+
+/// The `bisect --tree` that repeats the bisect over the commits: its ends, by commit id.
+fn tree_command(
+    w: &Watch,
+    b: usize,
+    r: &sigbench::bisect::Report,
+    dir: &std::path::Path,
+) -> String {
+    let id = |k: Option<&String>| {
+        k.and_then(|n| n.split_whitespace().next())
+            .unwrap_or("?")
+            .to_string()
+    };
+    let mut c = format!(
+        "sigbench bisect {} {} --tree {} --good {} --bad {} --metric {}",
+        w.args.run.signature,
+        plan_options(&w.points[b][0]),
+        dir.display(),
+        id(r.kernels.first()),
+        id(r.kernels.last()),
+        r.outcome.metric
+    );
+    if let Some(config) = &w.args.config {
+        c.push_str(&format!(" --config {}", config.display()));
+    }
+    c
+}
+
+/// What a report is written from, and where it goes.
+pub(super) struct Reporting<'a> {
+    pub(super) store: &'a Store,
+    /// The series' points: names and runs.
+    pub(super) names: &'a [String],
+    pub(super) points: &'a [Vec<RunDocument>],
+    pub(super) timebase: &'a TimeBase,
+    pub(super) signature: String,
+    pub(super) case: Vec<(String, String)>,
+    pub(super) report_dir: Option<&'a std::path::Path>,
+    /// `--exec`: run for confirmed changes only.
+    pub(super) exec: Option<&'a str>,
+}
+
+/// Write the report of a change (text and HTML into `--report-dir`), run `--exec` on it
+/// when it is confirmed, and return its text.
+pub(super) fn write_report(
+    r: &Reporting,
+    g: usize,
+    b: usize,
+    change: &mut ChangeRecord,
+    bisected: &[sigbench::bisect::Report],
+    commands: Vec<String>,
+) -> Result<String> {
+    // The last good and first bad kernels' runs (all that are stored now).
+    let cmp = compare(
+        &[
+            Samples::from_runs(&r.names[g], &r.points[g]),
+            Samples::from_runs(&r.names[b], &r.points[b]),
+        ],
+        sigbench::stats::Test::MannWhitney,
+        0.05,
+    );
+    let series = sigbench::watch::values(r.points, &change.metric, r.timebase.noise_floor())
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| (r.names[i].clone(), v, i >= b))
+        .collect();
+    let alert = sigbench::report::watch::Alert {
+        change,
+        signature: r.signature.clone(),
+        case: r.case.clone(),
+        comparison: cmp,
+        bisects: bisected.iter().collect(),
+        series,
+        commands,
+    };
+    let text = sigbench::report::watch::text(&alert);
+    if let Some(dir) = r.report_dir {
+        let stem = format!("change-{}", change.id);
+        let doc = sigbench::report::watch::document(&alert)?;
+        let html = sigbench::report::renderer(sigbench::report::Format::Html)
+            .report(&doc, &stem)
+            .map(|r| r.text)
+            .unwrap_or_default();
+        let (txt, page) = (
+            dir.join(format!("{stem}.txt")),
+            dir.join(format!("{stem}.html")),
+        );
+        std::fs::write(&txt, &text).with_context(|| format!("cannot write {}", txt.display()))?;
+        std::fs::write(&page, html).with_context(|| format!("cannot write {}", page.display()))?;
+        sigbench::say!(
+            "sigbench: watch: wrote {} and {}",
+            txt.display(),
+            page.display()
+        );
+        change.report = Some(txt.display().to_string());
+        r.store.keep_change(change)?;
+        let confirmed = change.status.alerted();
+        if let (Some(cmd), true) = (r.exec, confirmed) {
+            let status = std::process::Command::new("sh")
+                .args(["-c", cmd, "sh"])
+                .arg(&txt)
+                .env("SIGBENCH_REPORT", &txt)
+                .status()
+                .with_context(|| format!("cannot run --exec {cmd}"))?;
+            if !status.success() {
+                sigbench::say!("sigbench: watch: --exec {cmd} {}: {status}", txt.display());
+            }
+        }
+    }
+    Ok(text)
+}

@@ -1,0 +1,174 @@
+//! `watch --series` / `--series-glob` (what the store holds: candidates) and
+//! `watch --changes`.
+
+use super::reporting::{Reporting, case_lines, run_command, write_report};
+use super::*;
+
+/// `--series LABEL… | --series-glob PATTERN`: the change points of what the store holds.
+/// Each plan among the labels' runs is a series; a change the store does not know is
+/// recorded as a candidate (nothing can be measured again: the runs may come from any
+/// machine) and reported, `--exec` staying quiet until it is confirmed by measuring.
+pub(super) fn over_stored(args: &WatchArgs) -> Result<i32> {
+    let store = Store::open(&args.run.store.db)?;
+    let labels: Vec<String> = match &args.series_glob {
+        Some(p) => {
+            let pattern = glob::Pattern::new(p)
+                .map_err(|e| anyhow::anyhow!("--series-glob {p}: not a pattern ({e})"))?;
+            let all = store.labels()?;
+            let hit: Vec<String> = all.into_iter().filter(|l| pattern.matches(l)).collect();
+            if hit.is_empty() {
+                bail!(
+                    "--series-glob {p}: no stored label matches in {} (`sigbench runs` lists them)",
+                    store.location
+                );
+            }
+            hit
+        }
+        None => args.series.clone(),
+    };
+    let mut loaded = Vec::new();
+    for l in &labels {
+        let runs = store.load(&sigbench::store::Selector::Label(l.clone()))?;
+        if runs.is_empty() {
+            bail!(
+                "--series {l}: no runs labelled so in {} (`sigbench runs` lists them)",
+                store.location
+            );
+        }
+        loaded.push((l.clone(), runs));
+    }
+    let p = changepoint::Params {
+        min_effect: args.min_effect / 100.0,
+        ..Default::default()
+    };
+    let mut out = String::new();
+    let mut new = 0;
+    for (key, points) in sigbench::watch::stored_series(&loaded, args.order) {
+        let names: Vec<String> = points.iter().map(|(l, _)| l.clone()).collect();
+        let docs: Vec<Vec<RunDocument>> = points.into_iter().map(|(_, d)| d).collect();
+        let timebase = docs[0][0].host.timebase();
+        sigbench::say!(
+            "sigbench: watch: {key}: {} point(s): {}",
+            names.len(),
+            names.join(", ")
+        );
+        let series = sigbench::watch::metric_series(&docs, timebase.noise_floor());
+        let found = changepoint::changes(&series, &p);
+        let stored = store.changes(Some(&key))?;
+        let mut at: Vec<(usize, usize)> = found
+            .iter()
+            .filter(|c| {
+                sigbench::watch::known(c, &names, &stored).is_none()
+                    && !sigbench::watch::reported(c, &names, &stored)
+            })
+            .map(|c| (c.last_before, c.first_after))
+            .collect();
+        at.sort_unstable();
+        at.dedup();
+        for (g, b) in at {
+            let mut records: Vec<ChangeRecord> = found
+                .iter()
+                .filter(|c| {
+                    (c.last_before, c.first_after) == (g, b)
+                        && sigbench::watch::known(c, &names, &stored).is_none()
+                })
+                .map(|c| sigbench::watch::new_record(&key, c, &names))
+                .collect();
+            for r in &mut records {
+                store.keep_change(r)?;
+            }
+            let all: Vec<usize> = (0..records.len()).collect();
+            let lead = sigbench::watch::lead(&records, &all, true);
+            let d = &docs[b][0];
+            let machine = format!(
+                "{} ({}, {} CPUs)",
+                d.host.hostname, d.host.cpu_model, d.host.cpus
+            );
+            let reporting = Reporting {
+                store: &store,
+                names: &names,
+                points: &docs,
+                timebase: &timebase,
+                signature: d.signature.name.clone(),
+                case: case_lines(d, &timebase, machine),
+                report_dir: args.report_dir.as_deref(),
+                exec: None,
+            };
+            let commands = vec![
+                format!(
+                    "sigbench compare {} {} --db {}",
+                    names[g], names[b], store.location
+                ),
+                format!(
+                    "{} -r {} --kernel <{}'s kernel> --kernel <{}'s kernel>",
+                    run_command(&d.signature.name, d),
+                    args.confirm_reps.max(3),
+                    names[g],
+                    names[b]
+                ),
+            ];
+            out.push_str(&write_report(
+                &reporting,
+                g,
+                b,
+                &mut records[lead],
+                &[],
+                commands,
+            )?);
+            let others: Vec<String> = all
+                .iter()
+                .filter(|&&k| k != lead)
+                .map(|&k| format!("{} (id {})", records[k].metric, records[k].id))
+                .collect();
+            if !others.is_empty() {
+                crate::cmd::outln!(out, "found with it: {}", others.join(", "));
+            }
+            crate::cmd::outln!(
+                out,
+                "\na candidate: measure both again to confirm it (`watch --kernels` does)\n"
+            );
+            new += 1;
+        }
+    }
+    if new == 0 {
+        crate::cmd::outln!(out, "no new change in {} label(s)", labels.len());
+    }
+    crate::cmd::out(&out)?;
+    Ok(0)
+}
+
+/// `--changes`: what the store remembers, one line per change point.
+pub(super) fn list_changes(args: &WatchArgs) -> Result<i32> {
+    use sigbench::report::table::{Align, Table};
+    let store = Store::open_read(&args.run.store.db)?;
+    let mut t = Table::new(
+        "change points",
+        &[
+            ("id", Align::Right),
+            ("status", Align::Left),
+            ("metric", Align::Left),
+            ("last good", Align::Left),
+            ("first bad", Align::Left),
+            ("change", Align::Right),
+            ("series", Align::Left),
+        ],
+    );
+    for c in store.changes(None)? {
+        let ratio = c.ratio().unwrap_or(f64::NAN);
+        t.push(vec![
+            c.id.to_string(),
+            c.status.name().into(),
+            c.metric.clone(),
+            c.last_good.clone(),
+            c.culprit.clone().unwrap_or(c.first_bad.clone()),
+            if ratio.is_finite() {
+                format!("{:+.1} %", (ratio - 1.0) * 100.0)
+            } else {
+                "from 0".into()
+            },
+            c.series.clone(),
+        ]);
+    }
+    crate::cmd::out(&t.text())?;
+    Ok(0)
+}
