@@ -818,3 +818,77 @@ fn a_matrix_submitted_to_slurm_lands_in_one_postgres_store() {
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
     assert!(!mounts.contains("/run/sigbench/"), "{mounts}");
 }
+
+/// `bisect --slurm`: each round's kernels are one job array on the throwaway Slurm node,
+/// every task a `sigbench run --kernel` into the shared PostgreSQL, the round read back
+/// from it — the same first bad as a bisect on one machine (tests/vm.rs).
+#[test]
+fn a_bisect_on_slurm_names_the_first_612_build() {
+    require_root();
+    let _serial = one_at_a_time();
+    let kernels: Vec<String> = [(DEB_61, 1), (DEB_61, 0), (DEB_612, 1), (DEB_612, 0)]
+        .iter()
+        .map(|&(p, n)| debian_kernel_nth(p, n).display().to_string())
+        .collect();
+    let release = |k: &str| {
+        let name = Path::new(k)
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        name.trim_start_matches("linux-image-")
+            .split('_')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let first_bad = release(&kernels[2]);
+    let pg = Postgres::start("bisect");
+    let url = pg.url();
+    let slurm = Slurm::start();
+    let logs = slurm.dir.join("jobs");
+    let mut args = vec![
+        "bisect",
+        "churn",
+        "--fs",
+        "tmpfs",
+        "-n",
+        "20000",
+        "-r",
+        "3",
+        "--metric",
+        "create.slabinfo.maple_node.active_objs",
+        "--jobs",
+        "2",
+        "--slurm",
+        "--log-dir",
+        logs.to_str().unwrap(),
+        "--db",
+        &url,
+        "--kernels",
+    ];
+    args.extend(kernels.iter().map(String::as_str));
+    let started = Instant::now();
+    let out = slurm.sigbench(&args);
+    eprintln!("bisect --slurm: {:.0} s", started.elapsed().as_secs_f64());
+    assert!(out.status.success(), "{}{}", stderr(&out), slurm.logs());
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!("first bad: {first_bad}")),
+        "{text}{}",
+        slurm.logs()
+    );
+    assert!(stderr(&out).contains("as Slurm job"), "{}", stderr(&out));
+    // Every step ran in a Slurm task: the store holds each kernel's runs with its job.
+    let exported = run(&["export", "--db", &url]);
+    let export: serde_json::Value = serde_json::from_str(&stdout(&exported)).unwrap();
+    let runs = export["runs"].as_array().expect("runs");
+    assert!(runs.len() >= 3, "{export}");
+    assert!(
+        runs.iter().all(|r| r["slurm_job"].as_str().is_some()),
+        "{export}"
+    );
+    // Nothing of the tasks is left on the machine.
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+    assert!(!mounts.contains("/run/sigbench/"), "{mounts}");
+}

@@ -6,6 +6,7 @@
 //! of a kernel git tree, `git bisect` picking the commits; each is built in the tree
 //! (`kbuild`), booted from it, and stored as a run labelled by its 12-digit commit id.
 
+use super::slurm::Takes;
 use anyhow::{Context, Result, bail};
 use sigbench::bisect::{Call, Measure, Measured, Params, Progress, bisect, debversion, git};
 use sigbench::clock::TimeBase;
@@ -49,9 +50,36 @@ pub struct BisectArgs {
     /// The same as --json: the outcome (first bad, the steps, each verdict) as JSON
     #[arg(long = "bisect-json", value_name = "FILE")]
     bisect_json: Option<String>,
+    #[command(flatten)]
+    slurm: super::slurm::SlurmArgs,
     /// Everything `run` takes: the signature, --fs, -n, --dir, -r (repetitions per step)…
     #[command(flatten)]
     run: super::measure::Args,
+}
+
+/// Options of `bisect` itself, which a Slurm task's `run` does not take (nor -r: each task
+/// gets the repetitions its kernel lacks).
+const OWN: &[(&str, Takes)] = &[
+    ("--kernels", Takes::Many),
+    ("--tree", Takes::One),
+    ("--good", Takes::One),
+    ("--bad", Takes::One),
+    ("--config", Takes::One),
+    ("--metric", Takes::One),
+    ("--max-reps", Takes::One),
+    ("--resume", Takes::Flag),
+    ("--bisect-json", Takes::One),
+    ("--json", Takes::One),
+    ("--jobs", Takes::One),
+    ("-r", Takes::One),
+    ("--repetitions", Takes::One),
+];
+
+/// `--slurm`: a round's kernels go to Slurm as one job array.
+pub(super) struct OnSlurm<'a> {
+    pub(super) args: &'a super::slurm::SlurmArgs,
+    /// The `run` arguments every task gets (the command's own left out).
+    pub(super) argv: Vec<String>,
 }
 
 /// What both ways of bisecting share: the plan, the store, and the runs measured (or
@@ -186,6 +214,70 @@ pub(super) struct Kernels<'a> {
     pub(super) jobs: usize,
     /// What a round measured ahead (prefetch), until `measure` asks for it.
     pub(super) ahead: std::collections::HashMap<usize, Measured>,
+    /// `--slurm`: measured by Slurm's tasks instead of here.
+    pub(super) slurm: Option<OnSlurm<'a>>,
+}
+
+impl Kernels<'_> {
+    /// Measure `wanted` (each with the repetitions it must have) as one Slurm job array,
+    /// each task `sigbench run --kernel K` into the store; what each stored is read back.
+    fn on_slurm(&mut self, wanted: &[(usize, u32)]) -> Result<()> {
+        let Some(slurm) = &self.slurm else {
+            return Ok(());
+        };
+        let mut tasks = Vec::new();
+        let mut who = Vec::new();
+        for &(i, reps) in wanted {
+            let (name, spec) = self.specs[i].clone();
+            let k = match kernel::prepare(&spec, &name, &self.steps.opts.cache) {
+                Ok(k) => k,
+                Err(e) => {
+                    self.ahead.insert(i, Measured::Failed(format!("{e:#}")));
+                    continue;
+                }
+            };
+            self.releases[i] = Some(k.release.clone());
+            let have = self.steps.load(i, &k.release, Some(&k.key))?;
+            if have >= reps {
+                let m = self.steps.reuse_stored(i, &k.release);
+                self.ahead.insert(i, m);
+                continue;
+            }
+            // The task may start elsewhere: the kernel by its absolute path.
+            let kernel = match std::fs::canonicalize(&name) {
+                Ok(p) => p.display().to_string(),
+                Err(_) => name.clone(),
+            };
+            tasks.push(super::slurm::Task {
+                kernel,
+                repetitions: reps - have,
+            });
+            who.push(i);
+        }
+        let runs = super::slurm::run_round(
+            slurm.args,
+            &self.steps.plan.signature.name,
+            &slurm.argv,
+            &self.steps.args.store.db,
+            &tasks,
+        )?;
+        for (i, docs) in who.into_iter().zip(runs) {
+            if docs.is_empty() {
+                self.ahead.insert(
+                    i,
+                    Measured::Failed(
+                        "its Slurm task stored nothing (see the task's output)".into(),
+                    ),
+                );
+                continue;
+            }
+            self.steps.measured_now.push(i);
+            self.steps.docs[i].get_or_insert_with(Vec::new).extend(docs);
+            self.ahead
+                .insert(i, Measured::Samples(self.steps.samples(i)));
+        }
+        Ok(())
+    }
 }
 
 impl Measure for Kernels<'_> {
@@ -201,6 +293,9 @@ impl Measure for Kernels<'_> {
     }
 
     fn prefetch(&mut self, wanted: &[(usize, u32)]) -> Result<()> {
+        if self.slurm.is_some() {
+            return self.on_slurm(wanted);
+        }
         if self.jobs < 2 {
             return Ok(());
         }
@@ -260,6 +355,13 @@ impl Measure for Kernels<'_> {
             if enough || matches!(m, Measured::Failed(_)) {
                 return Ok(m);
             }
+        }
+        if self.slurm.is_some() {
+            self.on_slurm(&[(i, reps)])?;
+            return Ok(self
+                .ahead
+                .remove(&i)
+                .unwrap_or_else(|| Measured::Failed("not measured".into())));
         }
         let (name, spec) = self.specs[i].clone();
         let k = match kernel::prepare(&spec, &name, &self.steps.opts.cache) {
@@ -398,6 +500,11 @@ pub fn run(args: BisectArgs) -> Result<i32> {
     }
     if args.run.no_store {
         bail!("bisect stores every step (that is what --resume reuses): drop --no-store");
+    }
+    if args.slurm.slurm && args.tree.is_some() {
+        bail!(
+            "--slurm measures a list of kernels (--kernels): a --tree is built and bisected in one place"
+        );
     }
     if args.run.json.is_some() && args.bisect_json.is_some() {
         bail!("--json and --bisect-json both name the bisect's JSON document: give one");
@@ -606,6 +713,10 @@ fn over_list(
         specs,
         jobs: params.jobs,
         ahead: Default::default(),
+        slurm: args.slurm.slurm.then(|| OnSlurm {
+            args: &args.slurm,
+            argv: super::slurm::task_argv(&std::env::args().collect::<Vec<_>>(), "bisect", OWN),
+        }),
     };
     let outcome = bisect(&mut m, list.len(), params, progress)?;
     let mut names: Vec<String> = (0..list.len()).map(|i| m.name(i)).collect();

@@ -356,3 +356,94 @@ pub fn stepped_series(dir: &Path) -> PathBuf {
     std::fs::write(&file, export.to_string()).unwrap();
     file
 }
+
+/// A Debian linux-image package of `series` (`6.1` or `6.12`), downloaded once into the
+/// cache (apt-get download: the package registry is reachable from CI).
+pub fn debian_kernel(pattern: &str) -> PathBuf {
+    debian_kernel_nth(pattern, 0)
+}
+
+/// The `back`-th newest Debian linux-image package matching `pattern` (0: the newest).
+pub fn debian_kernel_nth(pattern: &str, back: usize) -> PathBuf {
+    let dir = Path::new("/var/cache/sigbench/debs");
+    std::fs::create_dir_all(dir).unwrap();
+    // Tests run in parallel: one downloads (and runs apt-get update) while the others wait,
+    // so none sees a half-written package or meets apt's lock.
+    let lock = std::fs::File::create(dir.join(".lock")).unwrap();
+    use std::os::fd::AsFd;
+    sigbench::sys::os::flock(lock.as_fd(), libc::LOCK_EX).unwrap();
+    let search = |p: &str| -> Vec<String> {
+        let out = Command::new("apt-cache")
+            .args(["search", "--names-only", p])
+            .output()
+            .unwrap();
+        let mut names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.split_whitespace().next().map(String::from))
+            .collect();
+        names.sort_by_key(|n| {
+            n.split(|c: char| !c.is_ascii_digit())
+                .filter_map(|x| x.parse::<u64>().ok())
+                .collect::<Vec<_>>()
+        });
+        names
+    };
+    let mut names = search(pattern);
+    if names.is_empty() {
+        assert!(
+            Command::new("apt-get")
+                .args(["update", "-qq"])
+                .status()
+                .unwrap()
+                .success()
+        );
+        names = search(pattern);
+    }
+    let name = names
+        .iter()
+        .rev()
+        .nth(back)
+        .unwrap_or_else(|| panic!("no Debian package matches {pattern} ({back} back)"))
+        .clone();
+    let existing = |d: &Path| {
+        std::fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with(&format!("{name}_"))
+            })
+    };
+    if let Some(p) = existing(dir) {
+        return p;
+    }
+    // Download beside the cache and move it in whole: an interrupted download never
+    // passes for a package.
+    let partial = dir.join(".partial");
+    let _ = std::fs::remove_dir_all(&partial);
+    std::fs::create_dir_all(&partial).unwrap();
+    let status = Command::new("apt-get")
+        .args(["download", "-qq", &name])
+        .current_dir(&partial)
+        .status()
+        .unwrap();
+    assert!(status.success(), "apt-get download {name}");
+    let got = existing(&partial).unwrap();
+    let dest = dir.join(got.file_name().unwrap());
+    std::fs::rename(&got, &dest).unwrap();
+    dest
+}
+
+pub fn export_runs(out: &std::process::Output) -> Vec<serde_json::Value> {
+    let doc: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("--json - prints the export");
+    assert_eq!(doc["schema"], "sigbench.export");
+    doc["runs"].as_array().unwrap().clone()
+}
+
+/// Debian's 6.1 and 6.12 kernel packages, by name.
+pub const DEB_61: &str = "^linux-image-6\\.1\\.0-[0-9]+-amd64$";
+pub const DEB_612: &str = "^linux-image-6\\.12\\.[0-9]+\\+deb12-amd64$";

@@ -157,6 +157,7 @@ pub(super) fn localise(
         releases: idx.iter().map(|&i| Some(w.names[i].clone())).collect(),
         jobs: w.jobs,
         ahead: Default::default(),
+        slurm: None,
     };
     let outcome = match bisect(&mut m, idx.len(), &params, &mut progress) {
         Ok(o) => o,

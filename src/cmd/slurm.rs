@@ -1,0 +1,428 @@
+//! Slurm for the commands that measure: `submit` (a plan's slices as a job array) and
+//! `bisect --slurm` (each round's kernels as a job array, read back from the shared store).
+//! The sbatch options they share, the job script's header, submitting it, waiting for it,
+//! and the `run` command line a task gets (the command's own options left out).
+
+use anyhow::{Context, Result, bail};
+use sigbench::results::RunDocument;
+use sigbench::store::{Location, Selector, Store};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// How tasks go to Slurm.
+#[derive(clap::Args, Clone, Debug)]
+pub struct SlurmArgs {
+    /// Run on Slurm: as a job array (submit: the slices; bisect: each round's kernels,
+    /// read back from the shared --db)
+    #[arg(long)]
+    pub slurm: bool,
+    /// Slurm partition
+    #[arg(long, value_name = "P", requires = "slurm")]
+    pub partition: Option<String>,
+    /// Time limit of each task (Slurm's format, e.g. 30:00)
+    #[arg(long, value_name = "T", requires = "slurm")]
+    pub time: Option<String>,
+    /// At most K tasks at once (the array's %K)
+    #[arg(long, value_name = "K", requires = "slurm")]
+    pub max_parallel: Option<u32>,
+    /// Another sbatch option for the job script, e.g. --sbatch-arg=--exclusive (repeatable)
+    #[arg(
+        long = "sbatch-arg",
+        value_name = "ARG",
+        allow_hyphen_values = true,
+        requires = "slurm"
+    )]
+    pub sbatch_args: Vec<String>,
+    /// Where the job scripts and every task's output go
+    #[arg(long, value_name = "DIR", default_value = "sigbench-slurm")]
+    pub log_dir: PathBuf,
+}
+
+/// How many values an option of a command takes (for [`task_argv`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Takes {
+    Flag,
+    One,
+    /// Every argument up to the next option.
+    Many,
+}
+
+/// The options of [`SlurmArgs`], which no task gets.
+pub const SLURM_OPTIONS: &[(&str, Takes)] = &[
+    ("--slurm", Takes::Flag),
+    ("--partition", Takes::One),
+    ("--time", Takes::One),
+    ("--max-parallel", Takes::One),
+    ("--sbatch-arg", Takes::One),
+    ("--log-dir", Takes::One),
+    ("--db", Takes::One),
+];
+
+/// The `run` arguments of the command line `argv` that started `command`: everything
+/// after the subcommand but the options in `own` and [`SLURM_OPTIONS`] (a task gets --db
+/// without its password, and what the command decides per task).
+pub fn task_argv(argv: &[String], command: &str, own: &[(&str, Takes)]) -> Vec<String> {
+    let start = argv
+        .iter()
+        .position(|a| a == command)
+        .map_or(argv.len(), |i| i + 1);
+    let mut out = Vec::new();
+    let mut it = argv[start..].iter().peekable();
+    while let Some(a) = it.next() {
+        if a == "--" {
+            out.push(a.clone());
+            out.extend(it.by_ref().cloned());
+            break;
+        }
+        let name = a.split('=').next().unwrap_or(a);
+        // A short option with its value attached (`-r3`).
+        let attached = own
+            .iter()
+            .any(|(f, t)| f.len() == 2 && *t == Takes::One && a.len() > 2 && a.starts_with(f));
+        if attached && !a.starts_with("--") {
+            continue;
+        }
+        match own.iter().chain(SLURM_OPTIONS).find(|(f, _)| *f == name) {
+            Some((_, Takes::One)) if !a.contains('=') => {
+                it.next();
+            }
+            Some((_, Takes::Many)) if !a.contains('=') => {
+                while it.peek().is_some_and(|n| !n.starts_with('-')) {
+                    it.next();
+                }
+            }
+            Some(_) => {}
+            None => out.push(a.clone()),
+        }
+    }
+    out
+}
+
+/// `s` as one shell word.
+pub fn quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,@%+".contains(&b))
+    {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+impl SlurmArgs {
+    /// The job script's header: `tasks` array tasks named `name`, output under `log_dir`.
+    pub fn header(&self, name: &str, tasks: usize, log_dir: &Path) -> Result<String> {
+        let mut s = String::from("#!/bin/bash\n");
+        s.push_str(&format!("#SBATCH --job-name=sigbench-{}\n", quote(name)));
+        let throttle = self.max_parallel.map_or(String::new(), |k| format!("%{k}"));
+        s.push_str(&format!("#SBATCH --array=0-{}{throttle}\n", tasks - 1));
+        s.push_str(&format!(
+            "#SBATCH --output={}\n",
+            quote(&log_dir.join("slice-%A_%a.out").display().to_string())
+        ));
+        if let Some(p) = &self.partition {
+            s.push_str(&format!("#SBATCH --partition={}\n", quote(p)));
+        }
+        if let Some(t) = &self.time {
+            s.push_str(&format!("#SBATCH --time={}\n", quote(t)));
+        }
+        for a in &self.sbatch_args {
+            if a.contains('\n') {
+                bail!("--sbatch-arg {a:?}: one line, please");
+            }
+            s.push_str(&format!("#SBATCH {a}\n"));
+        }
+        Ok(s)
+    }
+
+    /// Check what a job needs before anything is submitted: --max-parallel ≥ 1, a store
+    /// the tasks can reach (said when it is an SQLite file), the log directory. Returns
+    /// the store's password (handed to sbatch in the environment, never written) and the
+    /// log directory, absolute.
+    pub fn prepare(&self, db: &Location, reach: bool) -> Result<(Option<String>, PathBuf)> {
+        if self.max_parallel == Some(0) {
+            bail!("--max-parallel: at least 1");
+        }
+        let mut password = None;
+        match db {
+            Location::Sqlite(p) => sigbench::say!(
+                "sigbench: warning: --db {} is an SQLite file: tasks on other nodes cannot write it unless it is on a filesystem they share (give --db postgres://…)",
+                p.display()
+            ),
+            Location::Postgres(url) => {
+                sigbench::store::location::check_pg_url(url)?;
+                password = sigbench::store::location::pg_config(url)?
+                    .get_password()
+                    .map(|p| String::from_utf8_lossy(p).into_owned());
+                // The tasks must reach it: fail here, not in every task.
+                if reach {
+                    Store::open(db)?;
+                }
+            }
+        }
+        std::fs::create_dir_all(&self.log_dir)
+            .with_context(|| format!("cannot create {}", self.log_dir.display()))?;
+        let log_dir = std::fs::canonicalize(&self.log_dir)?;
+        Ok((password, log_dir))
+    }
+}
+
+/// Write the job script `text` into `log_dir` and submit it; the job's id.
+pub fn submit(text: &str, log_dir: &Path, password: Option<&str>) -> Result<(String, PathBuf)> {
+    let file = log_dir.join(format!("job-{}.sbatch", sigbench::results::new_run_id()));
+    std::fs::write(&file, text).with_context(|| format!("cannot write {}", file.display()))?;
+    let mut cmd = Command::new("sbatch");
+    cmd.arg("--parsable").arg(&file);
+    if let Some(p) = password {
+        cmd.env("PGPASSWORD", p);
+    }
+    let out = cmd
+        .output()
+        .context("cannot run sbatch (is Slurm installed here?)")?;
+    if !out.status.success() {
+        bail!(
+            "sbatch {}: {}",
+            file.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    let job = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    if job.is_empty() || !job.bytes().all(|b| b.is_ascii_digit()) {
+        bail!("sbatch {}: no job id in its answer", file.display());
+    }
+    Ok((job, file))
+}
+
+/// Slurm's state per array task of `job` (`scontrol -o show job`; accounting may be
+/// absent). Pending ranges (`ArrayTaskId=2-3%1`) are expanded. None when Slurm no longer
+/// knows the job.
+pub fn states(job: &str) -> Result<Option<BTreeMap<usize, String>>> {
+    let out = Command::new("scontrol")
+        .args(["-o", "show", "job", job])
+        .output()
+        .context("cannot run scontrol (is Slurm installed here?)")?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        if err.contains("Invalid job id") {
+            return Ok(None);
+        }
+        bail!("scontrol show job {job}: {}", err.trim());
+    }
+    let mut m = BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let field = |k: &str| {
+            line.split_whitespace()
+                .find_map(|w| w.strip_prefix(k))
+                .map(str::to_string)
+        };
+        let (Some(tasks), Some(state)) = (field("ArrayTaskId="), field("JobState=")) else {
+            continue;
+        };
+        for part in tasks.split('%').next().unwrap_or("").split(',') {
+            let (a, b) = part.split_once('-').unwrap_or((part, part));
+            let (Ok(a), Ok(b)) = (a.parse::<usize>(), b.parse::<usize>()) else {
+                continue;
+            };
+            for i in a..=b.min(a + 100_000) {
+                m.insert(i, state.clone());
+            }
+        }
+    }
+    Ok(Some(m))
+}
+
+/// Whether a task in Slurm state `s` may still run (or is finishing).
+fn active(s: &str) -> bool {
+    matches!(
+        s,
+        "PENDING"
+            | "RUNNING"
+            | "CONFIGURING"
+            | "COMPLETING"
+            | "REQUEUED"
+            | "RESIZING"
+            | "SUSPENDED"
+    )
+}
+
+/// Wait until no task of `job` is pending or running. An interrupt cancels the job.
+pub fn wait(job: &str) -> Result<()> {
+    loop {
+        if let Err(e) = sigbench::interrupt::check() {
+            let _ = Command::new("scancel").arg(job).status();
+            sigbench::say!("sigbench: cancelled Slurm job {job}");
+            return Err(e.into());
+        }
+        match states(job)? {
+            Some(s) if s.values().any(|v| active(v)) => {}
+            _ => return Ok(()),
+        }
+        std::thread::sleep(std::time::Duration::from_secs(2));
+    }
+}
+
+/// One task of a round: `sigbench run` on one kernel.
+pub struct Task {
+    /// The kernel as `--kernel` takes it.
+    pub kernel: String,
+    pub repetitions: u32,
+}
+
+/// Run `tasks` as one Slurm job array — task i `sigbench run ARGV --kernel K_i -r R_i
+/// --db DB` — wait for it, and read back what each task stored (by the job's id, so
+/// nothing stored before is mixed in). Per task its runs (none: see its output file).
+pub fn run_round(
+    slurm: &SlurmArgs,
+    name: &str,
+    argv: &[String],
+    db: &Location,
+    tasks: &[Task],
+) -> Result<Vec<Vec<RunDocument>>> {
+    if tasks.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (password, log_dir) = slurm.prepare(db, false)?;
+    let exe = std::env::current_exe().context("cannot find the sigbench binary")?;
+    let mut s = slurm.header(name, tasks.len(), &log_dir)?;
+    s.push_str(&format!(
+        "# sigbench: {} kernel(s), one per array task\ncase \"$SLURM_ARRAY_TASK_ID\" in\n",
+        tasks.len()
+    ));
+    for (i, t) in tasks.iter().enumerate() {
+        let mut cmd = vec![quote(&exe.display().to_string()), "run".into()];
+        cmd.extend(argv.iter().map(|a| quote(a)));
+        cmd.extend([
+            "--kernel".into(),
+            quote(&t.kernel),
+            "-r".into(),
+            t.repetitions.to_string(),
+            "--db".into(),
+            quote(&db.to_string()),
+        ]);
+        s.push_str(&format!("{i}) exec {} ;;\n", cmd.join(" ")));
+    }
+    s.push_str("esac\nexit 2\n");
+    let (job, file) = submit(&s, &log_dir, password.as_deref())?;
+    sigbench::say!(
+        "sigbench: {} kernel(s) as Slurm job {job} (script {}, output {}/slice-{job}_N.out)",
+        tasks.len(),
+        file.display(),
+        log_dir.display()
+    );
+    wait(&job)?;
+    let store = Store::open_read(db)?;
+    let prefix = format!("{job}_");
+    let mut out = vec![Vec::new(); tasks.len()];
+    for d in store.load(&Selector::SlurmJob(job.clone()))? {
+        let task = d
+            .slurm_job
+            .as_deref()
+            .and_then(|j| j.strip_prefix(&prefix))
+            .and_then(|t| t.parse::<usize>().ok());
+        if let Some(t) = task.filter(|&t| t < tasks.len()) {
+            out[t].push(d);
+        }
+    }
+    for (i, runs) in out.iter().enumerate() {
+        if runs.is_empty() {
+            sigbench::say!(
+                "sigbench: Slurm task {job}_{i} ({}) stored nothing: see {}/slice-{job}_{i}.out",
+                tasks[i].kernel,
+                log_dir.display()
+            );
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_tasks_get_the_run_options_and_not_the_commands_own() {
+        let own = [("--dry-run", Takes::Flag), ("--status", Takes::One)];
+        assert_eq!(
+            task_argv(
+                &argv(&[
+                    "sigbench",
+                    "submit",
+                    "churn",
+                    "--slurm",
+                    "--fs",
+                    "btrfs,ext4",
+                    "--time=10:00",
+                    "--partition",
+                    "p",
+                    "--sbatch-arg",
+                    "--exclusive",
+                    "--db",
+                    "postgres://x/y",
+                    "-n",
+                    "250",
+                    "--dry-run",
+                    "--max-parallel",
+                    "2",
+                    "--dir",
+                    "a",
+                ]),
+                "submit",
+                &own
+            ),
+            ["churn", "--fs", "btrfs,ext4", "-n", "250", "--dir", "a"]
+        );
+        // A list option takes everything up to the next option.
+        let own = [
+            ("--kernels", Takes::Many),
+            ("--metric", Takes::One),
+            ("-r", Takes::One),
+        ];
+        assert_eq!(
+            task_argv(
+                &argv(&[
+                    "sigbench",
+                    "bisect",
+                    "test3",
+                    "--kernels",
+                    "a.deb",
+                    "b.deb",
+                    "c.deb",
+                    "--fs",
+                    "btrfs",
+                    "-r",
+                    "3",
+                    "--metric=wall_ms",
+                    "--slurm",
+                    "-r4",
+                ]),
+                "bisect",
+                &own
+            ),
+            ["test3", "--fs", "btrfs"]
+        );
+    }
+
+    #[test]
+    fn quotes_for_the_shell() {
+        assert_eq!(quote("btrfs,ext4"), "btrfs,ext4");
+        assert_eq!(quote("a b"), "'a b'");
+        assert_eq!(quote("it's"), "'it'\\''s'");
+        assert_eq!(quote(""), "''");
+    }
+
+    #[test]
+    fn a_task_is_active_until_slurm_ends_it() {
+        assert!(active("PENDING") && active("RUNNING") && active("COMPLETING"));
+        assert!(!active("COMPLETED") && !active("FAILED") && !active("CANCELLED"));
+    }
+}
