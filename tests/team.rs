@@ -888,6 +888,42 @@ fn a_bisect_on_slurm_names_the_first_612_build() {
         runs.iter().all(|r| r["slurm_job"].as_str().is_some()),
         "{export}"
     );
+    // `watch --slurm` over the same kernels and store: what the bisect's tasks stored is
+    // not measured again; the change is confirmed by a job array of its own.
+    let mut args = vec![
+        "watch",
+        "churn",
+        "--fs",
+        "tmpfs",
+        "-n",
+        "20000",
+        "-r",
+        "3",
+        "--slurm",
+        "--log-dir",
+        logs.to_str().unwrap(),
+        "--db",
+        &url,
+        "--kernels",
+    ];
+    args.extend(kernels.iter().map(String::as_str));
+    let started = Instant::now();
+    let out = slurm.sigbench(&args);
+    eprintln!("watch --slurm: {:.0} s", started.elapsed().as_secs_f64());
+    assert!(out.status.success(), "{}{}", stderr(&out), slurm.logs());
+    let text = stdout(&out);
+    assert!(
+        text.lines().any(|l| l.starts_with("sigbench noticed")
+            && l.ends_with(&format!("on: kernel {first_bad}"))),
+        "{text}"
+    );
+    assert!(
+        text.contains("create.slabinfo.maple_node.active_objs"),
+        "{text}"
+    );
+    let said = stderr(&out);
+    assert!(said.contains("as Slurm job"), "{said}");
+    assert!(said.contains("measuring both again"), "{said}");
     // Nothing of the tasks is left on the machine.
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
     assert!(!mounts.contains("/run/sigbench/"), "{mounts}");

@@ -243,13 +243,8 @@ impl Kernels<'_> {
                 self.ahead.insert(i, m);
                 continue;
             }
-            // The task may start elsewhere: the kernel by its absolute path.
-            let kernel = match std::fs::canonicalize(&name) {
-                Ok(p) => p.display().to_string(),
-                Err(_) => name.clone(),
-            };
             tasks.push(super::slurm::Task {
-                kernel,
+                kernel: super::slurm::task_kernel(&name),
                 repetitions: reps - have,
             });
             who.push(i);

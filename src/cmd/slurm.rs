@@ -267,6 +267,15 @@ pub fn wait(job: &str) -> Result<()> {
     }
 }
 
+/// A kernel argument as a task gets it: a file by its absolute path (the task may start
+/// in another directory, on another node), anything else as it is.
+pub fn task_kernel(arg: &str) -> String {
+    match std::fs::canonicalize(arg) {
+        Ok(p) => p.display().to_string(),
+        Err(_) => arg.to_string(),
+    }
+}
+
 /// One task of a round: `sigbench run` on one kernel.
 pub struct Task {
     /// The kernel as `--kernel` takes it.

@@ -157,7 +157,10 @@ pub(super) fn localise(
         releases: idx.iter().map(|&i| Some(w.names[i].clone())).collect(),
         jobs: w.jobs,
         ahead: Default::default(),
-        slurm: None,
+        slurm: w.slurm.clone().map(|argv| crate::cmd::bisect::OnSlurm {
+            args: &w.args.slurm,
+            argv,
+        }),
     };
     let outcome = match bisect(&mut m, idx.len(), &params, &mut progress) {
         Ok(o) => o,

@@ -8,6 +8,7 @@
 //! report (`--report-dir`, text and HTML) and handed to `--exec`. `--ack ID` silences a
 //! change; `--changes` lists what the store remembers.
 
+use super::slurm::Takes;
 use anyhow::{Context, Result, bail};
 use sigbench::bisect::{Params as BisectParams, Progress, bisect};
 use sigbench::clock::TimeBase;
@@ -81,10 +82,36 @@ pub struct WatchArgs {
     /// List the change points the store remembers and exit
     #[arg(long, conflicts_with_all = ["watch_kernels", "ack"])]
     changes: bool,
+    #[command(flatten)]
+    slurm: super::slurm::SlurmArgs,
     /// Everything `run` takes: the signature, --fs, -n, --dir, -r (repetitions per kernel)…
     #[command(flatten)]
     run: super::measure::Args,
 }
+
+/// Options of `watch` itself, which a Slurm task's `run` does not take (nor -r: each task
+/// gets the repetitions its kernel lacks).
+const OWN: &[(&str, Takes)] = &[
+    ("--kernels", Takes::Many),
+    ("--series", Takes::Many),
+    ("--series-glob", Takes::One),
+    ("--order", Takes::One),
+    ("--every", Takes::One),
+    ("--min-effect", Takes::One),
+    ("--confirm-reps", Takes::One),
+    ("--max-reps", Takes::One),
+    ("--tree", Takes::One),
+    ("--rev-map", Takes::One),
+    ("--config", Takes::One),
+    ("--report-dir", Takes::One),
+    ("--exec", Takes::One),
+    ("--ack", Takes::One),
+    ("--changes", Takes::Flag),
+    ("--json", Takes::One),
+    ("--jobs", Takes::One),
+    ("-r", Takes::One),
+    ("--repetitions", Takes::One),
+];
 
 /// The series as it is being watched.
 struct Watch<'a> {
@@ -101,6 +128,8 @@ struct Watch<'a> {
     /// Each kernel's runs of this plan (stored, or measured now).
     points: Vec<Vec<RunDocument>>,
     measured: usize,
+    /// `--slurm`: the `run` arguments of every task (the kernels are measured there).
+    slurm: Option<Vec<String>>,
 }
 
 impl Watch<'_> {
@@ -111,6 +140,9 @@ impl Watch<'_> {
     /// Runs of `plan` on kernel `i` as boots (`reps` repetitions each), `jobs` at once;
     /// each stored under the kernel's release as it comes. Returns the documents, per boot.
     fn boot(&mut self, wanted: &[(usize, u32)]) -> Result<Vec<Option<RunDocument>>> {
+        if self.slurm.is_some() {
+            return self.on_slurm(wanted);
+        }
         let boots: Vec<guests::Boot> = wanted
             .iter()
             .map(|&(i, reps)| guests::Boot {
@@ -157,6 +189,32 @@ impl Watch<'_> {
         Ok(out)
     }
 
+    /// As [`Watch::boot`], the boots one Slurm job array (each task `sigbench run
+    /// --kernel`, storing as it goes), read back when it has ended.
+    fn on_slurm(&mut self, wanted: &[(usize, u32)]) -> Result<Vec<Option<RunDocument>>> {
+        let tasks: Vec<super::slurm::Task> = wanted
+            .iter()
+            .map(|&(i, reps)| super::slurm::Task {
+                kernel: super::slurm::task_kernel(&self.specs[i].0),
+                repetitions: reps,
+            })
+            .collect();
+        let runs = super::slurm::run_round(
+            &self.args.slurm,
+            &self.plan.signature.name,
+            self.slurm.as_deref().unwrap_or_default(),
+            &self.args.run.store.db,
+            &tasks,
+        )?;
+        let mut out = Vec::new();
+        for (&(i, _), docs) in wanted.iter().zip(runs) {
+            out.push(docs.first().cloned());
+            self.measured += docs.len();
+            self.points[i].extend(docs);
+        }
+        Ok(out)
+    }
+
     /// How many repetitions of kernel `i` are stored or measured.
     fn reps(&self, i: usize) -> u32 {
         self.points[i]
@@ -177,6 +235,11 @@ impl Watch<'_> {
 }
 
 pub fn run(args: WatchArgs) -> Result<i32> {
+    if args.slurm.slurm && args.list.is_empty() {
+        bail!(
+            "--slurm measures a series of kernels (--kernels): --series, --changes and --ack measure nothing"
+        );
+    }
     if let Some(id) = args.ack {
         let store = Store::open(&args.run.store.db)?;
         let c = store.acknowledge(id)?;
@@ -218,6 +281,10 @@ pub fn run(args: WatchArgs) -> Result<i32> {
         points: vec![Vec::new(); specs.len()],
         specs,
         measured: 0,
+        slurm: args
+            .slurm
+            .slurm
+            .then(|| super::slurm::task_argv(&std::env::args().collect::<Vec<_>>(), "watch", OWN)),
     };
     prepare(&mut w)?;
     let key = sigbench::watch::series_key(&w.plan, &w.timebase);
