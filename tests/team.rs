@@ -830,44 +830,22 @@ fn a_bisect_on_slurm_names_the_first_612_build() {
         .iter()
         .map(|&(p, n)| debian_kernel_nth(p, n).display().to_string())
         .collect();
-    let release = |k: &str| {
-        let name = Path::new(k)
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        name.trim_start_matches("linux-image-")
-            .split('_')
-            .next()
-            .unwrap()
-            .to_string()
-    };
-    let first_bad = release(&kernels[2]);
+    let first_bad = release_of(Path::new(&kernels[2]));
     let pg = Postgres::start("bisect");
     let url = pg.url();
     let slurm = Slurm::start();
     let logs = slurm.dir.join("jobs");
-    let mut args = vec![
-        "bisect",
-        "churn",
-        "--fs",
-        "tmpfs",
-        "-n",
-        "20000",
-        "-r",
-        "3",
-        "--metric",
-        "create.slabinfo.maple_node.active_objs",
-        "--jobs",
-        "2",
-        "--slurm",
-        "--log-dir",
-        logs.to_str().unwrap(),
-        "--db",
+    let args = bisect_args(
+        &kernels,
         &url,
-        "--kernels",
-    ];
-    args.extend(kernels.iter().map(String::as_str));
+        &[
+            "--jobs",
+            "2",
+            "--slurm",
+            "--log-dir",
+            logs.to_str().unwrap(),
+        ],
+    );
     let started = Instant::now();
     let out = slurm.sigbench(&args);
     eprintln!("bisect --slurm: {:.0} s", started.elapsed().as_secs_f64());

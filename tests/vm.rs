@@ -346,39 +346,6 @@ fn four_kernels() -> Vec<PathBuf> {
     ]
 }
 
-const MAPLE: &str = "create.slabinfo.maple_node.active_objs";
-
-fn bisect_args<'a>(kernels: &'a [String], db: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = vec![
-        "bisect",
-        "churn",
-        "--fs",
-        "tmpfs",
-        "-n",
-        "20000",
-        "-r",
-        "3",
-        "--metric",
-        MAPLE,
-        "--db",
-        db,
-        "--kernels",
-    ];
-    v.extend(kernels.iter().map(String::as_str));
-    v.extend_from_slice(extra);
-    v
-}
-
-/// The release `file` boots (from the package name: linux-image-RELEASE_…).
-fn release_of(file: &Path) -> String {
-    let name = file.file_name().unwrap().to_string_lossy().into_owned();
-    name.trim_start_matches("linux-image-")
-        .split('_')
-        .next()
-        .unwrap()
-        .to_string()
-}
-
 #[test]
 fn bisect_names_the_first_612_build_and_skips_a_broken_image() {
     let _alone = ALONE.read().unwrap_or_else(|e| e.into_inner());

@@ -218,15 +218,18 @@ pub(super) struct Kernels<'a> {
     pub(super) slurm: Option<OnSlurm<'a>>,
 }
 
+/// A kernel of a round that lacks repetitions.
+struct Short {
+    i: usize,
+    release: String,
+    more: u32,
+}
+
 impl Kernels<'_> {
-    /// Measure `wanted` (each with the repetitions it must have) as one Slurm job array,
-    /// each task `sigbench run --kernel K` into the store; what each stored is read back.
-    fn on_slurm(&mut self, wanted: &[(usize, u32)]) -> Result<()> {
-        let Some(slurm) = &self.slurm else {
-            return Ok(());
-        };
-        let mut tasks = Vec::new();
-        let mut who = Vec::new();
+    /// The kernels of `wanted` (each with the repetitions it must have) that lack
+    /// repetitions, with how many more; one that cannot be unpacked is failed ahead.
+    fn short_of(&mut self, wanted: &[(usize, u32)]) -> Result<Vec<Short>> {
+        let mut out = Vec::new();
         for &(i, reps) in wanted {
             let (name, spec) = self.specs[i].clone();
             let k = match kernel::prepare(&spec, &name, &self.steps.opts.cache) {
@@ -238,17 +241,35 @@ impl Kernels<'_> {
             };
             self.releases[i] = Some(k.release.clone());
             let have = self.steps.load(i, &k.release, Some(&k.key))?;
-            if have >= reps {
-                let m = self.steps.reuse_stored(i, &k.release);
-                self.ahead.insert(i, m);
-                continue;
+            if have < reps {
+                out.push(Short {
+                    i,
+                    release: k.release,
+                    more: reps - have,
+                });
             }
-            tasks.push(super::slurm::Task {
-                kernel: super::slurm::task_kernel(&name),
-                repetitions: reps - have,
-            });
-            who.push(i);
         }
+        Ok(out)
+    }
+
+    /// Measure `wanted` (each with the repetitions it must have) as one Slurm job array,
+    /// each task `sigbench run --kernel K` into the store; what each stored is read back.
+    fn on_slurm(&mut self, wanted: &[(usize, u32)]) -> Result<()> {
+        if self.slurm.is_none() {
+            return Ok(());
+        }
+        let short = self.short_of(wanted)?;
+        let tasks: Vec<super::slurm::Task> = short
+            .iter()
+            .map(|s| super::slurm::Task {
+                kernel: super::slurm::task_kernel(&self.specs[s.i].0),
+                repetitions: s.more,
+            })
+            .collect();
+        let who = short.into_iter().map(|s| s.i);
+        let Some(slurm) = &self.slurm else {
+            return Ok(());
+        };
         let runs = super::slurm::run_round(
             slurm.args,
             &self.steps.plan.signature.name,
@@ -256,7 +277,7 @@ impl Kernels<'_> {
             &self.steps.args.store.db,
             &tasks,
         )?;
-        for (i, docs) in who.into_iter().zip(runs) {
+        for (i, docs) in who.zip(runs) {
             if docs.is_empty() {
                 self.ahead.insert(
                     i,
@@ -297,30 +318,19 @@ impl Measure for Kernels<'_> {
         // The kernels of the round that need measuring, each with the repetitions missing.
         let mut boots = Vec::new();
         let mut who = Vec::new();
-        for &(i, reps) in wanted {
-            let (name, spec) = self.specs[i].clone();
-            let k = match kernel::prepare(&spec, &name, &self.steps.opts.cache) {
-                Ok(k) => k,
-                Err(e) => {
-                    self.ahead.insert(i, Measured::Failed(format!("{e:#}")));
-                    continue;
-                }
+        for s in self.short_of(wanted)? {
+            let (name, spec) = self.specs[s.i].clone();
+            let plan = Plan {
+                repetitions: s.more,
+                ..self.steps.plan.clone()
             };
-            self.releases[i] = Some(k.release.clone());
-            let have = self.steps.load(i, &k.release, Some(&k.key))?;
-            if have < reps {
-                let plan = Plan {
-                    repetitions: reps - have,
-                    ..self.steps.plan.clone()
-                };
-                sigbench::say!(
-                    "sigbench: bisect: {}: {} repetition(s), side by side",
-                    k.release,
-                    reps - have
-                );
-                boots.push(guests::Boot { name, spec, plan });
-                who.push((i, k.release));
-            }
+            sigbench::say!(
+                "sigbench: bisect: {}: {} repetition(s), side by side",
+                s.release,
+                s.more
+            );
+            boots.push(guests::Boot { name, spec, plan });
+            who.push((s.i, s.release));
         }
         let opts = self.steps.opts.clone();
         let verbose = self.steps.args.verbose;
@@ -353,10 +363,10 @@ impl Measure for Kernels<'_> {
         }
         if self.slurm.is_some() {
             self.on_slurm(&[(i, reps)])?;
-            return Ok(self
-                .ahead
-                .remove(&i)
-                .unwrap_or_else(|| Measured::Failed("not measured".into())));
+            if let Some(m) = self.ahead.remove(&i) {
+                return Ok(m);
+            }
+            // Nothing was short: what is stored is reused below.
         }
         let (name, spec) = self.specs[i].clone();
         let k = match kernel::prepare(&spec, &name, &self.steps.opts.cache) {

@@ -447,3 +447,39 @@ pub fn export_runs(out: &std::process::Output) -> Vec<serde_json::Value> {
 /// Debian's 6.1 and 6.12 kernel packages, by name.
 pub const DEB_61: &str = "^linux-image-6\\.1\\.0-[0-9]+-amd64$";
 pub const DEB_612: &str = "^linux-image-6\\.12\\.[0-9]+\\+deb12-amd64$";
+
+/// The maple tree nodes churn's create phase leaves: 6.12's stable directory offsets.
+pub const MAPLE: &str = "create.slabinfo.maple_node.active_objs";
+
+/// `sigbench bisect churn` over `kernels` on the maple_node row (tmpfs, N = 20000, -r 3)
+/// into `db`, with `extra` options.
+pub fn bisect_args<'a>(kernels: &'a [String], db: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec![
+        "bisect",
+        "churn",
+        "--fs",
+        "tmpfs",
+        "-n",
+        "20000",
+        "-r",
+        "3",
+        "--metric",
+        MAPLE,
+        "--db",
+        db,
+        "--kernels",
+    ];
+    v.extend(kernels.iter().map(String::as_str));
+    v.extend_from_slice(extra);
+    v
+}
+
+/// The release `file` boots (from the package name: linux-image-RELEASE_…).
+pub fn release_of(file: &Path) -> String {
+    let name = file.file_name().unwrap().to_string_lossy().into_owned();
+    name.trim_start_matches("linux-image-")
+        .split('_')
+        .next()
+        .unwrap()
+        .to_string()
+}
