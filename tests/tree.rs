@@ -50,6 +50,7 @@ fn bisect_tree(
     metric: &str,
     db: &Path,
     json: &Path,
+    more: &[&str],
 ) -> std::process::Output {
     let mut args = vec![
         "bisect",
@@ -66,6 +67,7 @@ fn bisect_tree(
     ];
     args.extend_from_slice(&PLAN[..PLAN.len() - 2]);
     args.extend_from_slice(&["--metric", metric, "-r", "3"]);
+    args.extend_from_slice(more);
     let started = std::time::Instant::now();
     let out = run(&args);
     eprintln!(
@@ -107,6 +109,7 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
         "wall_ms",
         &db,
         &dir.join("small.json"),
+        &[],
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
@@ -119,8 +122,15 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
         "{text}"
     );
 
-    // sigbench drives git bisect, building every commit it tests.
-    let out = bisect_tree("sigbench-loop", "sigbench-bad", METRIC, &db, &json);
+    // sigbench drives git bisect (one commit at a time), building every commit it tests.
+    let out = bisect_tree(
+        "sigbench-loop",
+        "sigbench-bad",
+        METRIC,
+        &db,
+        &json,
+        &["--jobs", "1"],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(marked_first_bad(&text).starts_with(&slow[..12]), "{text}");
@@ -214,6 +224,45 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
         "{said}"
     );
     assert_eq!(rev("HEAD"), bad);
+
+    // Two commits a round (`--jobs 2`, a linear range), into a store of its own so that
+    // every step is built and measured again: each built commit boots while the next one
+    // builds, and the answer is the one git bisect gave.
+    let jobs = bisect_tree(
+        "sigbench-loop",
+        "sigbench-bad",
+        METRIC,
+        &dir.join("jobs.db"),
+        &dir.join("jobs.json"),
+        &["--jobs", "2"],
+    );
+    assert!(jobs.status.success(), "{}", stderr(&jobs));
+    let text = stdout(&jobs);
+    assert!(marked_first_bad(&text).starts_with(&slow[..12]), "{text}");
+    let said: Vec<String> = stderr(&jobs).lines().map(String::from).collect();
+    let at = |what: &str| said.iter().position(|l| l.contains(what));
+    let overlapped = said.iter().enumerate().any(|(b, l)| {
+        let Some(built) = l
+            .strip_suffix(" s")
+            .and_then(|l| l.split(" built in ").next())
+        else {
+            return false;
+        };
+        let commit = built.rsplit(' ').next().unwrap_or_default();
+        let measured = at(&format!("{commit}: measured in"));
+        l.contains(" built in ")
+            && measured.is_some_and(|m| said[b + 1..m].iter().any(|x| x.contains("building")))
+    });
+    assert!(
+        overlapped,
+        "no build while a commit was measured:\n{}",
+        said.join("\n")
+    );
+    assert_eq!(rev("HEAD"), bad, "the tree is handed back");
+    assert_eq!(
+        git(&tree, &["status", "--porcelain", "--untracked-files=no"]),
+        ""
+    );
 
     // `watch --tree`: a series of four kernels built from the tree as releases of their
     // own (two at the loop's end, two at the bad end), a map from each release to the

@@ -872,3 +872,75 @@ fn watch_notices_confirms_bisects_and_reports_a_change_once() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn minimize_on_a_guest_kernel_keeps_the_steps_that_grow_612s_offset_maps() {
+    let _shared = ALONE.read().unwrap_or_else(|e| e.into_inner());
+    // Every candidate boots the kernel; two side by side. Under the icount clock one
+    // repetition is the answer (the slab count is the same every boot).
+    let dir = fresh_dir("sigbench-vm-minimize");
+    let min = dir.join("min.toml");
+    let minimize = |kernel: &Path| {
+        run(&[
+            "minimize",
+            "lkp-churn-recreate",
+            "--fs",
+            "tmpfs",
+            "-n",
+            "5000",
+            "--until",
+            &format!("{MAPLE} > 200"),
+            "--reps",
+            "1",
+            "--kernel",
+            kernel.to_str().unwrap(),
+            "--jobs",
+            "2",
+            "-o",
+            min.to_str().unwrap(),
+        ])
+    };
+    let k612 = debian_kernel(DEB_612);
+    let out = minimize(&k612);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("1-minimal: yes"), "{text}");
+    // The recreate phase goes: creating files in a directory is what grows the maple tree.
+    let phases: Vec<String> = steps_of(&min).into_iter().map(|(p, _)| p).collect();
+    assert_eq!(phases, ["create", "delete"], "{text}");
+    let file = std::fs::read_to_string(&min).unwrap();
+    let release = release_of(&k612);
+    assert!(
+        file.contains(&format!("tmpfs on kernel {release}")),
+        "{file}"
+    );
+    assert!(
+        stderr(&out).contains(&format!("guests of kernel {release}, 2 at once")),
+        "{}",
+        stderr(&out)
+    );
+    // On 6.1 (no offset maps) the effect is not there to begin with: one line, no search.
+    let out = minimize(&debian_kernel(DEB_61));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.lines()
+            .any(|l| l.contains("does not hold for the signature as it is")),
+        "{err}"
+    );
+    assert!(!err.contains("phase 1 steps"), "no search: {err}");
+    // Here, candidates have one testbed: --jobs needs a kernel to boot.
+    let out = run(&[
+        "minimize",
+        "test5",
+        "--until",
+        "inode_evictions >= N",
+        "--jobs",
+        "2",
+        "-o",
+        min.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("--jobs"), "{}", stderr(&out));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

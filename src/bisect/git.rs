@@ -121,6 +121,25 @@ impl Repo {
         Ok(())
     }
 
+    /// How many merge commits lie between `good` and `bad` (0: the range is a line, and
+    /// the list [`Repo::range`] gives is its history).
+    pub fn merges(&self, good: &str, bad: &str) -> Result<usize> {
+        let n = self.git(&["rev-list", "--merges", "--count", &format!("{good}..{bad}")])?;
+        n.trim()
+            .parse()
+            .with_context(|| format!("git rev-list --count said {n:?}"))
+    }
+
+    /// Where the tree is now (its branch, else its commit); it goes back there when the
+    /// guard is dropped, also after an error or Ctrl-C.
+    pub fn keep_place(&self) -> Result<Back<'_>> {
+        let to = match self.git(&["symbolic-ref", "--quiet", "--short", "HEAD"]) {
+            Ok(b) => b.trim().to_string(),
+            Err(_) => self.commit("HEAD")?,
+        };
+        Ok(Back { repo: self, to })
+    }
+
     pub fn checkout(&self, commit: &str) -> Result<()> {
         self.git(&["checkout", "-q", "--detach", commit])
             .map(|_| ())
@@ -197,6 +216,20 @@ fn parse_next(out: &str) -> Option<Next> {
 }
 
 /// Ends the bisect in git when dropped, whatever happened.
+/// Puts the tree back where [`Repo::keep_place`] found it.
+pub struct Back<'a> {
+    repo: &'a Repo,
+    to: String,
+}
+
+impl Drop for Back<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = self.repo.git(&["checkout", "-q", &self.to]) {
+            crate::diag::warn(format!("{}: {e:#}", self.repo.dir.display()));
+        }
+    }
+}
+
 struct Reset<'a>(&'a Repo);
 
 impl Drop for Reset<'_> {

@@ -2,7 +2,7 @@
 //! signature to the steps that still show an effect (the library's `minimize`).
 
 use anyhow::{Context, Result, bail};
-use sigbench::minimize::{Budget, Minimizer, Predicate, RunJudge, Source};
+use sigbench::minimize::{Budget, InGuest, Minimizer, Predicate, RunJudge, Source};
 use sigbench::signature::Signature;
 use std::time::Instant;
 
@@ -38,11 +38,6 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
     sigbench::interrupt::install()?;
     // A bad predicate is one line before anything runs.
     let predicate = Predicate::parse(&args.until)?;
-    if !args.run.kernels.is_empty() {
-        bail!(
-            "minimize runs on this kernel: --kernel is not supported yet (minimize on the kernel that shows the effect)"
-        );
-    }
     {
         use super::measure::RunOption::*;
         // Candidates are replayed, judged and thrown away: nothing is stored or written
@@ -66,30 +61,39 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
     if args.reps == Some(0) {
         bail!("--reps: at least one repetition per evaluation");
     }
-    // A plan that cannot run here is one line now, not "the predicate does not hold"
-    // after a replay that failed.
-    plan.check_fits()?;
     let reps = args.reps.unwrap_or(args.run.repetitions.max(3));
+    let guest = in_guest(&args.run, &plan)?;
+    // A plan that cannot run here is one line now, not "the predicate does not hold"
+    // after a replay that failed (a guest says so itself).
+    if guest.is_none() {
+        plan.check_fits()?;
+    }
+    let width = guest.as_ref().map_or(1, |g| g.jobs);
+    let on = guest
+        .as_ref()
+        .map_or(String::new(), |g| format!(" on kernel {}", g.release));
     let mut judge = RunJudge {
         plan: plan.clone(),
         predicate: predicate.clone(),
         reps,
         checked: false,
+        guest,
     };
     if args.max_evals == 0 || args.max_time == 0 {
         bail!("--max-evals and --max-time must be at least 1");
     }
     let began = Instant::now();
     let mut m = Minimizer::new(source, &mut judge);
+    m.width = width;
     m.budget = Budget {
         max_evals: args.max_evals,
         max_time: std::time::Duration::from_secs(args.max_time),
     };
     let mut done = 0usize;
-    let mut spent = 0.0f64;
     m.on_evaluation = Box::new(move |e| {
         done += 1;
-        spent += e.took.as_secs_f64();
+        // Side by side, evaluations share their time: the rate is what the clock says.
+        let spent = began.elapsed().as_secs_f64();
         // What is left: of this pass where that is known (pairs), of the budget otherwise.
         let left = e
             .left_in_pass
@@ -123,11 +127,8 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
         m.check_one_minimal(&min)?
     };
 
-    let removed = sigbench::minimize::removed(sig, &start, &min);
-    let mut header = format!(
-        "# Minimized by `sigbench minimize` from {} ({}).\n# Keeps: --until '{}' in every one of {reps} repetitions, N = {}, {}.\n# Removed:\n",
-        sig.origin,
-        sig.name,
+    let keeps = format!(
+        "--until '{}' in every one of {reps} repetitions, N = {}, {}{on}",
         predicate.text,
         plan.n_values
             .iter()
@@ -136,22 +137,8 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
             .join(","),
         plan.testbed.fs.name()
     );
-    if removed.is_empty() {
-        header.push_str("#   (nothing: every step is needed)\n");
-    }
-    for r in &removed {
-        header.push_str(&format!("#   {r}\n"));
-    }
-    header.push_str(&format!(
-        "# 1-minimal: {}\n",
-        match (&removable, &found.stopped) {
-            (Some(r), _) if r.is_empty() =>
-                "yes, removing any single remaining step breaks the predicate".to_string(),
-            (Some(r), _) => format!("no, these could go: {}", r.join(", ")),
-            (None, Some(why)) => format!("unknown: the search stopped early ({why})"),
-            (None, None) => "unknown: the budget ran out during the check".to_string(),
-        }
-    ));
+    let removed = sigbench::minimize::removed(sig, &start, &min);
+    let header = header(sig, &keeps, &removed, &removable, &found.stopped);
     let text = m.source.render(&min, &header)?;
     Signature::parse(&text, &args.output.display().to_string())
         .context("the minimized signature does not parse (a sigbench bug)")?;
@@ -177,6 +164,75 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
     );
     super::out(&o)?;
     Ok(0)
+}
+
+/// The minimized signature's leading comments: where it came from, what it keeps, what
+/// was removed, whether it is 1-minimal.
+fn header(
+    sig: &Signature,
+    keeps: &str,
+    removed: &[String],
+    removable: &Option<Vec<String>>,
+    stopped: &Option<String>,
+) -> String {
+    let mut header = format!(
+        "# Minimized by `sigbench minimize` from {} ({}).\n# Keeps: {keeps}.\n# Removed:\n",
+        sig.origin, sig.name,
+    );
+    if removed.is_empty() {
+        header.push_str("#   (nothing: every step is needed)\n");
+    }
+    for r in removed {
+        header.push_str(&format!("#   {r}\n"));
+    }
+    header.push_str(&format!(
+        "# 1-minimal: {}\n",
+        match (removable, stopped) {
+            (Some(r), _) if r.is_empty() =>
+                "yes, removing any single remaining step breaks the predicate".to_string(),
+            (Some(r), _) => format!("no, these could go: {}", r.join(", ")),
+            (None, Some(why)) => format!("unknown: the search stopped early ({why})"),
+            (None, None) => "unknown: the budget ran out during the check".to_string(),
+        }
+    ));
+    header
+}
+
+/// `--kernel K`: the candidates run in guests of K, `--jobs` at once; none: here, one at a
+/// time (a host run has one testbed and the host's clock).
+fn in_guest(args: &super::measure::Args, plan: &sigbench::plan::Plan) -> Result<Option<InGuest>> {
+    use sigbench::vm::{boots, guests, kernel, kernel::KernelSpec};
+    let spec = match args.kernels.as_slice() {
+        [] => None,
+        [k] => Some((k.clone(), KernelSpec::parse(k)?)),
+        _ => {
+            bail!("minimize runs on one kernel: give one --kernel (the one that shows the effect)")
+        }
+    };
+    let Some(kernel) = spec.filter(|(_, s)| *s != KernelSpec::Host) else {
+        if args.jobs.is_some_and(|j| j > 1) {
+            bail!(
+                "--jobs: candidates run here one at a time (one testbed, the host's clock); with --kernel K they run in guests side by side"
+            );
+        }
+        return Ok(None);
+    };
+    // What cannot go to a guest (a --device path) is refused before anything runs.
+    boots::guest_args(plan, args.verbose)?;
+    let opts = super::measure::vm_options(args)?;
+    let jobs = guests::how_many(&opts, args.jobs)?;
+    // A kernel that cannot be unpacked is one line now, before the search.
+    let release = kernel::prepare(&kernel.1, &kernel.0, &opts.cache)?.release;
+    sigbench::say!(
+        "sigbench: minimize: candidates run in guests of kernel {release}, {jobs} at once"
+    );
+    Ok(Some(InGuest {
+        kernel,
+        release,
+        opts,
+        jobs,
+        verbose: args.verbose,
+    }))
 }
 
 /// The evaluations as a table, one line each.

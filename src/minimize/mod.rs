@@ -10,58 +10,58 @@
 //! "no". ddmin's last round tries every single removal, so its result is 1-minimal; the
 //! final check repeats that claim from the cache of evaluations.
 
+pub mod judge;
 pub mod predicate;
 
 use anyhow::{Context, Result, bail};
+pub use judge::{InGuest, RunJudge};
 pub use predicate::{Predicate, Values};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use toml::{Table, Value};
 
-/// Delta debugging to a 1-minimal subset of `items` for which `test` holds (Zeller &
-/// Hildebrandt's ddmin: subsets, then complements, then finer granularity). `test` must
-/// hold for `items` itself.
-pub fn ddmin<T: Clone>(items: &[T], test: &mut dyn FnMut(&[T]) -> bool) -> Vec<T> {
+/// Delta debugging to a 1-minimal subset of `items` for which the test holds (Zeller &
+/// Hildebrandt's ddmin: subsets, then complements, then finer granularity). The test must
+/// hold for `items` itself. `first` is given the candidates of one round in ddmin's order
+/// and returns the first that holds: it may evaluate several at once (they are
+/// independent), and since ddmin moves to the first that holds, the result is the same
+/// however many it evaluates at a time.
+pub fn ddmin<T: Clone>(items: &[T], first: &mut dyn FnMut(&[Vec<T>]) -> Option<usize>) -> Vec<T> {
     let mut cur = items.to_vec();
     let mut n = 2usize;
     while cur.len() >= 2 {
         let chunk = cur.len().div_ceil(n);
         let parts: Vec<Vec<T>> = cur.chunks(chunk).map(|c| c.to_vec()).collect();
-        let mut reduced = false;
-        for p in &parts {
-            if test(p) {
-                cur = p.clone();
-                n = 2;
-                reduced = true;
-                break;
-            }
+        if let Some(k) = first(&parts) {
+            cur = parts[k].clone();
+            n = 2;
+            continue;
         }
         // With two parts the complements are the parts themselves, already tried.
-        if !reduced && parts.len() > 2 {
-            for k in 0..parts.len() {
-                let complement: Vec<T> = parts
-                    .iter()
-                    .enumerate()
-                    .filter(|(j, _)| *j != k)
-                    .flat_map(|(_, p)| p.iter().cloned())
-                    .collect();
-                if test(&complement) {
-                    cur = complement;
-                    n = (n - 1).max(2);
-                    reduced = true;
-                    break;
-                }
+        if parts.len() > 2 {
+            let complements: Vec<Vec<T>> = (0..parts.len())
+                .map(|k| {
+                    parts
+                        .iter()
+                        .enumerate()
+                        .filter(|(j, _)| *j != k)
+                        .flat_map(|(_, p)| p.iter().cloned())
+                        .collect()
+                })
+                .collect();
+            if let Some(k) = first(&complements) {
+                cur = complements[k].clone();
+                n = (n - 1).max(2);
+                continue;
             }
         }
-        if !reduced {
-            if n >= cur.len() {
-                break;
-            }
-            n = (2 * n).min(cur.len());
+        if n >= cur.len() {
+            break;
         }
+        n = (2 * n).min(cur.len());
     }
     // One item left: maybe none is needed at all.
-    if cur.len() == 1 && test(&[]) {
+    if cur.len() == 1 && first(&[Vec::new()]).is_some() {
         cur.clear();
     }
     cur
@@ -190,6 +190,7 @@ pub struct Evaluation {
     pub holds: bool,
     /// The predicate's left-hand side (first directory, last repetition), or why not.
     pub value: String,
+    /// How long it took; evaluations run side by side share one time, their batch's.
     pub took: Duration,
     /// Evaluations left in this pass at most, where that is known (the pairs pass).
     pub left_in_pass: Option<usize>,
@@ -235,8 +236,14 @@ pub struct Found {
 
 /// Runs a candidate signature and says whether the predicate holds (or why not).
 pub trait Judge {
-    /// `Ok(Some(value))` when it holds, `Ok(None)` with the reason in `why` when not.
+    /// Whether it holds, and the predicate's value (or why it does not hold).
     fn judge(&mut self, signature: &str, dirs: &[String]) -> Result<(bool, String)>;
+
+    /// Several candidates, independent of each other (signature text, directories): one
+    /// after another, unless the judge can run them side by side.
+    fn judge_many(&mut self, batch: &[(String, Vec<String>)]) -> Result<Vec<(bool, String)>> {
+        batch.iter().map(|(s, d)| self.judge(s, d)).collect()
+    }
 }
 
 /// The minimization: stages of ddmin over the candidate, every evaluation cached by the
@@ -248,9 +255,11 @@ pub struct Minimizer<'a> {
     cache: BTreeMap<String, bool>,
     pub on_evaluation: Box<dyn FnMut(&Evaluation) + 'a>,
     pub budget: Budget,
+    /// Candidates evaluated at once (`Judge::judge_many`); 1: one after another.
+    pub width: usize,
     started: Instant,
-    /// Evaluations left in the current pass, when known.
-    left_in_pass: Option<usize>,
+    /// How many candidates the current pass has, when known (the pairs pass).
+    pass_len: Option<usize>,
     /// The last candidate of the current stage that kept the effect (ddmin moves to it).
     best_in_stage: Option<Candidate>,
 }
@@ -296,48 +305,118 @@ impl<'a> Minimizer<'a> {
             cache: BTreeMap::new(),
             on_evaluation: Box::new(|_| {}),
             budget: Budget::DEFAULT,
+            width: 1,
             started: Instant::now(),
-            left_in_pass: None,
+            pass_len: None,
             best_in_stage: None,
         }
     }
 
     /// Whether `c` still shows the effect (cached).
     pub fn test(&mut self, stage: &str, c: &Candidate) -> Result<bool> {
-        crate::interrupt::check()?;
-        let text = self.source.render(c, "")?;
-        let key = format!("{text}\n{}", c.dirs.join("\n"));
-        if let Some(&h) = self.cache.get(&key) {
-            return Ok(h);
+        Ok(self.test_first(stage, std::slice::from_ref(c))?.is_some())
+    }
+
+    /// The first of `cands` that still shows the effect (its index), evaluating up to
+    /// `width` at once: a batch that holds one ends the search.
+    pub fn test_first(&mut self, stage: &str, cands: &[Candidate]) -> Result<Option<usize>> {
+        Ok(self
+            .evaluate(stage, cands, true)?
+            .iter()
+            .position(|h| *h == Some(true)))
+    }
+
+    /// Every one of `cands`, whether it shows the effect.
+    fn test_all(&mut self, stage: &str, cands: &[Candidate]) -> Result<Vec<bool>> {
+        Ok(self
+            .evaluate(stage, cands, false)?
+            .into_iter()
+            .map(|h| h == Some(true))
+            .collect())
+    }
+
+    /// Evaluate `cands` in order (cached by signature text and directories), up to `width`
+    /// of them at once; with `first_only`, none after the batch where one holds. Each one's
+    /// verdict, None where it was not evaluated.
+    fn evaluate(
+        &mut self,
+        stage: &str,
+        cands: &[Candidate],
+        first_only: bool,
+    ) -> Result<Vec<Option<bool>>> {
+        let texts: Vec<String> = cands
+            .iter()
+            .map(|c| self.source.render(c, ""))
+            .collect::<Result<_>>()?;
+        let keys: Vec<String> = texts
+            .iter()
+            .zip(cands)
+            .map(|(t, c)| format!("{t}\n{}", c.dirs.join("\n")))
+            .collect();
+        let mut out = vec![None; cands.len()];
+        let mut i = 0;
+        while i < cands.len() {
+            crate::interrupt::check()?;
+            if let Some(&h) = self.cache.get(&keys[i]) {
+                out[i] = Some(h);
+                if h && first_only {
+                    break;
+                }
+                i += 1;
+                continue;
+            }
+            // The next candidates not evaluated yet, up to the width, not past one known
+            // to hold.
+            let mut batch: Vec<usize> = Vec::new();
+            for j in i..cands.len() {
+                if batch.len() == self.width {
+                    break;
+                }
+                match self.cache.get(&keys[j]) {
+                    Some(true) if first_only => break,
+                    Some(_) => {}
+                    None if batch.iter().any(|&b| keys[b] == keys[j]) => {}
+                    None => batch.push(j),
+                }
+            }
+            let left = self.budget.max_evals.saturating_sub(self.log.len());
+            if left == 0 {
+                return Err(BudgetSpent(format!(
+                    "the budget of {} evaluations (--max-evals) is spent",
+                    self.budget.max_evals
+                ))
+                .into());
+            }
+            if self.started.elapsed() >= self.budget.max_time {
+                return Err(BudgetSpent(format!(
+                    "the budget of {} s (--max-time) is spent",
+                    self.budget.max_time.as_secs()
+                ))
+                .into());
+            }
+            batch.truncate(left);
+            let work: Vec<(String, Vec<String>)> = batch
+                .iter()
+                .map(|&b| (texts[b].clone(), cands[b].dirs.clone()))
+                .collect();
+            let start = Instant::now();
+            let verdicts = self.judge.judge_many(&work)?;
+            let took = start.elapsed();
+            for (&b, (holds, value)) in batch.iter().zip(verdicts) {
+                let e = Evaluation {
+                    stage: stage.to_string(),
+                    candidate: describe(&cands[b]),
+                    holds,
+                    value,
+                    took,
+                    left_in_pass: self.pass_len.map(|n| n.saturating_sub(b + 1)),
+                };
+                (self.on_evaluation)(&e);
+                self.log.push(e);
+                self.cache.insert(keys[b].clone(), holds);
+            }
         }
-        if self.log.len() >= self.budget.max_evals {
-            return Err(BudgetSpent(format!(
-                "the budget of {} evaluations (--max-evals) is spent",
-                self.budget.max_evals
-            ))
-            .into());
-        }
-        if self.started.elapsed() >= self.budget.max_time {
-            return Err(BudgetSpent(format!(
-                "the budget of {} s (--max-time) is spent",
-                self.budget.max_time.as_secs()
-            ))
-            .into());
-        }
-        let start = Instant::now();
-        let (holds, value) = self.judge.judge(&text, &c.dirs)?;
-        let e = Evaluation {
-            stage: stage.to_string(),
-            candidate: describe(c),
-            holds,
-            value,
-            took: start.elapsed(),
-            left_in_pass: self.left_in_pass,
-        };
-        (self.on_evaluation)(&e);
-        self.log.push(e);
-        self.cache.insert(key, holds);
-        Ok(holds)
+        Ok(out)
     }
 
     /// ddmin over one dimension of the candidate; an error inside a test stops the run.
@@ -351,22 +430,27 @@ impl<'a> Minimizer<'a> {
         let mut failure = None;
         let base = cur.clone();
         self.best_in_stage = None;
-        let kept = ddmin(&items, &mut |subset: &[T]| {
+        let kept = ddmin(&items, &mut |subsets: &[Vec<T>]| {
             if failure.is_some() {
-                return false;
+                return None;
             }
-            let mut c = base.clone();
-            set(&mut c, subset);
-            match self.test(stage, &c) {
-                Ok(h) => {
-                    if h {
-                        self.best_in_stage = Some(c);
-                    }
-                    h
+            let cands: Vec<Candidate> = subsets
+                .iter()
+                .map(|s| {
+                    let mut c = base.clone();
+                    set(&mut c, s);
+                    c
+                })
+                .collect();
+            match self.test_first(stage, &cands) {
+                Ok(Some(k)) => {
+                    self.best_in_stage = Some(cands[k].clone());
+                    Some(k)
                 }
+                Ok(None) => None,
                 Err(e) => {
                     failure = Some(e);
-                    false
+                    None
                 }
             }
         });
@@ -425,33 +509,32 @@ impl<'a> Minimizer<'a> {
         // Pairs of steps, across phases: steps that only make sense together (an open and
         // its close, a dup and the close of the copy, a link and the unlink of the link)
         // survive every single removal. Repeat until no pair can go.
-        'pairs: loop {
+        loop {
             let all: Vec<(usize, usize)> = cur
                 .phases
                 .iter()
                 .enumerate()
                 .flat_map(|(k, (_, s))| s.iter().map(move |&i| (k, i)))
                 .collect();
-            let pairs = all.len() * all.len().saturating_sub(1) / 2;
-            let mut tried = 0;
+            let mut pairs = Vec::new();
             for x in 0..all.len() {
                 for y in x + 1..all.len() {
-                    tried += 1;
-                    self.left_in_pass = Some(pairs - tried);
                     let mut c = cur.clone();
                     for (k, i) in [all[x], all[y]] {
                         c.phases[k].1.retain(|&j| j != i);
                     }
                     c.phases.retain(|(_, s)| !s.is_empty());
-                    if self.test("pairs", &c)? {
-                        *cur = c;
-                        continue 'pairs;
-                    }
+                    pairs.push(c);
                 }
             }
-            break;
+            self.pass_len = Some(pairs.len());
+            let found = self.test_first("pairs", &pairs);
+            self.pass_len = None;
+            match found? {
+                Some(k) => *cur = pairs.swap_remove(k),
+                None => break,
+            }
         }
-        self.left_in_pass = None;
         // The prelude's steps.
         let prelude = cur.prelude.clone();
         self.shrink("prelude", cur, prelude, |c, s| c.prelude = s.to_vec())?;
@@ -505,140 +588,27 @@ impl<'a> Minimizer<'a> {
     /// Returns the steps whose removal still holds (empty: 1-minimal), or None when the
     /// budget ran out before the check could finish.
     pub fn check_one_minimal(&mut self, c: &Candidate) -> Result<Option<Vec<String>>> {
-        let mut removable = Vec::new();
+        let mut names = Vec::new();
+        let mut cands = Vec::new();
         for k in 0..c.phases.len() {
             for j in 0..c.phases[k].1.len() {
                 let mut d = c.clone();
                 let step = d.phases[k].1.remove(j);
-                match self.test("1-minimal check", &d) {
-                    Ok(true) => {
-                        removable.push(format!("phase {} step {}", c.phases[k].0 + 1, step + 1))
-                    }
-                    Ok(false) => {}
-                    Err(e) if e.downcast_ref::<BudgetSpent>().is_some() => return Ok(None),
-                    Err(e) => return Err(e),
-                }
+                names.push(format!("phase {} step {}", c.phases[k].0 + 1, step + 1));
+                cands.push(d);
             }
         }
-        Ok(Some(removable))
-    }
-}
-
-/// The judge that replays candidates here: the plan as the user gave it (filesystem, N,
-/// device, options), each candidate's signature and directories, `reps` repetitions; the
-/// predicate must hold in every one.
-pub struct RunJudge {
-    pub plan: crate::plan::Plan,
-    pub predicate: Predicate,
-    pub reps: u32,
-    /// The predicate's metrics were found in an evaluation's results (the first one
-    /// checks: a typo must not read as 0 and "hold" everywhere).
-    pub checked: bool,
-}
-
-/// A case's metrics per directory, for the predicate.
-struct CaseValues {
-    n: f64,
-    by_dir: BTreeMap<String, BTreeMap<String, f64>>,
-}
-
-impl Values for CaseValues {
-    fn get(&self, dir: &str, metric: &str) -> Option<f64> {
-        self.by_dir
-            .get(dir)
-            .map(|m| m.get(metric).copied().unwrap_or(0.0))
-    }
-    fn n(&self) -> f64 {
-        self.n
-    }
-}
-
-/// An observer that shows nothing: the minimizer logs evaluations, not cases.
-struct Quiet;
-
-impl crate::plan::Observer for Quiet {
-    fn case_started(&mut self, _: &crate::plan::Case, _: &crate::plan::Plan, _: u64) {}
-    fn tick(&mut self, _: u64) {}
-    fn case_done(
-        &mut self,
-        _: &crate::results::CaseResult,
-        _: &crate::plan::Plan,
-    ) -> anyhow::Result<()> {
-        Ok(())
-    }
-    fn warning(&mut self, _: &str) {}
-}
-
-impl Judge for RunJudge {
-    fn judge(&mut self, signature: &str, dirs: &[String]) -> Result<(bool, String)> {
-        let sig = match crate::signature::Signature::parse(signature, "candidate") {
-            Ok(s) => s,
-            Err(e) => return Ok((false, format!("invalid: {e:#}"))),
-        };
-        let fs = self.plan.testbed.fs;
-        let specs: Result<Vec<_>> = dirs
-            .iter()
-            .map(|d| crate::testbed::DirSpec::parse(d, fs))
-            .collect();
-        let specs = match specs {
-            Ok(s) => s,
-            Err(e) => return Ok((false, format!("invalid: {e:#}"))),
-        };
-        let plan = crate::plan::Plan {
-            signature: sig,
-            dirs: specs,
-            repetitions: self.reps,
-            ..self.plan.clone()
-        };
-        let mut doc = plan.document_here();
-        if let Err(e) = plan.execute(&mut doc, &mut Quiet) {
-            if e.downcast_ref::<crate::interrupt::Interrupted>().is_some() {
-                return Err(e);
-            }
-            return Ok((false, format!("replay failed: {e:#}")));
+        match self.test_all("1-minimal check", &cands) {
+            Ok(holds) => Ok(Some(
+                names
+                    .into_iter()
+                    .zip(holds)
+                    .filter_map(|(n, h)| h.then_some(n))
+                    .collect(),
+            )),
+            Err(e) if e.downcast_ref::<BudgetSpent>().is_some() => Ok(None),
+            Err(e) => Err(e),
         }
-        let names: Vec<String> = plan.dirs.iter().map(|d| d.name.clone()).collect();
-        let mut groups: BTreeMap<(u64, u32), CaseValues> = BTreeMap::new();
-        for c in doc.cases.iter().filter(|c| !c.warmup) {
-            let g = groups.entry((c.n, c.rep)).or_insert_with(|| CaseValues {
-                n: c.n as f64,
-                by_dir: BTreeMap::new(),
-            });
-            let m = g.by_dir.entry(c.dir.clone()).or_default();
-            for (name, _, value) in crate::stats::compare::metrics_of(c) {
-                m.insert(name, value);
-            }
-        }
-        if !self.checked && !groups.is_empty() {
-            let seen: std::collections::BTreeSet<&String> = groups
-                .values()
-                .flat_map(|g| g.by_dir.values().flat_map(|m| m.keys()))
-                .collect();
-            let unknown = self.predicate.unknown_metrics(&seen);
-            if !unknown.is_empty() {
-                bail!(
-                    "--until: no metric {} in the results (metrics: {})",
-                    unknown.join(", "),
-                    seen.iter()
-                        .map(|s| s.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-            }
-            self.checked = true;
-        }
-        let mut shown = String::from("-");
-        for g in groups.values() {
-            match self.predicate.holds(g, &names) {
-                Ok(true) => shown = self.predicate.show(g, &names),
-                Ok(false) => {
-                    let v = self.predicate.show(g, &names);
-                    return Ok((false, format!("{v} (N={}: not in every repetition)", g.n)));
-                }
-                Err(e) => bail!("{e:#}"),
-            }
-        }
-        Ok((!groups.is_empty(), shown))
     }
 }
 
@@ -693,20 +663,27 @@ pub fn removed(
 mod tests {
     use super::*;
 
+    /// ddmin with a test of one candidate at a time.
+    fn one_by_one<T: Clone>(items: &[T], test: &mut dyn FnMut(&[T]) -> bool) -> Vec<T> {
+        ddmin(items, &mut |cands: &[Vec<T>]| {
+            cands.iter().position(|c| test(c))
+        })
+    }
+
     #[test]
     fn ddmin_finds_a_one_minimal_subset() {
         // The effect needs items 3 and 7 together (like create + rename of one file).
         let items: Vec<u32> = (1..=12).collect();
         let mut tests = 0;
-        let got = ddmin(&items, &mut |s: &[u32]| {
+        let got = one_by_one(&items, &mut |s: &[u32]| {
             tests += 1;
             s.contains(&3) && s.contains(&7)
         });
         assert_eq!(got, [3, 7]);
         assert!(tests < 40, "{tests} tests");
         // One needed item; then none needed at all.
-        assert_eq!(ddmin(&items, &mut |s: &[u32]| s.contains(&12)), [12]);
-        assert!(ddmin(&items, &mut |_: &[u32]| true).is_empty());
+        assert_eq!(one_by_one(&items, &mut |s: &[u32]| s.contains(&12)), [12]);
+        assert!(one_by_one(&items, &mut |_: &[u32]| true).is_empty());
     }
 
     const SIG: &str = r#"
@@ -797,5 +774,50 @@ steps = [
         assert_eq!(m.check_one_minimal(&found.candidate).unwrap(), None);
         drop(m);
         assert_eq!(judge.0, all / 2);
+    }
+
+    /// Counts the batches it is given, and their candidates.
+    struct Batches {
+        needs: Needs,
+        batches: usize,
+        widest: usize,
+    }
+
+    impl Judge for Batches {
+        fn judge(&mut self, signature: &str, dirs: &[String]) -> Result<(bool, String)> {
+            self.needs.judge(signature, dirs)
+        }
+        fn judge_many(&mut self, batch: &[(String, Vec<String>)]) -> Result<Vec<(bool, String)>> {
+            self.batches += 1;
+            self.widest = self.widest.max(batch.len());
+            batch.iter().map(|(s, d)| self.needs.judge(s, d)).collect()
+        }
+    }
+
+    #[test]
+    fn candidates_side_by_side_find_what_one_at_a_time_finds_in_fewer_rounds() {
+        let start = Source::parse(&twelve_steps(), "t")
+            .unwrap()
+            .whole(vec!["a".into()]);
+        let mut rounds = Vec::new();
+        for width in [1, 3, 8] {
+            let mut judge = Batches {
+                needs: Needs(0),
+                batches: 0,
+                widest: 0,
+            };
+            let mut m = Minimizer::new(Source::parse(&twelve_steps(), "t").unwrap(), &mut judge);
+            m.width = width;
+            let found = m.run(start.clone(), false).unwrap();
+            assert_eq!(found.candidate.phases, [(0, vec![3, 9])], "width {width}");
+            assert_eq!(m.check_one_minimal(&found.candidate).unwrap(), Some(vec![]));
+            let evaluations = m.log.len();
+            drop(m);
+            assert!(judge.widest <= width && judge.batches <= evaluations);
+            assert_eq!(judge.needs.0, evaluations, "each candidate judged once");
+            rounds.push(judge.batches);
+        }
+        // One at a time, every evaluation is a round; side by side, fewer.
+        assert!(rounds[1] < rounds[0] && rounds[2] < rounds[1], "{rounds:?}");
     }
 }

@@ -113,21 +113,43 @@ fn lock_file_as(path: &Path, holder_is: &str, mode: libc::c_int) -> Result<File>
         .open(path)
         .with_context(|| format!("cannot open {}", path.display()))?;
     if flock(f.as_fd(), mode | libc::LOCK_NB).is_err() {
-        let mut holder = String::new();
-        let _ = f.read_to_string(&mut holder);
         // The holder may be this process (guests side by side prepare their kernels on
-        // threads), or not have written its pid yet.
-        let who = match holder.trim() {
-            "" => String::new(),
-            p if p == std::process::id().to_string() => " (in this process)".to_string(),
-            p => format!(" (pid {p})"),
+        // threads: a short wait, not news), or not have written its pid yet. Another
+        // process is said at once, an unknown holder after a second of waiting.
+        let holder = |f: &mut File| {
+            let mut h = String::new();
+            let _ = f.rewind();
+            let _ = f.read_to_string(&mut h);
+            h.trim().to_string()
         };
-        crate::say!("sigbench: waiting for another {holder_is}{who} to finish");
+        let me = std::process::id().to_string();
+        let mut said = false;
+        let mut say = |h: &str| {
+            if !said && h != me {
+                said = true;
+                let who = if h.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (pid {h})")
+                };
+                crate::say!("sigbench: waiting for another {holder_is}{who} to finish");
+            }
+        };
+        let first = holder(&mut f);
+        if !first.is_empty() {
+            say(&first);
+        }
+        let mut polls = 0u32;
         loop {
             crate::interrupt::check()?;
             match flock(f.as_fd(), mode | libc::LOCK_NB) {
                 Ok(()) => break,
                 Err(e) if e.raw_os_error() == Some(libc::EWOULDBLOCK) => {
+                    polls += 1;
+                    if polls == 20 {
+                        let h = holder(&mut f);
+                        say(&h);
+                    }
                     std::thread::sleep(std::time::Duration::from_millis(50));
                 }
                 Err(e) => {

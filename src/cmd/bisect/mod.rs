@@ -3,20 +3,24 @@
 //! labelled by its release (`--resume` reuses what is stored).
 //!
 //! `sigbench bisect --tree DIR --good REV --bad REV [--config FILE]`: the first bad commit
-//! of a kernel git tree, `git bisect` picking the commits; each is built in the tree
-//! (`kbuild`), booted from it, and stored as a run labelled by its 12-digit commit id.
+//! of a kernel git tree (`tree`): `git bisect` picking the commits, or with `--jobs J` over
+//! a linear range J commits a round, each booted while the next builds; each is built in
+//! the tree (`kbuild`), booted from it, and stored as a run labelled by its 12-digit
+//! commit id.
+
+mod tree;
 
 use super::slurm::Takes;
 use anyhow::{Context, Result, bail};
-use sigbench::bisect::{Call, Measure, Measured, Params, Progress, bisect, debversion, git};
+use sigbench::bisect::{Call, Measure, Measured, Params, Progress, bisect, debversion};
 use sigbench::clock::TimeBase;
-use sigbench::kbuild;
 use sigbench::plan::Plan;
 use sigbench::results::RunDocument;
 use sigbench::stats::compare::Kind;
 use sigbench::store::Store;
 use sigbench::vm::kernel::{self, KernelSpec};
 use sigbench::vm::{self, VmOptions, guests};
+pub(super) use tree::{TreeRange, over_tree};
 
 #[derive(clap::Args)]
 pub struct BisectArgs {
@@ -25,7 +29,8 @@ pub struct BisectArgs {
     #[arg(long = "kernels", id = "bisect_kernels", num_args = 2.., required_unless_present = "tree", conflicts_with = "tree", value_name = "KERNEL")]
     list: Vec<String>,
     /// Bisect a kernel git tree instead (with --good and --bad): git bisect picks the
-    /// commits, each is configured, built in the tree (-j$(nproc)) and booted
+    /// commits (with --jobs J over a linear range: J a round, each booted while the next
+    /// builds), each is configured, built in the tree (-j$(nproc)) and booted
     #[arg(long, value_name = "DIR", requires_all = ["good", "bad"])]
     tree: Option<std::path::PathBuf>,
     /// With --tree: the known-good revision
@@ -152,8 +157,14 @@ impl Steps<'_> {
             ..self.plan.clone()
         };
         sigbench::say!("sigbench: bisect: {label}: {more} repetition(s)");
+        let started = std::time::Instant::now();
         let run = super::run::guest_run(self.args, &plan, k, &self.opts);
-        self.keep(i, label, run)
+        let kept = self.keep(i, label, run);
+        sigbench::say!(
+            "sigbench: bisect: {label}: measured in {:.0} s",
+            started.elapsed().as_secs_f64()
+        );
+        kept
     }
 
     /// What a guest run of `i` gave: stored as `label`, its samples; or why it failed.
@@ -382,80 +393,6 @@ impl Measure for Kernels<'_> {
     }
 }
 
-/// The commits of a tree: commit `i` is checked out, built in the tree and booted.
-struct Commits<'a> {
-    steps: Steps<'a>,
-    repo: git::Repo,
-    tree: kbuild::Tree,
-    list: Vec<String>,
-    subjects: Vec<String>,
-    logs: std::path::PathBuf,
-    warned: bool,
-}
-
-impl Commits<'_> {
-    fn label(&self, i: usize) -> String {
-        self.list[i][..12].to_string()
-    }
-}
-
-impl Measure for Commits<'_> {
-    fn noise_floor(&self) -> f64 {
-        self.steps.noise_floor()
-    }
-
-    fn name(&self, i: usize) -> String {
-        format!("{} {}", self.label(i), self.subjects[i])
-    }
-
-    fn measure(&mut self, i: usize, reps: u32) -> Result<Measured> {
-        let label = self.label(i);
-        let have = self.steps.load(i, &label, None)?;
-        if have >= reps {
-            return Ok(self.steps.reuse_stored(i, &label));
-        }
-        self.repo.checkout(&self.list[i])?;
-        let log = self.logs.join(format!("{}.log", self.list[i]));
-        let started = std::time::Instant::now();
-        sigbench::say!(
-            "sigbench: bisect: building {label} (log: {})",
-            log.display()
-        );
-        match self.tree.build(&log) {
-            Ok(missing) => {
-                sigbench::say!(
-                    "sigbench: bisect: {label} built in {:.0} s",
-                    started.elapsed().as_secs_f64()
-                );
-                if !missing.is_empty() && !self.warned {
-                    self.warned = true;
-                    sigbench::say!(
-                        "sigbench: warning: the kernel config did not take {} (missing dependencies, or not in this version): the guest may lack them",
-                        missing.join(", ")
-                    );
-                }
-            }
-            Err(e) => {
-                if e.downcast_ref::<sigbench::interrupt::Interrupted>()
-                    .is_some()
-                {
-                    return Err(e);
-                }
-                return Ok(Measured::Failed(format!("{e:#}")));
-            }
-        }
-        let spec = KernelSpec::BuildTree {
-            tree: self.repo.dir.clone(),
-            modules: None,
-        };
-        let k = match kernel::prepare(&spec, &label, &self.steps.opts.cache) {
-            Ok(k) => k,
-            Err(e) => return Ok(Measured::Failed(format!("{e:#}"))),
-        };
-        self.steps.top_up(i, &k, &label, reps - have)
-    }
-}
-
 /// Seconds as a rough duration for a human ("40 s", "12 min", "1.5 h").
 fn duration(s: f64) -> String {
     if s < 90.0 {
@@ -613,15 +550,6 @@ pub fn run(args: BisectArgs) -> Result<i32> {
     Ok(code)
 }
 
-/// A git tree's range to bisect: `--tree DIR --good REV --bad REV [--config FILE]`, or
-/// what `watch --tree` maps two releases to.
-pub(super) struct TreeRange<'a> {
-    pub(super) dir: &'a std::path::Path,
-    pub(super) good: &'a str,
-    pub(super) bad: &'a str,
-    pub(super) config: Option<&'a std::path::Path>,
-}
-
 /// A finished bisect, with what the binary says about it.
 pub(super) struct Bisected {
     outcome: sigbench::bisect::Outcome,
@@ -652,49 +580,6 @@ impl Bisected {
             .map(|t| sigbench::report::table::to_changed(&t));
         report
     }
-}
-
-pub(super) fn over_tree(
-    range: &TreeRange,
-    mut steps: Steps,
-    params: &Params,
-    progress: &mut dyn FnMut(Progress),
-) -> Result<Bisected> {
-    let dir = range.dir;
-    let repo = git::Repo::open(dir)?;
-    repo.check_clean()?;
-    let (good, bad) = (repo.commit(range.good)?, repo.commit(range.bad)?);
-    let list = repo.range(&good, &bad)?;
-    let logs = steps.opts.cache.join("build-logs");
-    std::fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
-    let tree = kbuild::Tree::new(dir, range.config, steps.plan.testbed.fs, &logs)?;
-    steps.docs = vec![None; list.len()];
-    let mut m = Commits {
-        steps,
-        subjects: list.iter().map(|c| repo.subject(c)).collect(),
-        repo,
-        tree,
-        logs,
-        warned: false,
-        list,
-    };
-    progress(Progress::Note(&format!(
-        "{} commits from {} to {}",
-        m.list.len() - 1,
-        m.label(0),
-        m.label(m.list.len() - 1)
-    )));
-    let (repo, list) = (m.repo.clone(), m.list.clone());
-    let outcome = git::bisect(&repo, &list, &mut m, params, progress)?;
-    let names: Vec<String> = (0..list.len()).map(|i| m.name(i)).collect();
-    Ok(Bisected {
-        outcome,
-        sources: vec![None; names.len()],
-        what: format!("{} commits of {}", names.len(), dir.display()),
-        names,
-        measured_now: m.steps.measured_now,
-        docs: m.steps.docs,
-    })
 }
 
 fn over_list(

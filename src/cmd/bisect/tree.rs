@@ -1,0 +1,236 @@
+//! `bisect --tree`: the commits of a kernel git tree, each checked out, built in the tree
+//! (`kbuild`), booted and measured. One at a time (`--jobs 1`, or a range with merges),
+//! `git bisect` picks the commits. With `--jobs J` over a linear range, the list engine
+//! multisects it: a round's J commits are built one after another (one build already uses
+//! every CPU) and each built commit boots and runs while the next one builds — under the
+//! icount clock the build does not change the guest's times.
+
+use super::{Bisected, Steps};
+use anyhow::{Context, Result};
+use sigbench::bisect::{Measure, Measured, Params, Progress, bisect, git};
+use sigbench::kbuild;
+use sigbench::vm::kernel::{self, Kernel, KernelSpec};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A git tree's range to bisect: `--tree DIR --good REV --bad REV [--config FILE]`, or
+/// what `watch --tree` maps two releases to.
+pub(in crate::cmd) struct TreeRange<'a> {
+    pub(in crate::cmd) dir: &'a Path,
+    pub(in crate::cmd) good: &'a str,
+    pub(in crate::cmd) bad: &'a str,
+    pub(in crate::cmd) config: Option<&'a Path>,
+}
+
+/// What builds the commits: the tree, its build, and where the logs go.
+struct Builder {
+    repo: git::Repo,
+    tree: kbuild::Tree,
+    logs: PathBuf,
+    cache: PathBuf,
+    /// The config's missing options were said (once).
+    warned: bool,
+}
+
+impl Builder {
+    /// Check out `commit`, build it and copy the kernel out of the tree (so the next
+    /// commit can build while this one boots). `Ok(Err(why))`: it does not build or
+    /// unpack, a skipped step; `Err`: an interruption.
+    fn build(&mut self, commit: &str) -> Result<Result<Kernel, String>> {
+        let label = &commit[..12];
+        self.repo.checkout(commit)?;
+        let log = self.logs.join(format!("{commit}.log"));
+        let started = std::time::Instant::now();
+        sigbench::say!(
+            "sigbench: bisect: building {label} (log: {})",
+            log.display()
+        );
+        match self.tree.build(&log) {
+            Ok(missing) => {
+                sigbench::say!(
+                    "sigbench: bisect: {label} built in {:.0} s",
+                    started.elapsed().as_secs_f64()
+                );
+                if !missing.is_empty() && !self.warned {
+                    self.warned = true;
+                    sigbench::say!(
+                        "sigbench: warning: the kernel config did not take {} (missing dependencies, or not in this version): the guest may lack them",
+                        missing.join(", ")
+                    );
+                }
+            }
+            Err(e)
+                if e.downcast_ref::<sigbench::interrupt::Interrupted>()
+                    .is_some() =>
+            {
+                return Err(e);
+            }
+            Err(e) => return Ok(Err(format!("{e:#}"))),
+        }
+        let spec = KernelSpec::BuildTree {
+            tree: self.repo.dir.clone(),
+            modules: None,
+        };
+        Ok(kernel::prepare(&spec, label, &self.cache).map_err(|e| format!("{e:#}")))
+    }
+}
+
+/// The commits of a tree: commit `i` is built and booted.
+struct Commits<'a> {
+    steps: Steps<'a>,
+    builder: Builder,
+    list: Vec<String>,
+    subjects: Vec<String>,
+    /// What a round measured ahead (`prefetch`) and `measure` has not asked for yet.
+    ahead: BTreeMap<usize, Measured>,
+}
+
+fn label(commit: &str) -> String {
+    commit[..12].to_string()
+}
+
+impl Measure for Commits<'_> {
+    fn noise_floor(&self) -> f64 {
+        self.steps.noise_floor()
+    }
+
+    fn name(&self, i: usize) -> String {
+        format!("{} {}", label(&self.list[i]), self.subjects[i])
+    }
+
+    /// The round's commits that lack repetitions: built one after another on a thread of
+    /// their own, each booted and measured here as soon as it is built.
+    fn prefetch(&mut self, wanted: &[(usize, u32)]) -> Result<()> {
+        let mut todo = Vec::new();
+        for &(i, reps) in wanted {
+            let have = self.steps.load(i, &label(&self.list[i]), None)?;
+            if have < reps && !self.ahead.contains_key(&i) {
+                todo.push((i, reps - have));
+            }
+        }
+        if todo.len() < 2 {
+            return Ok(()); // nothing to overlap: `measure` does it
+        }
+        let Commits {
+            steps,
+            builder,
+            list,
+            ahead,
+            ..
+        } = self;
+        let list = &*list;
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, u32, Result<Kernel, String>)>();
+        std::thread::scope(|scope| -> Result<()> {
+            let todo = &todo;
+            let building = scope.spawn(move || -> Result<()> {
+                for &(i, more) in todo {
+                    let built = builder.build(&list[i])?;
+                    if tx.send((i, more, built)).is_err() {
+                        break; // the measuring side stopped
+                    }
+                }
+                Ok(())
+            });
+            // Measured in the order they are built; an error ends the round, the build
+            // under way ends with it (it sees the interruption, or finds no one to tell).
+            let mut measured = Ok(());
+            for (i, more, built) in rx {
+                let m = match built {
+                    Ok(k) => steps.top_up(i, &k, &label(&list[i]), more),
+                    Err(why) => Ok(Measured::Failed(why)),
+                };
+                match m {
+                    Ok(m) => {
+                        ahead.insert(i, m);
+                    }
+                    Err(e) => {
+                        measured = Err(e);
+                        break;
+                    }
+                }
+            }
+            let built = building.join().expect("the build thread");
+            measured.and(built)
+        })
+    }
+
+    fn measure(&mut self, i: usize, reps: u32) -> Result<Measured> {
+        let label = label(&self.list[i]);
+        // What the round measured, unless more repetitions are wanted now.
+        if let Some(m) = self.ahead.remove(&i)
+            && !matches!(&m, Measured::Samples(s) if (s.len() as u32) < reps)
+        {
+            return Ok(m);
+        }
+        let have = self.steps.load(i, &label, None)?;
+        if have >= reps {
+            return Ok(self.steps.reuse_stored(i, &label));
+        }
+        match self.builder.build(&self.list[i])? {
+            Ok(k) => self.steps.top_up(i, &k, &label, reps - have),
+            Err(why) => Ok(Measured::Failed(why)),
+        }
+    }
+}
+
+pub(in crate::cmd) fn over_tree(
+    range: &TreeRange,
+    mut steps: Steps,
+    params: &Params,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Bisected> {
+    let dir = range.dir;
+    let repo = git::Repo::open(dir)?;
+    repo.check_clean()?;
+    let (good, bad) = (repo.commit(range.good)?, repo.commit(range.bad)?);
+    let list = repo.range(&good, &bad)?;
+    let logs = steps.opts.cache.join("build-logs");
+    std::fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
+    let tree = kbuild::Tree::new(dir, range.config, steps.plan.testbed.fs, &logs)?;
+    steps.docs = vec![None; list.len()];
+    // Several commits a round only where the list is the history: with merges, git
+    // bisect knows which commits to test, and tests them one at a time.
+    let linear = repo.merges(&good, &bad)? == 0;
+    if params.jobs > 1 && !linear {
+        progress(Progress::Note(&format!(
+            "the range has merges: git bisect picks the commits, one at a time (--jobs {} applies to a linear range)",
+            params.jobs
+        )));
+    }
+    let mut m = Commits {
+        builder: Builder {
+            repo: repo.clone(),
+            tree,
+            logs,
+            cache: steps.opts.cache.clone(),
+            warned: false,
+        },
+        steps,
+        subjects: list.iter().map(|c| repo.subject(c)).collect(),
+        list: list.clone(),
+        ahead: BTreeMap::new(),
+    };
+    progress(Progress::Note(&format!(
+        "{} commits from {} to {}",
+        list.len() - 1,
+        label(&list[0]),
+        label(&list[list.len() - 1])
+    )));
+    let outcome = if params.jobs > 1 && linear {
+        // The list engine checks the commits out itself: the tree goes back to where it
+        // was afterwards, as after git bisect.
+        let _back = repo.keep_place()?;
+        bisect(&mut m, list.len(), params, progress)?
+    } else {
+        git::bisect(&repo, &list, &mut m, params, progress)?
+    };
+    let names: Vec<String> = (0..list.len()).map(|i| m.name(i)).collect();
+    Ok(Bisected {
+        outcome,
+        sources: vec![None; names.len()],
+        what: format!("{} commits of {}", names.len(), dir.display()),
+        names,
+        measured_now: m.steps.measured_now,
+        docs: m.steps.docs,
+    })
+}
