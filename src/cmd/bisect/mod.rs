@@ -511,6 +511,7 @@ pub fn run(args: BisectArgs) -> Result<i32> {
                 good: args.good.as_deref().unwrap_or_default(),
                 bad: args.bad.as_deref().unwrap_or_default(),
                 config: args.config.as_deref(),
+                commits_a_round: args.run.jobs.map_or(1, |_| params.jobs),
             };
             over_tree(&range, steps, &params, &mut progress)?
         }

@@ -1,9 +1,12 @@
 //! `bisect --tree`: the commits of a kernel git tree, each checked out, built in the tree
-//! (`kbuild`), booted and measured. One at a time (`--jobs 1`, or a range with merges),
-//! `git bisect` picks the commits. With `--jobs J` over a linear range, the list engine
-//! multisects it: a round's J commits are built one after another (one build already uses
-//! every CPU) and each built commit boots and runs while the next one builds — under the
-//! icount clock the build does not change the guest's times.
+//! (`kbuild`), booted and measured. By default `git bisect` picks the commits, one at a
+//! time. With `--jobs J` (J > 1, asked for) over a linear range, the list engine multisects
+//! it: a round's J commits are built one after another (one build already uses every CPU)
+//! and each built commit boots as soon as it is built, beside the next build and the
+//! round's other guests — under the icount clock neither changes a guest's times. A round
+//! costs about J builds and one measurement and shrinks the range (J + 1)-fold, so it pays
+//! when measuring a commit takes longer than building it (docs/statistics.md); J is not
+//! the host's CPU count by default here, as it is for lists of kernels.
 
 use super::{Bisected, Steps};
 use anyhow::{Context, Result};
@@ -20,6 +23,8 @@ pub(in crate::cmd) struct TreeRange<'a> {
     pub(in crate::cmd) good: &'a str,
     pub(in crate::cmd) bad: &'a str,
     pub(in crate::cmd) config: Option<&'a Path>,
+    /// Commits measured a round (`--jobs` when asked for; 1: git bisect).
+    pub(in crate::cmd) commits_a_round: usize,
 }
 
 /// What builds the commits: the tree, its build, and where the logs go.
@@ -99,7 +104,8 @@ impl Measure for Commits<'_> {
     }
 
     /// The round's commits that lack repetitions: built one after another on a thread of
-    /// their own, each booted and measured here as soon as it is built.
+    /// their own, each booted as soon as it is built (on a thread of its own, beside the
+    /// next build), the runs stored here in the round's order.
     fn prefetch(&mut self, wanted: &[(usize, u32)]) -> Result<()> {
         let mut todo = Vec::new();
         for &(i, reps) in wanted {
@@ -120,38 +126,66 @@ impl Measure for Commits<'_> {
         } = self;
         let list = &*list;
         let (tx, rx) = std::sync::mpsc::channel::<(usize, u32, Result<Kernel, String>)>();
-        std::thread::scope(|scope| -> Result<()> {
+        let (args, opts, plan) = (steps.args, steps.opts.clone(), steps.plan);
+        let runs = std::thread::scope(|scope| -> Result<Vec<_>> {
             let todo = &todo;
             let building = scope.spawn(move || -> Result<()> {
                 for &(i, more) in todo {
                     let built = builder.build(&list[i])?;
                     if tx.send((i, more, built)).is_err() {
-                        break; // the measuring side stopped
+                        break;
                     }
                 }
                 Ok(())
             });
-            // Measured in the order they are built; an error ends the round, the build
-            // under way ends with it (it sees the interruption, or finds no one to tell).
-            let mut measured = Ok(());
+            let mut guests = Vec::new();
             for (i, more, built) in rx {
-                let m = match built {
-                    Ok(k) => steps.top_up(i, &k, &label(&list[i]), more),
-                    Err(why) => Ok(Measured::Failed(why)),
+                let k = match built {
+                    Ok(k) => k,
+                    Err(why) => {
+                        guests.push((i, None, Some(why)));
+                        continue;
+                    }
                 };
-                match m {
-                    Ok(m) => {
-                        ahead.insert(i, m);
-                    }
-                    Err(e) => {
-                        measured = Err(e);
-                        break;
-                    }
-                }
+                let plan = sigbench::plan::Plan {
+                    repetitions: more,
+                    ..plan.clone()
+                };
+                let opts = &opts;
+                sigbench::say!(
+                    "sigbench: bisect: {}: {more} repetition(s)",
+                    label(&list[i])
+                );
+                let started = std::time::Instant::now();
+                let guest = scope.spawn(move || {
+                    let run = super::super::run::guest_run(args, &plan, &k, opts);
+                    (run, started.elapsed())
+                });
+                guests.push((i, Some(guest), None));
             }
             let built = building.join().expect("the build thread");
-            measured.and(built)
-        })
+            let runs: Vec<_> = guests
+                .into_iter()
+                .map(|(i, g, why)| (i, g.map(|g| g.join().expect("a guest thread")), why))
+                .collect();
+            built.map(|()| runs)
+        })?;
+        for (i, run, why) in runs {
+            let m = match (run, why) {
+                (Some((run, took)), _) => {
+                    let m = steps.keep(i, &label(&list[i]), run)?;
+                    sigbench::say!(
+                        "sigbench: bisect: {}: measured in {:.0} s",
+                        label(&list[i]),
+                        took.as_secs_f64()
+                    );
+                    m
+                }
+                (None, why) => Measured::Failed(why.unwrap_or_default()),
+            };
+            ahead.insert(i, m);
+        }
+        Ok(())
     }
 
     fn measure(&mut self, i: usize, reps: u32) -> Result<Measured> {
@@ -190,11 +224,11 @@ pub(in crate::cmd) fn over_tree(
     steps.docs = vec![None; list.len()];
     // Several commits a round only where the list is the history: with merges, git
     // bisect knows which commits to test, and tests them one at a time.
+    let jobs = range.commits_a_round;
     let linear = repo.merges(&good, &bad)? == 0;
-    if params.jobs > 1 && !linear {
+    if jobs > 1 && !linear {
         progress(Progress::Note(&format!(
-            "the range has merges: git bisect picks the commits, one at a time (--jobs {} applies to a linear range)",
-            params.jobs
+            "the range has merges: git bisect picks the commits, one at a time (--jobs {jobs} applies to a linear range)"
         )));
     }
     let mut m = Commits {
@@ -216,11 +250,15 @@ pub(in crate::cmd) fn over_tree(
         label(&list[0]),
         label(&list[list.len() - 1])
     )));
-    let outcome = if params.jobs > 1 && linear {
+    let outcome = if jobs > 1 && linear {
         // The list engine checks the commits out itself: the tree goes back to where it
         // was afterwards, as after git bisect.
         let _back = repo.keep_place()?;
-        bisect(&mut m, list.len(), params, progress)?
+        let params = Params {
+            jobs,
+            ..params.clone()
+        };
+        bisect(&mut m, list.len(), &params, progress)?
     } else {
         git::bisect(&repo, &list, &mut m, params, progress)?
     };
