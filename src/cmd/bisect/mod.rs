@@ -152,17 +152,16 @@ impl Steps<'_> {
 
     /// Measure `reps - have` more repetitions of `i` on kernel `k`, store them as `label`.
     fn top_up(&mut self, i: usize, k: &kernel::Kernel, label: &str, more: u32) -> Result<Measured> {
-        let plan = Plan {
-            repetitions: more,
-            ..self.plan.clone()
-        };
-        sigbench::say!("sigbench: bisect: {label}: {more} repetition(s)");
-        let started = std::time::Instant::now();
-        let run = super::run::guest_run(self.args, &plan, k, &self.opts);
+        let run = boot(self.args, self.plan, &self.opts, k, label, more);
+        self.kept(i, label, run)
+    }
+
+    /// A boot of `i` kept as `label` (`keep`), and how long it took said.
+    fn kept(&mut self, i: usize, label: &str, (run, took): Booted) -> Result<Measured> {
         let kept = self.keep(i, label, run);
         sigbench::say!(
             "sigbench: bisect: {label}: measured in {:.0} s",
-            started.elapsed().as_secs_f64()
+            took.as_secs_f64()
         );
         kept
     }
@@ -182,6 +181,30 @@ impl Steps<'_> {
         sigbench::say!("sigbench: bisect: {label}: stored, not measured again");
         Measured::Samples(self.samples(i))
     }
+}
+
+/// A step's guest run, and how long it took.
+type Booted = (Result<vm::GuestRun>, std::time::Duration);
+
+/// Boot `k` for `more` repetitions of `plan` (said as `label`): the guest's run and how
+/// long it took. Apart from `Steps` (whose store stays on one thread), so that a round's
+/// guests can run side by side.
+fn boot(
+    args: &super::measure::Args,
+    plan: &Plan,
+    opts: &VmOptions,
+    k: &kernel::Kernel,
+    label: &str,
+    more: u32,
+) -> Booted {
+    let plan = Plan {
+        repetitions: more,
+        ..plan.clone()
+    };
+    sigbench::say!("sigbench: bisect: {label}: {more} repetition(s)");
+    let started = std::time::Instant::now();
+    let run = super::run::guest_run(args, &plan, k, opts);
+    (run, started.elapsed())
 }
 
 /// A guest run's document, labelled `label` and stored; or why there is none (it did not
@@ -511,7 +534,7 @@ pub fn run(args: BisectArgs) -> Result<i32> {
                 good: args.good.as_deref().unwrap_or_default(),
                 bad: args.bad.as_deref().unwrap_or_default(),
                 config: args.config.as_deref(),
-                commits_a_round: args.run.jobs.map_or(1, |_| params.jobs),
+                jobs_asked: args.run.jobs.is_some(),
             };
             over_tree(&range, steps, &params, &mut progress)?
         }

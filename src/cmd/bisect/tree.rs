@@ -8,7 +8,7 @@
 //! when measuring a commit takes longer than building it (docs/statistics.md); J is not
 //! the host's CPU count by default here, as it is for lists of kernels.
 
-use super::{Bisected, Steps};
+use super::{Bisected, Steps, boot};
 use anyhow::{Context, Result};
 use sigbench::bisect::{Measure, Measured, Params, Progress, bisect, git};
 use sigbench::kbuild;
@@ -23,8 +23,9 @@ pub(in crate::cmd) struct TreeRange<'a> {
     pub(in crate::cmd) good: &'a str,
     pub(in crate::cmd) bad: &'a str,
     pub(in crate::cmd) config: Option<&'a Path>,
-    /// Commits measured a round (`--jobs` when asked for; 1: git bisect).
-    pub(in crate::cmd) commits_a_round: usize,
+    /// `--jobs` was given: then a round measures `Params::jobs` commits; otherwise one
+    /// (git bisect).
+    pub(in crate::cmd) jobs_asked: bool,
 }
 
 /// What builds the commits: the tree, its build, and where the logs go.
@@ -126,7 +127,7 @@ impl Measure for Commits<'_> {
         } = self;
         let list = &*list;
         let (tx, rx) = std::sync::mpsc::channel::<(usize, u32, Result<Kernel, String>)>();
-        let (args, opts, plan) = (steps.args, steps.opts.clone(), steps.plan);
+        let (args, plan, opts) = (steps.args, steps.plan, &steps.opts);
         let runs = std::thread::scope(|scope| -> Result<Vec<_>> {
             let todo = &todo;
             let building = scope.spawn(move || -> Result<()> {
@@ -138,50 +139,27 @@ impl Measure for Commits<'_> {
                 }
                 Ok(())
             });
-            let mut guests = Vec::new();
-            for (i, more, built) in rx {
-                let k = match built {
-                    Ok(k) => k,
-                    Err(why) => {
-                        guests.push((i, None, Some(why)));
-                        continue;
-                    }
-                };
-                let plan = sigbench::plan::Plan {
-                    repetitions: more,
-                    ..plan.clone()
-                };
-                let opts = &opts;
-                sigbench::say!(
-                    "sigbench: bisect: {}: {more} repetition(s)",
-                    label(&list[i])
-                );
-                let started = std::time::Instant::now();
-                let guest = scope.spawn(move || {
-                    let run = super::super::run::guest_run(args, &plan, &k, opts);
-                    (run, started.elapsed())
-                });
-                guests.push((i, Some(guest), None));
-            }
+            // Each built commit boots at once; one that did not build is a skip.
+            let guests: Vec<_> = rx
+                .into_iter()
+                .map(|(i, more, built)| {
+                    let guest = built.map(|k| {
+                        scope.spawn(move || boot(args, plan, opts, &k, &label(&list[i]), more))
+                    });
+                    (i, guest)
+                })
+                .collect();
             let built = building.join().expect("the build thread");
             let runs: Vec<_> = guests
                 .into_iter()
-                .map(|(i, g, why)| (i, g.map(|g| g.join().expect("a guest thread")), why))
+                .map(|(i, g)| (i, g.map(|g| g.join().expect("a guest thread"))))
                 .collect();
             built.map(|()| runs)
         })?;
-        for (i, run, why) in runs {
-            let m = match (run, why) {
-                (Some((run, took)), _) => {
-                    let m = steps.keep(i, &label(&list[i]), run)?;
-                    sigbench::say!(
-                        "sigbench: bisect: {}: measured in {:.0} s",
-                        label(&list[i]),
-                        took.as_secs_f64()
-                    );
-                    m
-                }
-                (None, why) => Measured::Failed(why.unwrap_or_default()),
+        for (i, run) in runs {
+            let m = match run {
+                Ok(booted) => steps.kept(i, &label(&list[i]), booted)?,
+                Err(why) => Measured::Failed(why),
             };
             ahead.insert(i, m);
         }
@@ -224,7 +202,7 @@ pub(in crate::cmd) fn over_tree(
     steps.docs = vec![None; list.len()];
     // Several commits a round only where the list is the history: with merges, git
     // bisect knows which commits to test, and tests them one at a time.
-    let jobs = range.commits_a_round;
+    let jobs = if range.jobs_asked { params.jobs } else { 1 };
     let linear = repo.merges(&good, &bad)? == 0;
     if jobs > 1 && !linear {
         progress(Progress::Note(&format!(

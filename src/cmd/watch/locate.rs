@@ -236,7 +236,7 @@ pub(super) fn to_commit(
         good: &revs[0],
         bad: &revs[1],
         config: w.args.config.as_deref(),
-        commits_a_round: w.args.run.jobs.map_or(1, |_| w.jobs),
+        jobs_asked: w.args.run.jobs.is_some(),
     };
     let (steps, params) = bisect_setup(w, &metric, 0)?;
     let done = match crate::cmd::bisect::over_tree(&range, steps, &params, &mut progress) {
