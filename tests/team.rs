@@ -868,22 +868,16 @@ fn a_bisect_on_slurm_names_the_first_612_build() {
     );
     // `watch --slurm` over the same kernels and store: what the bisect's tasks stored is
     // not measured again; the change is confirmed by a job array of its own.
-    let mut args = vec![
-        "watch",
-        "churn",
-        "--fs",
-        "tmpfs",
-        "-n",
-        "20000",
-        "-r",
-        "3",
+    let mut args = vec!["watch"];
+    args.extend_from_slice(CHURN_20000);
+    args.extend_from_slice(&[
         "--slurm",
         "--log-dir",
         logs.to_str().unwrap(),
         "--db",
         &url,
         "--kernels",
-    ];
+    ]);
     args.extend(kernels.iter().map(String::as_str));
     let started = Instant::now();
     let out = slurm.sigbench(&args);

@@ -737,15 +737,9 @@ fn watch_notices_confirms_bisects_and_reports_a_change_once() {
         .map(|p| p.to_str().unwrap().to_string())
         .collect();
     let watch = |extra: &[&str]| {
-        let mut args = vec![
-            "watch",
-            "churn",
-            "--fs",
-            "tmpfs",
-            "-n",
-            "20000",
-            "-r",
-            "3",
+        let mut args = vec!["watch"];
+        args.extend_from_slice(CHURN_20000);
+        args.extend_from_slice(&[
             "--every",
             "3",
             "--db",
@@ -754,7 +748,7 @@ fn watch_notices_confirms_bisects_and_reports_a_change_once() {
             reports.to_str().unwrap(),
             "--exec",
             &exec,
-        ];
+        ]);
         args.extend_from_slice(extra);
         args.push("--kernels");
         args.extend(kernels.iter().map(String::as_str));

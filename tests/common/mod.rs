@@ -451,24 +451,16 @@ pub const DEB_612: &str = "^linux-image-6\\.12\\.[0-9]+\\+deb12-amd64$";
 /// The maple tree nodes churn's create phase leaves: 6.12's stable directory offsets.
 pub const MAPLE: &str = "create.slabinfo.maple_node.active_objs";
 
-/// `sigbench bisect churn` over `kernels` on the maple_node row (tmpfs, N = 20000, -r 3)
-/// into `db`, with `extra` options.
+/// The plan the kernel bisects and watches measure: churn on tmpfs, N = 20000, -r 3 (the
+/// create phase's maple_node row separates 6.1 from 6.12 at three repetitions).
+pub const CHURN_20000: &[&str] = &["churn", "--fs", "tmpfs", "-n", "20000", "-r", "3"];
+
+/// `sigbench bisect` of `CHURN_20000` over `kernels` on the maple_node row into `db`, with
+/// `extra` options.
 pub fn bisect_args<'a>(kernels: &'a [String], db: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = vec![
-        "bisect",
-        "churn",
-        "--fs",
-        "tmpfs",
-        "-n",
-        "20000",
-        "-r",
-        "3",
-        "--metric",
-        MAPLE,
-        "--db",
-        db,
-        "--kernels",
-    ];
+    let mut v = vec!["bisect"];
+    v.extend_from_slice(CHURN_20000);
+    v.extend_from_slice(&["--metric", MAPLE, "--db", db, "--kernels"]);
     v.extend(kernels.iter().map(String::as_str));
     v.extend_from_slice(extra);
     v
