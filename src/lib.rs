@@ -31,5 +31,6 @@ pub mod store;
 #[allow(unsafe_code)]
 pub mod sys;
 pub mod testbed;
+pub mod version;
 pub mod vm;
 pub mod watch;

@@ -100,7 +100,7 @@ pub fn stored_series(labels: &[Point], order: Order) -> Vec<(String, Vec<Point>)
         points.sort_by(|a, b| {
             let ((ra, ta), (rb, tb)) = (first(&a.1), first(&b.1));
             match order {
-                Order::Release => crate::bisect::debversion::compare(&ra, &rb),
+                Order::Release => crate::version::release(&ra, &rb),
                 Order::Time => ta.cmp(&tb),
             }
         });

@@ -10,7 +10,6 @@
 //! be told apart (like `git bisect skip`), as is a kernel that fails to unpack, boot or
 //! run. The measuring is behind [`Measure`], so the search is tested without kernels.
 
-pub mod debversion;
 pub mod git;
 
 use crate::stats::Test;

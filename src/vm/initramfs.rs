@@ -14,7 +14,7 @@
 //! concatenated archives), so the cached one never changes with the options.
 
 use super::cpio::Cpio;
-use super::kernel::{Kernel, short_hash};
+use super::kernel::{Config, Kernel, short_hash};
 use crate::testbed::{Fs, find_tool};
 use anyhow::{Context, Result, bail};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -68,6 +68,8 @@ fn module_name(path: &str) -> String {
 struct Index {
     modules: BTreeMap<String, (String, Vec<String>)>,
     builtin: BTreeSet<String>,
+    /// Whether the kernel said which modules it has built in (modules.builtin).
+    knows_builtins: bool,
     aliases: HashMap<String, Vec<String>>,
     softdeps: HashMap<String, Vec<String>>,
 }
@@ -77,10 +79,22 @@ impl Index {
         let dep = std::fs::read_to_string(dir.join("modules.dep"))
             .with_context(|| format!("no modules.dep in {}", dir.display()))?;
         let mut modules = BTreeMap::new();
-        for line in dep.lines() {
+        for (n, line) in dep.lines().enumerate() {
             let Some((m, deps)) = line.split_once(':') else {
                 continue;
             };
+            // A package's own modules.dep is input like any other: it names files below
+            // the modules directory, never elsewhere.
+            if let Some(bad) = std::iter::once(m)
+                .chain(deps.split_whitespace())
+                .find(|p| p.starts_with('/') || p.split('/').any(|c| c == ".."))
+            {
+                bail!(
+                    "{}:{}: {bad} is outside the modules directory",
+                    dir.join("modules.dep").display(),
+                    n + 1
+                );
+            }
             modules.insert(
                 module_name(m),
                 (
@@ -89,7 +103,9 @@ impl Index {
                 ),
             );
         }
-        let builtin = std::fs::read_to_string(dir.join("modules.builtin"))
+        let builtins = std::fs::read_to_string(dir.join("modules.builtin"));
+        let knows_builtins = builtins.is_ok();
+        let builtin = builtins
             .unwrap_or_default()
             .lines()
             .map(module_name)
@@ -120,6 +136,7 @@ impl Index {
         Ok(Index {
             modules,
             builtin,
+            knows_builtins,
             aliases,
             softdeps,
         })
@@ -166,6 +183,52 @@ impl Index {
             }
         }
         out
+    }
+}
+
+/// The filesystem's own module and the config option that builds it (tmpfs is part of
+/// every kernel).
+fn fs_module(fs: Fs) -> Option<(&'static str, &'static str)> {
+    match fs {
+        Fs::Btrfs => Some(("btrfs", "BTRFS_FS")),
+        Fs::Ext4 => Some(("ext4", "EXT4_FS")),
+        Fs::Xfs => Some(("xfs", "XFS_FS")),
+        Fs::Tmpfs => None,
+    }
+}
+
+/// Whether `kernel` can mount `fs`, decided before it boots from what came with it: its
+/// modules (modules.dep, modules.builtin) and its config. When neither can tell, the guest
+/// says what is missing.
+fn check_fs(kernel: &Kernel, ix: Option<&Index>, fs: Fs) -> Result<()> {
+    let Some((module, option)) = fs_module(fs) else {
+        return Ok(());
+    };
+    let config = kernel.config_option(option);
+    let shown = |k: &Kernel| format!("--kernel {} ({})", k.name, k.release);
+    match (ix, config) {
+        (_, Config::BuiltIn) => Ok(()),
+        (Some(ix), _) if ix.modules.contains_key(module) || ix.builtin.contains(module) => Ok(()),
+        (Some(ix), Config::Unknown) if !ix.knows_builtins => Ok(()),
+        (Some(_), Config::Module) => bail!(
+            "{}: no {module} module among its modules (its config builds it as one): give the package that holds it too, e.g. Ubuntu's linux-modules, Fedora's kernel-modules-core",
+            shown(kernel)
+        ),
+        (Some(_), _) => bail!(
+            "{}: has no {module}, neither built in nor a module: a {} plan cannot run on it",
+            shown(kernel),
+            fs.name()
+        ),
+        (None, Config::Module) => bail!(
+            "{}: {module} is a module and the kernel came without modules: give them too (its modules package, or IMAGE:MODULES_DIR)",
+            shown(kernel)
+        ),
+        (None, Config::Unset) => bail!(
+            "{}: built without {module} (CONFIG_{option} is not set): a {} plan cannot run on it",
+            shown(kernel),
+            fs.name()
+        ),
+        (None, _) => Ok(()),
     }
 }
 
@@ -263,6 +326,8 @@ impl Builder {
 
 /// The cached initramfs for `kernel` running plans on `fs`; built when missing.
 pub fn base(kernel: &Kernel, fs: Fs, cache: &Path) -> Result<PathBuf> {
+    let ix = kernel.modules.as_deref().map(Index::load).transpose()?;
+    check_fs(kernel, ix.as_ref(), fs)?;
     // This very binary, readable through /proc even when the file was replaced on disk
     // since it started (a rebuild or an upgrade during a long bisect).
     let named = std::env::current_exe().context("cannot find the sigbench binary")?;
@@ -339,9 +404,9 @@ pub fn base(kernel: &Kernel, fs: Fs, cache: &Path) -> Result<PathBuf> {
     }
 
     let mut order = String::new();
-    match &kernel.modules {
-        Some(mdir) => {
-            let ix = Index::load(mdir)?;
+    match (&kernel.modules, &ix) {
+        (Some(mdir), Some(ix)) => {
+            let real = mdir.canonicalize()?;
             let wanted: Vec<&str> = BASE_MODULES.iter().chain(fs_modules(fs)).copied().collect();
             let load = ix.closure(&wanted);
             let guest_dir = format!("/lib/modules/{}", kernel.release);
@@ -356,7 +421,16 @@ pub fn base(kernel: &Kernel, fs: Fs, cache: &Path) -> Result<PathBuf> {
                     .trim_end_matches(".zst")
                     .trim_end_matches(".gz")
                     .to_string();
-                let data = decompress(&mdir.join(rel))?;
+                // A module file that is a link must stay below the modules directory.
+                let src = mdir.join(rel);
+                if !src.canonicalize().is_ok_and(|c| c.starts_with(&real)) {
+                    bail!(
+                        "{}: {rel} (from its modules.dep) is missing or leads outside {}",
+                        kernel.name,
+                        mdir.display()
+                    );
+                }
+                let data = decompress(&src)?;
                 let dst = sdir.join(&plain);
                 std::fs::create_dir_all(dst.parent().unwrap_or(&sdir))?;
                 std::fs::write(&dst, &data)?;
@@ -398,8 +472,8 @@ pub fn base(kernel: &Kernel, fs: Fs, cache: &Path) -> Result<PathBuf> {
             }
             let _ = std::fs::remove_dir_all(&stage);
         }
-        None => {
-            // Everything must be built in; the guest will say what is missing.
+        _ => {
+            // Everything must be built in; check_fs said what it could.
         }
     }
     b.file(MODULE_ORDER, 0o644, order.as_bytes())?;
@@ -467,6 +541,81 @@ mod tests {
             c,
             ["loop", "libcrc32c", "raid6_pq", "crc32c_generic", "btrfs"]
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_kernel_without_the_plans_filesystem_is_refused_before_it_boots() {
+        let dir = std::env::temp_dir().join(format!("sigbench-fs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mdir = dir.join("lib/modules/6.1.0-1-amd64");
+        std::fs::create_dir_all(&mdir).unwrap();
+        std::fs::write(mdir.join("modules.dep"), "kernel/fs/xfs/xfs.ko.zst:\n").unwrap();
+        std::fs::write(mdir.join("modules.builtin"), "kernel/fs/ext4/ext4.ko\n").unwrap();
+        let config = dir.join("config");
+        let kernel = |modules: bool, config_text: Option<&str>| {
+            if let Some(t) = config_text {
+                std::fs::write(&config, t).unwrap();
+            }
+            Kernel {
+                name: "k.deb".into(),
+                release: "6.1.0-1-amd64".into(),
+                image: dir.join("vmlinuz"),
+                modules: modules.then(|| mdir.clone()),
+                config: config_text.map(|_| config.clone()),
+                key: "k".into(),
+            }
+        };
+        let check = |k: &Kernel, fs: Fs| {
+            let ix = k.modules.as_deref().map(|d| Index::load(d).unwrap());
+            check_fs(k, ix.as_ref(), fs).map_err(|e| e.to_string())
+        };
+        // A module, a built-in, tmpfs: fine. No btrfs anywhere: said, naming it.
+        let k = kernel(true, None);
+        assert!(check(&k, Fs::Xfs).is_ok());
+        assert!(check(&k, Fs::Ext4).is_ok());
+        assert!(check(&k, Fs::Tmpfs).is_ok());
+        let e = check(&k, Fs::Btrfs).unwrap_err();
+        assert!(
+            e.contains("has no btrfs, neither built in nor a module"),
+            "{e}"
+        );
+        // Its config builds btrfs as a module the modules given lack: another package.
+        let k = kernel(true, Some("CONFIG_BTRFS_FS=m\n"));
+        let e = check(&k, Fs::Btrfs).unwrap_err();
+        assert!(e.contains("give the package that holds it"), "{e}");
+        // Built in by the config (modules.builtin incomplete): fine.
+        assert!(check(&kernel(true, Some("CONFIG_BTRFS_FS=y\n")), Fs::Btrfs).is_ok());
+        // No modules at all: the config decides, and with no config the guest will say.
+        let e = check(&kernel(false, Some("CONFIG_BTRFS_FS=m\n")), Fs::Btrfs).unwrap_err();
+        assert!(e.contains("came without modules"), "{e}");
+        let e = check(
+            &kernel(false, Some("# CONFIG_BTRFS_FS is not set\n")),
+            Fs::Btrfs,
+        )
+        .unwrap_err();
+        assert!(e.contains("CONFIG_BTRFS_FS is not set"), "{e}");
+        assert!(check(&kernel(false, None), Fs::Btrfs).is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_modules_dep_naming_paths_outside_its_directory_is_refused() {
+        let dir = std::env::temp_dir().join(format!("sigbench-dep-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for bad in [
+            "kernel/fs/btrfs/btrfs.ko: ../../../../etc/shadow\n",
+            "/etc/shadow:\n",
+        ] {
+            std::fs::write(dir.join("modules.dep"), format!("kernel/lib/a.ko:\n{bad}")).unwrap();
+            let e = Index::load(&dir).err().unwrap().to_string();
+            assert!(
+                e.ends_with(
+                    "modules.dep:2: ../../../../etc/shadow is outside the modules directory"
+                ) || e.ends_with("modules.dep:2: /etc/shadow is outside the modules directory"),
+                "{e}"
+            );
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -1,8 +1,12 @@
-//! Kernels to boot: a Debian `linux-image-*.deb`, a kernel image with its modules, or a
-//! kernel build tree — unpacked once into the cache, with a modules.dep made by depmod.
+//! Kernels to boot: a distribution's kernel packages (one or several files of one kernel,
+//! `package.rs`), a kernel image with its modules, or a kernel build tree — each reduced to
+//! one model (image, modules, release, config), unpacked once into the cache, with a
+//! modules.dep made by depmod where the distribution ships none.
 
+use super::package::{Format, Package};
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,7 +16,10 @@ use std::process::Command;
 pub enum KernelSpec {
     /// The running kernel, without a VM.
     Host,
-    Deb(PathBuf),
+    /// A distribution's packages of one kernel (`A.deb,B.deb`): Debian's one
+    /// `linux-image`, Ubuntu's image + modules pair, Fedora's `kernel-core` +
+    /// `kernel-modules-core`, openSUSE's `kernel-default`, Arch's `linux` package.
+    Packages(Vec<Package>),
     /// `IMAGE[:MODULES]`: a bzImage/vmlinuz, and a `lib/modules/<release>` directory (or
     /// an `INSTALL_MOD_PATH` root holding one).
     Image {
@@ -32,8 +39,13 @@ impl KernelSpec {
         if s == "host" {
             return Ok(KernelSpec::Host);
         }
+        if s.contains(',') && !Path::new(s).exists() {
+            return packages(s);
+        }
         let (main, modules) = match s.split_once(':') {
-            Some((a, b)) if !b.is_empty() => (PathBuf::from(a), Some(PathBuf::from(b))),
+            Some((a, b)) if !b.is_empty() && !Path::new(s).exists() => {
+                (PathBuf::from(a), Some(PathBuf::from(b)))
+            }
             _ => (PathBuf::from(s), None),
         };
         if main.is_dir() {
@@ -49,20 +61,103 @@ impl KernelSpec {
         }
         if !main.is_file() {
             bail!(
-                "--kernel {s}: no such file (give a linux-image-*.deb, IMAGE[:MODULES_DIR], a build tree, or host)"
+                "--kernel {s}: no such file (give a kernel package — .deb, .rpm, .pkg.tar.zst, several of one kernel joined by commas —, IMAGE[:MODULES_DIR], a build tree, or host)"
             );
         }
-        if main.extension().is_some_and(|e| e == "deb") {
+        if let Some(p) = Package::new(&main) {
             if modules.is_some() {
-                bail!("--kernel {s}: a .deb brings its own modules");
+                bail!(
+                    "--kernel {s}: a package brings its own modules (a kernel packaged in several files: --kernel 'IMAGE-PACKAGE,MODULES-PACKAGE')"
+                );
             }
-            return Ok(KernelSpec::Deb(main));
+            return Ok(KernelSpec::Packages(vec![p]));
         }
         Ok(KernelSpec::Image {
             image: main,
             modules,
         })
     }
+}
+
+/// `A,B,…`: the packages of one kernel, all of one format.
+fn packages(s: &str) -> Result<KernelSpec> {
+    let mut v = Vec::new();
+    for part in s.split(',').filter(|p| !p.is_empty()) {
+        let path = Path::new(part);
+        let Some(p) = Package::new(path) else {
+            bail!(
+                "--kernel {s}: {part} is not a kernel package (.deb, .rpm, .pkg.tar.zst): only packages of one kernel are given together"
+            );
+        };
+        if !path.is_file() {
+            bail!("--kernel {s}: {part}: no such file");
+        }
+        if let Some(first) = v.first().map(|f: &Package| f.format)
+            && first != p.format
+        {
+            bail!(
+                "--kernel {s}: one kernel's packages are of one format ({part} is an {}, not a {})",
+                p.format.name(),
+                first.name()
+            );
+        }
+        v.push(p);
+    }
+    if v.is_empty() {
+        bail!("--kernel {s}: no package named");
+    }
+    Ok(KernelSpec::Packages(v))
+}
+
+/// The kernel arguments of a list (`bisect`, `watch`) in their order: packages by the
+/// version their format gives them when all are packages of one format (the first file of
+/// each kernel), packages of several formats by the kernel release they hold; images and
+/// build trees, or packages whose version or release cannot be read (said once), stay in
+/// the order given.
+pub fn ordered(kernels: &[String]) -> Result<Vec<String>> {
+    let specs = kernels
+        .iter()
+        .map(|k| KernelSpec::parse(k))
+        .collect::<Result<Vec<_>>>()?;
+    let firsts: Vec<&Package> = specs
+        .iter()
+        .filter_map(|s| match s {
+            KernelSpec::Packages(p) => p.first(),
+            _ => None,
+        })
+        .collect();
+    if firsts.len() != kernels.len() {
+        return Ok(kernels.to_vec());
+    }
+    let formats: BTreeSet<Format> = firsts.iter().map(|p| p.format).collect();
+    let one = formats.first().copied().filter(|_| formats.len() == 1);
+    let mut keyed = Vec::new();
+    for (k, p) in kernels.iter().zip(&firsts) {
+        let key = match one {
+            Some(_) => p.version(),
+            None => p.files().and_then(|f| {
+                super::package::release_in(f.iter().map(String::as_str)).with_context(|| {
+                    format!(
+                        "{}: names no one kernel release (lib/modules/RELEASE)",
+                        p.path.display()
+                    )
+                })
+            }),
+        };
+        match key {
+            Ok(key) => keyed.push((key, k.clone())),
+            Err(e) => {
+                crate::diag::warn(format!("the kernels stay in the order given: {e:#}"));
+                return Ok(kernels.to_vec());
+            }
+        }
+    }
+    // A stable sort: equal versions keep the order given.
+    keyed.sort_by(|a, b| match one {
+        Some(f) => f.compare(&a.0, &b.0),
+        None => crate::version::release(&a.0, &b.0),
+    });
+    Ok(keyed.into_iter().map(|(_, k)| k).collect())
 }
 
 /// A kernel ready to boot.
@@ -74,6 +169,9 @@ pub struct Kernel {
     pub image: PathBuf,
     /// `lib/modules/<release>` with a modules.dep, when the kernel has modules.
     pub modules: Option<PathBuf>,
+    /// The kernel's build configuration, when it came with it (`boot/config-<release>`,
+    /// `lib/modules/<release>/config`, a build tree's `.config`).
+    pub config: Option<PathBuf>,
     /// Cache key: changes when the kernel does.
     pub key: String,
 }
@@ -145,6 +243,171 @@ fn depmod(root: &Path, release: &str) -> Result<()> {
     )
 }
 
+/// Run depmod on a package's modules directory `dir` (wherever its distribution put it:
+/// `lib/modules/<release>` or `usr/lib/modules/<release>`) if it has no modules.dep yet,
+/// through a base of our own in `scratch` (depmod reads `BASE/lib/modules/<release>`), so
+/// that nothing the package holds decides where depmod reads or writes.
+fn depmod_at(dir: &Path, release: &str, scratch: &Path) -> Result<()> {
+    if dir.join("modules.dep").exists() {
+        return Ok(());
+    }
+    let _ = std::fs::remove_dir_all(scratch);
+    let at = scratch.join("lib/modules");
+    std::fs::create_dir_all(&at)?;
+    std::os::unix::fs::symlink(dir.canonicalize()?, at.join(release))?;
+    let done = depmod(scratch, release);
+    let _ = std::fs::remove_dir_all(scratch);
+    done
+}
+
+/// `root/rel` when no component below `root` is a symbolic link: what a package unpacked
+/// in `root` holds, and never a place outside it that a link in the package points to.
+fn inside(root: &Path, rel: &str) -> Option<PathBuf> {
+    let mut at = root.to_path_buf();
+    for c in rel.split('/').filter(|c| !c.is_empty()) {
+        if c == ".." || c == "." {
+            return None;
+        }
+        at.push(c);
+        if std::fs::symlink_metadata(&at)
+            .ok()?
+            .file_type()
+            .is_symlink()
+        {
+            return None;
+        }
+    }
+    Some(at)
+}
+
+/// Where distributions put a release's modules (and, on Fedora, openSUSE and Arch, its
+/// image and config): Debian, Ubuntu and Fedora's packages under `lib/`, openSUSE's and
+/// Arch's under `usr/lib/`.
+const MODULE_BASES: [&str; 2] = ["lib/modules", "usr/lib/modules"];
+
+/// A modules directory that holds modules (Ubuntu's image package may bring an empty
+/// `lib/modules/<release>`; its modules come in another package).
+fn has_modules(dir: &Path) -> bool {
+    dir.join("kernel").is_dir()
+        || dir.join("modules.order").is_file()
+        || dir.join("modules.dep").is_file()
+}
+
+/// What a kernel's configuration says of one option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Config {
+    /// No configuration came with the kernel.
+    Unknown,
+    Unset,
+    BuiltIn,
+    Module,
+}
+
+/// `CONFIG_<option>` in the configuration file `config`.
+pub fn config_option(config: Option<&Path>, option: &str) -> Config {
+    let Some(text) = config.and_then(|c| std::fs::read_to_string(c).ok()) else {
+        return Config::Unknown;
+    };
+    let key = format!("CONFIG_{option}=");
+    for l in text.lines() {
+        match l.strip_prefix(&key) {
+            Some("y") => return Config::BuiltIn,
+            Some("m") => return Config::Module,
+            _ => {}
+        }
+    }
+    Config::Unset
+}
+
+impl Kernel {
+    pub fn config_option(&self, option: &str) -> Config {
+        config_option(self.config.as_deref(), option)
+    }
+}
+
+/// What a kernel's unpacked packages hold, found where its distribution puts each part.
+struct Unpacked {
+    release: String,
+    image: PathBuf,
+    modules: Option<PathBuf>,
+    config: Option<PathBuf>,
+}
+
+impl Unpacked {
+    /// Find the one kernel under `root` (`given`: the packages as the user named them).
+    fn find(root: &Path, given: &str, format: Format) -> Result<Unpacked> {
+        let names = |rel: &str| -> Vec<String> {
+            inside(root, rel)
+                .and_then(|d| std::fs::read_dir(d).ok())
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| !t.is_symlink()))
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        };
+        let mut releases = BTreeSet::new();
+        for base in MODULE_BASES {
+            releases.extend(names(base));
+        }
+        releases.extend(
+            names("boot")
+                .iter()
+                .filter_map(|n| n.strip_prefix("vmlinuz-"))
+                .map(String::from),
+        );
+        let release = match releases.len() {
+            0 => bail!(
+                "{given}: no kernel inside (neither boot/vmlinuz-RELEASE nor lib/modules/RELEASE): not a kernel package?"
+            ),
+            1 => releases.pop_first().unwrap_or_default(),
+            _ => bail!(
+                "{given}: holds more than one kernel ({}): give the packages of one kernel",
+                releases.into_iter().collect::<Vec<_>>().join(", ")
+            ),
+        };
+        let dirs: Vec<PathBuf> = MODULE_BASES
+            .iter()
+            .filter_map(|b| inside(root, &format!("{b}/{release}")))
+            .filter(|d| d.is_dir())
+            .collect();
+        let file = |rel: String| inside(root, &rel).filter(|f| f.is_file());
+        let image = MODULE_BASES
+            .iter()
+            .map(|b| format!("{b}/{release}/vmlinuz"))
+            .chain([format!("boot/vmlinuz-{release}")])
+            .find_map(file)
+            .with_context(|| {
+                format!(
+                    "{given}: no kernel image for {release} (boot/vmlinuz-{release} or lib/modules/{release}/vmlinuz): give the image's package with it, e.g. {}",
+                    format.image_package(&release)
+                )
+            })?;
+        let config = [format!("boot/config-{release}")]
+            .into_iter()
+            .chain(MODULE_BASES.iter().map(|b| format!("{b}/{release}/config")))
+            .find_map(file);
+        let with_modules: Vec<&PathBuf> = dirs.iter().filter(|d| has_modules(d)).collect();
+        let modules = match with_modules[..] {
+            [] if config_option(config.as_deref(), "MODULES") == Config::Unset => None,
+            [] => bail!(
+                "{given}: kernel {release} comes without its modules (no lib/modules/{release} holding any): give its modules package with it, e.g. {}, as --kernel 'IMAGE-PACKAGE,MODULES-PACKAGE'",
+                format.modules_package(&release)
+            ),
+            [m] => Some(m.clone()),
+            _ => bail!(
+                "{given}: modules of {release} in both lib/modules and usr/lib/modules: give the packages of one kernel build"
+            ),
+        };
+        Ok(Unpacked {
+            release,
+            image,
+            modules,
+            config,
+        })
+    }
+}
+
 /// The `lib/modules/<release>` under a directory given as modules: the directory itself,
 /// or an INSTALL_MOD_PATH root.
 fn modules_dir(given: &Path, release: &str) -> Result<(PathBuf, PathBuf)> {
@@ -184,39 +447,32 @@ pub fn prepare(spec: &KernelSpec, name: &str, cache: &Path) -> Result<Kernel> {
 fn prepare_locked(spec: &KernelSpec, name: &str, cache: &Path) -> Result<Kernel> {
     match spec {
         KernelSpec::Host => bail!("the host kernel is not booted in a VM"),
-        KernelSpec::Deb(deb) => {
-            let key = short_hash(&file_identity(deb)?);
+        KernelSpec::Packages(packages) => {
+            let ids = packages
+                .iter()
+                .map(|p| file_identity(&p.path))
+                .collect::<Result<Vec<_>>>()?;
+            let key = short_hash(&ids.join("|"));
             let dir = cache.join("kernels").join(&key);
             let root = dir.join("root");
             if !dir.join("ready").exists() {
                 let _ = std::fs::remove_dir_all(&dir);
                 std::fs::create_dir_all(&root)?;
-                run(
-                    Command::new("dpkg-deb").arg("-x").arg(deb).arg(&root),
-                    &format!("dpkg-deb -x {}", deb.display()),
-                )?;
+                for p in packages {
+                    p.unpack(&root)?;
+                }
             }
-            let release = std::fs::read_dir(root.join("lib/modules"))
-                .ok()
-                .and_then(|mut rd| rd.find_map(|e| e.ok()))
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .with_context(|| {
-                    format!(
-                        "{}: no lib/modules/<release> inside (not a linux-image package?)",
-                        deb.display()
-                    )
-                })?;
-            let image = root.join("boot").join(format!("vmlinuz-{release}"));
-            if !image.is_file() {
-                bail!("{}: no boot/vmlinuz-{release} inside", deb.display());
+            let found = Unpacked::find(&root, name, packages[0].format)?;
+            if let Some(m) = &found.modules {
+                depmod_at(m, &found.release, &dir.join("depmod"))?;
             }
-            depmod(&root, &release)?;
-            std::fs::write(dir.join("ready"), &release)?;
+            std::fs::write(dir.join("ready"), &found.release)?;
             Ok(Kernel {
                 name: name.to_string(),
-                modules: Some(root.join("lib/modules").join(&release)),
-                release,
-                image,
+                release: found.release,
+                image: found.image,
+                modules: found.modules,
+                config: found.config,
                 key,
             })
         }
@@ -232,26 +488,36 @@ fn prepare_locked(spec: &KernelSpec, name: &str, cache: &Path) -> Result<Kernel>
                     Some(dir)
                 }
             };
+            // /boot/config-<release> beside /boot/vmlinuz-<release>, or in the modules.
+            let config = image
+                .parent()
+                .map(|d| d.join(format!("config-{release}")))
+                .into_iter()
+                .chain(modules.as_ref().map(|m| m.join("config")))
+                .find(|c| c.is_file());
             Ok(Kernel {
                 name: name.to_string(),
                 key: short_hash(&id),
                 release,
                 image: image.clone(),
                 modules,
+                config,
             })
         }
         KernelSpec::BuildTree { tree, modules } => {
             let image = tree.join("arch/x86/boot/bzImage");
             let release = image_release(&image)?;
+            let config = Some(tree.join(".config")).filter(|c| c.is_file());
             if let Some(m) = modules {
-                return prepare_locked(
+                let k = prepare_locked(
                     &KernelSpec::Image {
                         image,
                         modules: Some(m.clone()),
                     },
                     name,
                     cache,
-                );
+                )?;
+                return Ok(Kernel { config, ..k });
             }
             // Modules built in-tree: stage them as `make modules_install` would. The image
             // is copied too: the tree may build the next commit while this one boots.
@@ -296,6 +562,7 @@ fn prepare_locked(spec: &KernelSpec, name: &str, cache: &Path) -> Result<Kernel>
                 modules: dir.join("modules.dep").exists().then_some(dir),
                 release,
                 image,
+                config,
                 key,
             })
         }
@@ -315,6 +582,219 @@ mod tests {
         assert!(e.contains("no such file"), "{e}");
         let e = KernelSpec::parse("/").unwrap_err().to_string();
         assert!(e.contains("build tree"), "{e}");
+    }
+
+    /// A directory tree of `files` (`path` or `path -> target` for a link) under a fresh root.
+    fn tree(name: &str, files: &[&str]) -> PathBuf {
+        let root = std::env::temp_dir().join(format!("sigbench-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for f in files {
+            let (path, link) = match f.split_once(" -> ") {
+                Some((p, t)) => (p, Some(t)),
+                None => (*f, None),
+            };
+            let at = root.join(path);
+            std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+            match link {
+                Some(t) => std::os::unix::fs::symlink(t, &at).unwrap(),
+                None if path.ends_with('/') => std::fs::create_dir_all(&at).unwrap(),
+                None => std::fs::write(&at, "x").unwrap(),
+            }
+        }
+        root
+    }
+
+    #[test]
+    fn every_distributions_layout_is_one_kernel() {
+        let r = "6.1.0-56-amd64";
+        // (layout, files, image, modules, config) — paths relative to the root.
+        type Case<'a> = (
+            &'a str,
+            Vec<String>,
+            &'a str,
+            Option<&'a str>,
+            Option<&'a str>,
+        );
+        let cases: &[Case] = &[
+            (
+                "debian",
+                vec![
+                    format!("boot/vmlinuz-{r}"),
+                    format!("boot/config-{r}"),
+                    format!("lib/modules/{r}/kernel/fs/btrfs/btrfs.ko"),
+                    format!("lib/modules/{r}/build -> /usr/src/linux-headers-{r}"),
+                ],
+                "boot/vmlinuz-R",
+                Some("lib/modules/R"),
+                Some("boot/config-R"),
+            ),
+            (
+                "ubuntu",
+                vec![
+                    format!("boot/vmlinuz-{r}"),
+                    format!("lib/modules/{r}/"),
+                    format!("boot/config-{r}"),
+                    format!("lib/modules/{r}/kernel/fs/btrfs/btrfs.ko.zst"),
+                    format!("lib/modules/{r}/modules.order"),
+                ],
+                "boot/vmlinuz-R",
+                Some("lib/modules/R"),
+                Some("boot/config-R"),
+            ),
+            (
+                "fedora",
+                vec![
+                    format!("lib/modules/{r}/vmlinuz"),
+                    format!("lib/modules/{r}/config"),
+                    format!("lib/modules/{r}/kernel/fs/btrfs/btrfs.ko.xz"),
+                ],
+                "lib/modules/R/vmlinuz",
+                Some("lib/modules/R"),
+                Some("lib/modules/R/config"),
+            ),
+            (
+                "suse",
+                vec![
+                    format!("usr/lib/modules/{r}/vmlinuz"),
+                    format!("usr/lib/modules/{r}/config"),
+                    format!("usr/lib/modules/{r}/kernel/fs/btrfs/btrfs.ko.zst"),
+                    format!("boot/vmlinuz-{r} -> ../usr/lib/modules/{r}/vmlinuz"),
+                ],
+                "usr/lib/modules/R/vmlinuz",
+                Some("usr/lib/modules/R"),
+                Some("usr/lib/modules/R/config"),
+            ),
+            (
+                "arch",
+                vec![
+                    format!("usr/lib/modules/{r}/vmlinuz"),
+                    format!("usr/lib/modules/{r}/pkgbase"),
+                    format!("usr/lib/modules/{r}/kernel/fs/btrfs/btrfs.ko.zst"),
+                    ".PKGINFO".to_string(),
+                ],
+                "usr/lib/modules/R/vmlinuz",
+                Some("usr/lib/modules/R"),
+                None,
+            ),
+            (
+                "tiny",
+                vec![format!("boot/vmlinuz-{r}"), format!("boot/config-{r}")],
+                "boot/vmlinuz-R",
+                None,
+                Some("boot/config-R"),
+            ),
+        ];
+        for (name, files, image, modules, config) in cases {
+            let files: Vec<&str> = files.iter().map(String::as_str).collect();
+            let root = tree(name, &files);
+            if *name == "tiny" {
+                std::fs::write(
+                    root.join(format!("boot/config-{r}")),
+                    "# CONFIG_MODULES is not set\n",
+                )
+                .unwrap();
+            }
+            let u = Unpacked::find(&root, name, Format::Deb).unwrap();
+            let at = |p: &str| root.join(p.replace('R', r));
+            assert_eq!(u.release, r, "{name}");
+            assert_eq!(u.image, at(image), "{name}");
+            assert_eq!(u.modules, modules.map(at), "{name}");
+            assert_eq!(u.config, config.map(at), "{name}");
+            std::fs::remove_dir_all(&root).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_package_missing_its_other_half_or_holding_links_out_is_refused() {
+        let r = "6.1.0-56-amd64";
+        let err = |name: &str, files: &[String], format: Format| {
+            let files: Vec<&str> = files.iter().map(String::as_str).collect();
+            let root = tree(name, &files);
+            let e = Unpacked::find(&root, name, format)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            std::fs::remove_dir_all(&root).unwrap();
+            e
+        };
+        // Ubuntu's image package alone: its modules package is named.
+        let e = err("img", &[format!("boot/vmlinuz-{r}")], Format::Deb);
+        assert!(
+            e.contains("comes without its modules") && e.contains(&format!("linux-modules-{r}")),
+            "{e}"
+        );
+        // Fedora's modules alone: the image's package is named.
+        let e = err(
+            "mods",
+            &[format!("lib/modules/{r}/kernel/fs/btrfs/btrfs.ko.xz")],
+            Format::Rpm,
+        );
+        assert!(
+            e.contains("no kernel image") && e.contains("kernel-core"),
+            "{e}"
+        );
+        // An image that is a link out of the package is no image; a `lib` that is a link
+        // is not looked into.
+        let e = err(
+            "link",
+            &[
+                format!("boot/vmlinuz-{r} -> /boot/vmlinuz-{r}"),
+                format!("lib/modules/{r}/kernel/a.ko"),
+            ],
+            Format::Deb,
+        );
+        assert!(e.contains("no kernel image"), "{e}");
+        let e = err("lib", &["lib -> /usr/lib".to_string()], Format::Deb);
+        assert!(e.contains("no kernel inside"), "{e}");
+        let e = err(
+            "two",
+            &["boot/vmlinuz-a".to_string(), "boot/vmlinuz-b".to_string()],
+            Format::Deb,
+        );
+        assert!(e.contains("more than one kernel (a, b)"), "{e}");
+    }
+
+    #[test]
+    fn several_files_are_one_kernels_packages_of_one_format() {
+        let dir = tree(
+            "specs",
+            &[
+                "a.deb",
+                "b.deb",
+                "c.rpm",
+                "d.rpm",
+                "e.pkg.tar.zst",
+                "bzImage",
+            ],
+        );
+        let p = |f: &str| dir.join(f).display().to_string();
+        match KernelSpec::parse(&format!("{},{}", p("a.deb"), p("b.deb"))).unwrap() {
+            KernelSpec::Packages(v) => assert_eq!(v.len(), 2),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            KernelSpec::parse(&p("e.pkg.tar.zst")).unwrap(),
+            KernelSpec::Packages(v) if v[0].format == Format::Arch
+        ));
+        for (spec, want) in [
+            (format!("{},{}", p("a.deb"), p("c.rpm")), "of one format"),
+            (
+                format!("{},{}", p("c.rpm"), p("bzImage")),
+                "is not a kernel package",
+            ),
+            (
+                format!("{},{}", p("c.rpm"), p("x.rpm")),
+                "x.rpm: no such file",
+            ),
+            (
+                format!("{}:{}", p("c.rpm"), dir.display()),
+                "brings its own modules",
+            ),
+        ] {
+            let e = KernelSpec::parse(&spec).unwrap_err().to_string();
+            assert!(e.contains(want), "{spec}: {e}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod guest;
 pub mod guests;
 pub mod initramfs;
 pub mod kernel;
+pub mod package;
 pub mod qemu;
 
 use crate::clock::ClockKind;

@@ -12,7 +12,7 @@ mod tree;
 
 use super::slurm::Takes;
 use anyhow::{Context, Result, bail};
-use sigbench::bisect::{Call, Measure, Measured, Params, Progress, bisect, debversion};
+use sigbench::bisect::{Call, Measure, Measured, Params, Progress, bisect};
 use sigbench::clock::TimeBase;
 use sigbench::plan::Plan;
 use sigbench::results::RunDocument;
@@ -427,35 +427,6 @@ fn duration(s: f64) -> String {
     }
 }
 
-/// The kernel arguments in order: .deb files sorted by their package's version.
-pub(super) fn ordered(kernels: &[String]) -> Result<Vec<String>> {
-    if !kernels.iter().all(|k| k.ends_with(".deb")) {
-        return Ok(kernels.to_vec());
-    }
-    let mut v = Vec::new();
-    for k in kernels {
-        let out = std::process::Command::new("dpkg-deb")
-            .args(["-f", k, "Version"])
-            .output()
-            .with_context(|| format!("cannot run dpkg-deb on {k}"))?;
-        if !out.status.success() {
-            // Not readable as a package: keep it where the user put it.
-            v.push((None, k.clone()));
-        } else {
-            v.push((
-                Some(String::from_utf8_lossy(&out.stdout).trim().to_string()),
-                k.clone(),
-            ));
-        }
-    }
-    if v.iter().all(|(ver, _)| ver.is_some()) {
-        v.sort_by(|a, b| {
-            debversion::compare(a.0.as_deref().unwrap_or(""), b.0.as_deref().unwrap_or(""))
-        });
-    }
-    Ok(v.into_iter().map(|(_, k)| k).collect())
-}
-
 pub fn run(args: BisectArgs) -> Result<i32> {
     sigbench::interrupt::install()?;
     if !args.run.kernels.is_empty() {
@@ -612,7 +583,7 @@ fn over_list(
     params: &Params,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Bisected> {
-    let list = ordered(&args.list)?;
+    let list = kernel::ordered(&args.list)?;
     let specs: Vec<(String, KernelSpec)> = list
         .iter()
         .map(|k| Ok((k.clone(), KernelSpec::parse(k)?)))

@@ -260,7 +260,7 @@ pub fn run(args: WatchArgs) -> Result<i32> {
     let plan = super::measure::plan_of(&args.run)?;
     let opts = super::measure::vm_options(&args.run)?;
     let rev_map = locate::rev_map(&args)?;
-    let list = super::bisect::ordered(&args.list)?;
+    let list = kernel::ordered(&args.list)?;
     let specs: Vec<(String, KernelSpec)> = list
         .iter()
         .map(|k| Ok((k.clone(), KernelSpec::parse(k)?)))
