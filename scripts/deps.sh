@@ -2,7 +2,8 @@
 # Install what sigbench needs on Debian/Ubuntu, only what is missing: the mkfs tools of
 # the filesystems it tests, blkid/losetup, strace (for recording signatures), rpm (the
 # recorder's tests build and upgrade real packages), QEMU, busybox, kmod (depmod), xz and
-# zstd (to boot other kernels with `run --kernel`), cpio (checks initramfs archives),
+# zstd (to boot other kernels with `run --kernel`), bsdtar (libarchive-tools: rpm and Arch
+# kernel packages), cpio (checks initramfs archives),
 # chromium and a font (the report test renders the HTML report headless), and the C
 # compiler, bc and GNU time the benchmark uses; git, make, flex, bison, libelf-dev and
 # Debian's linux-source-6.1 (`bisect --tree` builds kernels; its test bisects a real tree);
@@ -11,7 +12,7 @@
 # for the crate (edition 2024).
 set -euo pipefail
 
-packages=(btrfs-progs xfsprogs e2fsprogs util-linux strace rpm qemu-system-x86 busybox-static kmod xz-utils zstd cpio chromium fonts-dejavu-core gcc libc6-dev bc time git make flex bison libelf-dev linux-source-6.1 postgresql slurm-wlm munge)
+packages=(btrfs-progs xfsprogs e2fsprogs util-linux strace rpm qemu-system-x86 busybox-static kmod xz-utils zstd libarchive-tools cpio chromium fonts-dejavu-core gcc libc6-dev bc time git make flex bison libelf-dev linux-source-6.1 postgresql slurm-wlm munge)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

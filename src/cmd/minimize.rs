@@ -221,7 +221,9 @@ fn in_guest(args: &super::measure::Args, plan: &sigbench::plan::Plan) -> Result<
     boots::guest_args(plan, args.verbose)?;
     let opts = super::measure::vm_options(args)?;
     let jobs = guests::how_many(&opts, args.jobs)?;
-    // A kernel that cannot be unpacked is one line now, before the search.
+    // A kernel that cannot be unpacked, or cannot run the plan, is one line now, before
+    // the search.
+    sigbench::vm::preflight(std::slice::from_ref(&kernel), plan.testbed.fs, &opts)?;
     let release = kernel::prepare(&kernel.1, &kernel.0, &opts.cache)?.release;
     sigbench::say!(
         "sigbench: minimize: candidates run in guests of kernel {release}, {jobs} at once"

@@ -214,6 +214,7 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
     // What cannot go to a guest (a --device path) is refused before any kernel runs.
     boots::guest_args(plan, args.verbose)?;
     let opts = vm_options(args)?;
+    sigbench::vm::preflight(&specs, plan.testbed.fs, &opts)?;
     let mut kept = Kept::open((!args.no_store).then_some(&args.store.db))?;
     let guests = schedule::Guests {
         opts: &opts,

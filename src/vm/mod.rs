@@ -61,6 +61,22 @@ pub fn cache_lock(cache: &std::path::Path) -> Result<std::fs::File> {
     crate::testbed::workspace::lock_file(&cache.join("lock"), "sigbench preparing a kernel")
 }
 
+/// Make ready each guest kernel of a command line — unpacked, and its initramfs for `fs`
+/// built (both cached, so the boots find them) — so that a kernel that cannot run the plan
+/// (a package that is not one kernel, an image without its modules, no module for the
+/// filesystem) is a one-line error before anything boots.
+pub fn preflight(kernels: &[(String, kernel::KernelSpec)], fs: Fs, opts: &VmOptions) -> Result<()> {
+    for (name, spec) in kernels {
+        if *spec == kernel::KernelSpec::Host {
+            continue;
+        }
+        let k = kernel::prepare(spec, name, &opts.cache)?;
+        let _lock = cache_lock(&opts.cache)?;
+        initramfs::base(&k, fs, &opts.cache)?;
+    }
+    Ok(())
+}
+
 /// Run `args` (the guest's `sigbench run` arguments) on `kernel`.
 pub fn run(
     kernel: &Kernel,
