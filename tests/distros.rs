@@ -30,6 +30,7 @@ fn cache() -> PathBuf {
 fn unpack(deb: &Path, work: &Path) -> Debian {
     let root = work.join("debian");
     let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
     sh(
         "dpkg-deb",
         &["-x", deb.to_str().unwrap(), root.to_str().unwrap()],
@@ -167,6 +168,11 @@ fn rpm_build(stage: &Path, name: &str, version: &str, release: &str, work: &Path
 fn repackaged(deb: &Path, layout: &str) -> Vec<PathBuf> {
     let stem = deb.file_stem().unwrap().to_string_lossy().into_owned();
     let out = cache().join(&stem).join(layout);
+    // The tests of this file run side by side: one builds, the others wait for it.
+    std::fs::create_dir_all(cache()).unwrap();
+    let lock = std::fs::File::create(cache().join(".lock")).unwrap();
+    use std::os::fd::AsFd;
+    sigbench::sys::os::flock(lock.as_fd(), libc::LOCK_EX).unwrap();
     let listed = |out: &Path| -> Vec<PathBuf> {
         let mut v: Vec<PathBuf> = std::fs::read_dir(out)
             .unwrap()

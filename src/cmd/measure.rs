@@ -97,8 +97,10 @@ pub struct Args {
     /// Do not store the results
     #[arg(long)]
     pub(crate) no_store: bool,
-    /// Run on this kernel (repeatable): a linux-image-*.deb, IMAGE[:MODULES_DIR], a kernel
-    /// build tree, or `host`. Each result set is labelled with its kernel's release
+    /// Run on this kernel (repeatable): a distribution's kernel package (.deb, .rpm,
+    /// .pkg.tar.zst; a kernel in several packages as one argument, 'IMAGE.deb,MODULES.deb'),
+    /// IMAGE[:MODULES_DIR], a kernel build tree, or `host`. Each result set is labelled with
+    /// its kernel's release
     #[arg(long = "kernel", value_name = "KERNEL")]
     pub(crate) kernels: Vec<String>,
     /// QEMU accelerator for --kernel

@@ -7,9 +7,8 @@
 //! - rpm: `~` sorts before everything, even the end (`1.0~rc1 < 1.0`); `^` sorts after the
 //!   end but before anything else (`1.0 < 1.0^git1 < 1.0.1`); a string with segments left
 //!   is newer (`1.0 < 1.0a`).
-//! - pacman: no `~` or `^`; a longer run of separators is newer (`1.0 < 1..0` never
-//!   happens in practice); at the end, a remaining letter segment is older than nothing
-//!   (`1.0a < 1.0 < 1.0.1`).
+//! - pacman: no `~` or `^`; a longer run of separators is newer (`1.0 < 1..0`); at the
+//!   end, a remaining letter segment is older than nothing (`1.0a < 1.0 < 1.0.1`).
 
 use std::cmp::Ordering;
 
@@ -226,6 +225,7 @@ mod tests {
             ("6.12.1.arch2-1", "6.12.1.arch1-3", Greater),
             ("1:6.0.arch1-1", "6.12.arch1-1", Greater),
             ("6.12.1.arch1", "6.12.1.arch1-7", Equal),
+            ("1.0", "1..0", Less),
         ] {
             assert_eq!(compare(a, b, Rules::Pacman), want, "{a} vs {b}");
         }

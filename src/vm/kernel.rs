@@ -358,11 +358,11 @@ impl Unpacked {
         );
         let release = match releases.len() {
             0 => bail!(
-                "{given}: no kernel inside (neither boot/vmlinuz-RELEASE nor lib/modules/RELEASE): not a kernel package?"
+                "--kernel {given}: no kernel inside (neither boot/vmlinuz-RELEASE nor lib/modules/RELEASE): not a kernel package?"
             ),
             1 => releases.pop_first().unwrap_or_default(),
             _ => bail!(
-                "{given}: holds more than one kernel ({}): give the packages of one kernel",
+                "--kernel {given}: holds more than one kernel ({}): give the packages of one kernel",
                 releases.into_iter().collect::<Vec<_>>().join(", ")
             ),
         };
@@ -379,7 +379,7 @@ impl Unpacked {
             .find_map(file)
             .with_context(|| {
                 format!(
-                    "{given}: no kernel image for {release} (boot/vmlinuz-{release} or lib/modules/{release}/vmlinuz): give the image's package with it, e.g. {}",
+                    "--kernel {given}: no kernel image for {release} (boot/vmlinuz-{release} or lib/modules/{release}/vmlinuz): give the image's package with it, e.g. {}",
                     format.image_package(&release)
                 )
             })?;
@@ -391,12 +391,12 @@ impl Unpacked {
         let modules = match with_modules[..] {
             [] if config_option(config.as_deref(), "MODULES") == Config::Unset => None,
             [] => bail!(
-                "{given}: kernel {release} comes without its modules (no lib/modules/{release} holding any): give its modules package with it, e.g. {}, as --kernel 'IMAGE-PACKAGE,MODULES-PACKAGE'",
+                "--kernel {given}: kernel {release} comes without its modules (no lib/modules/{release} holding any): give its modules package with it, e.g. {}, as --kernel 'IMAGE-PACKAGE,MODULES-PACKAGE'",
                 format.modules_package(&release)
             ),
             [m] => Some(m.clone()),
             _ => bail!(
-                "{given}: modules of {release} in both lib/modules and usr/lib/modules: give the packages of one kernel build"
+                "--kernel {given}: modules of {release} in both lib/modules and usr/lib/modules: give the packages of one kernel build"
             ),
         };
         Ok(Unpacked {

@@ -24,8 +24,9 @@ pub(super) use tree::{TreeRange, over_tree};
 
 #[derive(clap::Args)]
 pub struct BisectArgs {
-    /// The kernels, oldest (known good) to newest (known bad): .deb files (sorted by their
-    /// Debian version when all are .deb), IMAGE[:MODULES] or build trees as --kernel takes
+    /// The kernels, oldest (known good) to newest (known bad), as --kernel takes them:
+    /// packages (sorted by their version; a list mixing formats by kernel release),
+    /// IMAGE[:MODULES] or build trees (kept in the order given)
     #[arg(long = "kernels", id = "bisect_kernels", num_args = 2.., required_unless_present = "tree", conflicts_with = "tree", value_name = "KERNEL")]
     list: Vec<String>,
     /// Bisect a kernel git tree instead (with --good and --bad): git bisect picks the

@@ -29,8 +29,9 @@ mod stored;
 #[derive(clap::Args)]
 #[command(group = clap::ArgGroup::new("stored").args(["series", "series_glob"]))]
 pub struct WatchArgs {
-    /// The series, oldest to newest: .deb files (sorted by their Debian version when all
-    /// are .deb), IMAGE[:MODULES] or build trees as --kernel takes
+    /// The series, oldest to newest, as --kernel takes them: packages (sorted by their
+    /// version; a list mixing formats by kernel release), IMAGE[:MODULES] or build trees
+    /// (kept in the order given)
     #[arg(long = "kernels", id = "watch_kernels", num_args = 1.., value_name = "KERNEL", required_unless_present_any = ["ack", "changes", "series", "series_glob"])]
     list: Vec<String>,
     /// Watch what the store holds instead of booting kernels: these labels (runs written
