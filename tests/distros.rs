@@ -164,6 +164,22 @@ fn rpm_build(stage: &Path, name: &str, version: &str, release: &str, work: &Path
         .path()
 }
 
+/// openSUSE's and Arch's layout in `stage`: the image and the modules (.ko.zst, no
+/// modules.dep) in `usr/lib/modules/RELEASE`, which is returned beside the stage.
+fn usr_lib_modules(d: &Debian, stage: &Path) -> (PathBuf, PathBuf) {
+    let r = &d.release;
+    let modules = d.root.join("lib/modules").join(r);
+    let dir = stage.join("usr/lib/modules").join(r);
+    recompress(&modules, "zst");
+    without_depmod_files(&modules);
+    mv(&modules, &dir);
+    mv(
+        &d.root.join(format!("boot/vmlinuz-{r}")),
+        &dir.join("vmlinuz"),
+    );
+    (stage.to_path_buf(), dir)
+}
+
 /// `deb`'s kernel as `layout` ships it: the package files, built once into the cache.
 fn repackaged(deb: &Path, layout: &str) -> Vec<PathBuf> {
     let stem = deb.file_stem().unwrap().to_string_lossy().into_owned();
@@ -260,12 +276,7 @@ fn repackaged(deb: &Path, layout: &str) -> Vec<PathBuf> {
             mv(&b, &out.join(b.file_name().unwrap()));
         }
         "opensuse" => {
-            let s = work.join("suse");
-            let dir = s.join("usr/lib/modules").join(r);
-            recompress(&modules, "zst");
-            without_depmod_files(&modules);
-            mv(&modules, &dir);
-            mv(&boot.join(format!("vmlinuz-{r}")), &dir.join("vmlinuz"));
+            let (s, dir) = usr_lib_modules(&d, &work.join("suse"));
             mv(&boot.join(format!("config-{r}")), &dir.join("config"));
             mv(
                 &boot.join(format!("System.map-{r}")),
@@ -287,12 +298,7 @@ fn repackaged(deb: &Path, layout: &str) -> Vec<PathBuf> {
             mv(&a, &out.join(a.file_name().unwrap()));
         }
         "arch" => {
-            let s = work.join("arch");
-            let dir = s.join("usr/lib/modules").join(r);
-            recompress(&modules, "zst");
-            without_depmod_files(&modules);
-            mv(&modules, &dir);
-            mv(&boot.join(format!("vmlinuz-{r}")), &dir.join("vmlinuz"));
+            let (s, dir) = usr_lib_modules(&d, &work.join("arch"));
             std::fs::write(dir.join("pkgbase"), "linux\n").unwrap();
             let pkgver = format!("{upstream}.arch1-{}", revision.split('_').next().unwrap());
             std::fs::write(

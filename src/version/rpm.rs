@@ -58,34 +58,24 @@ pub fn vercmp(a: &str, b: &str, rules: Rules) -> Ordering {
         one = &one[sa..];
         two = &two[sb..];
         let (x, y) = (one.first().copied(), two.first().copied());
-        if rules == Rules::Rpm {
-            if x == Some(b'~') || y == Some(b'~') {
-                if x != Some(b'~') {
-                    return Ordering::Greater;
+        // rpm's marks: `~` before anything, the end included; `^` after the end and
+        // before anything else. Where one side has the mark, the ranks decide.
+        let mark = [b'~', b'^']
+            .into_iter()
+            .find(|m| rules == Rules::Rpm && (x == Some(*m) || y == Some(*m)));
+        if let Some(m) = mark {
+            let rank = |c: Option<u8>| match c {
+                Some(c) if c == m => u8::from(m == b'^'),
+                None if m == b'^' => 0,
+                _ => 2,
+            };
+            match rank(x).cmp(&rank(y)) {
+                Ordering::Equal => {
+                    one = &one[1..];
+                    two = &two[1..];
+                    continue;
                 }
-                if y != Some(b'~') {
-                    return Ordering::Less;
-                }
-                one = &one[1..];
-                two = &two[1..];
-                continue;
-            }
-            if x == Some(b'^') || y == Some(b'^') {
-                if x.is_none() {
-                    return Ordering::Less;
-                }
-                if y.is_none() {
-                    return Ordering::Greater;
-                }
-                if x != Some(b'^') {
-                    return Ordering::Greater;
-                }
-                if y != Some(b'^') {
-                    return Ordering::Less;
-                }
-                one = &one[1..];
-                two = &two[1..];
-                continue;
+                o => return o,
             }
         }
         let (Some(x), Some(_)) = (x, y) else {
