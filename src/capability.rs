@@ -176,6 +176,36 @@ fn guests(cache: &Path, v: &mut Vec<Check>) {
         ),
     ));
     v.push(Check::new("clocks", true, clocks(has_qemu, kvm_guests)));
+    v.push(packages());
+}
+
+/// Which kernel packages `--kernel` can unpack here (`vm::package`), and what to install
+/// for the others.
+fn packages() -> Check {
+    let has = |t: &str| crate::testbed::find_tool(t).is_some();
+    let formats = [
+        (".deb", has("dpkg-deb"), "dpkg"),
+        (".rpm", has("rpm") && has("bsdtar"), "rpm, libarchive-tools"),
+        (".pkg.tar.zst", has("bsdtar"), "libarchive-tools"),
+    ];
+    let ok: Vec<&str> = formats.iter().filter(|f| f.1).map(|f| f.0).collect();
+    let missing: Vec<String> = formats
+        .iter()
+        .filter(|f| !f.1)
+        .map(|f| format!("{} (install {})", f.0, f.2))
+        .collect();
+    let depmod = has("depmod");
+    let mut detail = format!("`--kernel` unpacks {}", ok.join(", "));
+    if ok.is_empty() {
+        detail = "`--kernel` unpacks no kernel package".to_string();
+    }
+    if !missing.is_empty() {
+        detail.push_str(&format!("; not {}", missing.join(", ")));
+    }
+    if !depmod {
+        detail.push_str("; no depmod (install kmod): packages without modules.dep cannot boot");
+    }
+    Check::new("kernel packages", missing.is_empty() && depmod, detail)
 }
 
 /// Which clocks `run` can time with here (`crate::clock`).

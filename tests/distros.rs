@@ -450,6 +450,14 @@ fn a_package_without_what_the_plan_needs_is_one_line_before_it_boots() {
         "{}",
         stderr(&out)
     );
+    // doctor says which formats this machine unpacks.
+    let doctor = stdout(&run(&["doctor"]));
+    assert!(
+        doctor.lines().any(|l| l.starts_with("kernel packages")
+            && l.contains("ok")
+            && l.contains("`--kernel` unpacks .deb, .rpm, .pkg.tar.zst")),
+        "{doctor}"
+    );
     let mixed = format!("{},{}", ubuntu[1].display(), fedora[1].display());
     let out = run(&["run", "--kernel", &mixed, "--no-store"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
