@@ -351,7 +351,10 @@ pub fn base(kernel: &Kernel, fs: Fs, cache: &Path) -> Result<PathBuf> {
     }));
     let dir = cache.join("initramfs");
     std::fs::create_dir_all(&dir)?;
-    let path = dir.join(format!("{}-{}-{key}.cpio", kernel.release, fs.name()));
+    // One image per kernel and filesystem: those an earlier sigbench binary built for them
+    // are removed when this one is (a boot holds a link of its own, `vm::run`).
+    let kin = format!("{}-{}-{}-", kernel.release, fs.name(), kernel.key);
+    let path = dir.join(format!("{kin}{key}.cpio"));
     if path.exists() {
         return Ok(path);
     }
@@ -480,7 +483,33 @@ pub fn base(kernel: &Kernel, fs: Fs, cache: &Path) -> Result<PathBuf> {
     let out = b.cpio.finish()?;
     out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
     std::fs::rename(&tmp, &path)?;
+    prune(&dir, &kin, &path);
     Ok(path)
+}
+
+/// Remove the images in `dir` named `{kin}…` (one kernel and filesystem, an earlier
+/// binary) other than `keep`: without this the cache grows by an image per kernel at every
+/// rebuild of sigbench (369 images, 35 GB, in this project's development cache).
+/// Images named before the kernel's key was part of the name (`{release}-{fs}-{hash}.cpio`)
+/// go too: one of them may have been another build of the same release, which is rebuilt
+/// when it is booted again.
+fn prune(dir: &Path, kin: &str, keep: &Path) {
+    // `{release}-{fs}-` of `{release}-{fs}-{kernel key}-`.
+    let legacy = kin
+        .trim_end_matches('-')
+        .rsplit_once('-')
+        .map_or(kin, |(a, _)| a);
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let old = name
+            .strip_prefix(legacy)
+            .and_then(|r| r.strip_prefix('-'))
+            .and_then(|r| r.strip_suffix(".cpio"))
+            .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()));
+        if (old || name.starts_with(kin) && name.ends_with(".cpio")) && e.path() != keep {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
 
 fn walk(dir: &Path) -> Result<Vec<PathBuf>> {
@@ -616,6 +645,49 @@ mod tests {
                 "{e}"
             );
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_new_image_replaces_the_ones_of_earlier_binaries_for_its_kernel_only() {
+        let dir = std::env::temp_dir().join(format!("sigbench-prune-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let names = [
+            "6.1.0-56-amd64-btrfs-k1-old.cpio",
+            "6.1.0-56-amd64-btrfs-k1-new.cpio",
+            "6.1.0-56-amd64-tmpfs-k1-old.cpio",
+            "6.1.0-56-amd64-btrfs-k2-old.cpio",
+            "6.1.0-56-amd64-btrfs-k1-new.tmp",
+            "6.1.0-56-amd64-btrfs-0123456789abcdef.cpio",
+            "6.1.0-56-amd64-tmpfs-0123456789abcdef.cpio",
+            "6.1.0-55-amd64-btrfs-0123456789abcdef.cpio",
+        ];
+        for n in names {
+            std::fs::write(dir.join(n), "").unwrap();
+        }
+        prune(
+            &dir,
+            "6.1.0-56-amd64-btrfs-k1-",
+            &dir.join("6.1.0-56-amd64-btrfs-k1-new.cpio"),
+        );
+        let mut left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "6.1.0-55-amd64-btrfs-0123456789abcdef.cpio",
+                "6.1.0-56-amd64-btrfs-k1-new.cpio",
+                "6.1.0-56-amd64-btrfs-k1-new.tmp",
+                "6.1.0-56-amd64-btrfs-k2-old.cpio",
+                "6.1.0-56-amd64-tmpfs-0123456789abcdef.cpio",
+                "6.1.0-56-amd64-tmpfs-k1-old.cpio",
+            ]
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

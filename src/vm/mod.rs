@@ -85,11 +85,6 @@ pub fn run(
     signature: Option<&str>,
     opts: &VmOptions,
 ) -> Result<GuestRun> {
-    let base = {
-        let _lock = cache_lock(&opts.cache)?;
-        initramfs::base(kernel, fs, &opts.cache)
-            .with_context(|| format!("kernel {}: building its initramfs", kernel.name))?
-    };
     // Each boot its own directory: guests of one process may run side by side.
     static BOOTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = BOOTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -98,6 +93,24 @@ pub fn run(
             .join("runs")
             .join(format!("{}-{}-{n}", std::process::id(), kernel.key));
     std::fs::create_dir_all(&workdir)?;
+    let base = (|| -> Result<PathBuf> {
+        let _lock = cache_lock(&opts.cache)?;
+        let cached = initramfs::base(kernel, fs, &opts.cache)
+            .with_context(|| format!("kernel {}: building its initramfs", kernel.name))?;
+        // A link of this boot's own (same filesystem): another sigbench binary that
+        // replaces the cached image cannot take it away while this boot waits its turn.
+        let mine = workdir.join("base.cpio");
+        std::fs::hard_link(&cached, &mine)
+            .with_context(|| format!("cannot link {}", cached.display()))?;
+        Ok(mine)
+    })();
+    let base = match base {
+        Ok(b) => b,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&workdir);
+            return Err(e);
+        }
+    };
     let machine = Machine::resolve(opts.accel, opts.clock, opts.cpus, || {
         qemu::kvm_works(&kernel.image, &base, &opts.cache, &workdir)
     });
