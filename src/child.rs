@@ -37,6 +37,19 @@ pub fn output(cmd: &mut Command, what: &str) -> Result<Output> {
     })
 }
 
+/// Run `cmd` as [`output`] does and return its stdout; a failure is an error with what
+/// it said on stderr ("`what` failed: …").
+pub fn checked(cmd: &mut Command, what: &str) -> Result<String> {
+    let out = output(cmd, what)?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "{what} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// Read a child's pipe to the end on a thread of its own (so neither pipe can fill up and
 /// stall the child while the other is read).
 fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<Vec<u8>> {

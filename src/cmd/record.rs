@@ -2,7 +2,6 @@
 
 use anyhow::{Context, Result, bail};
 use sigbench::record::{self, Options, TraceFile};
-use sigbench::testbed::find_tool;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -79,8 +78,7 @@ pub fn run(args: Args) -> Result<i32> {
             (t.clone(), t.display().to_string(), args.cwd.clone())
         }
         (None, false) => {
-            let strace = find_tool("strace")
-                .context("strace not found: install it (sudo make deps does)")?;
+            let strace = sigbench::testbed::require_tool("strace", "strace")?;
             let out = match &args.save_trace {
                 Some(p) => p.clone(),
                 None => std::env::temp_dir()

@@ -350,6 +350,13 @@ pub fn find_tool(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// `name` on the PATH (or in the sbin directories), or an error saying which Debian
+/// `package` brings it.
+pub fn require_tool(name: &str, package: &str) -> Result<PathBuf> {
+    find_tool(name)
+        .with_context(|| format!("{name} not found: install {package} (sudo make deps does)"))
+}
+
 /// The version line of a mkfs tool, for metadata.
 pub fn tool_version(fs: Fs) -> Option<String> {
     let tool = find_tool(fs.mkfs_tool()?)?;
@@ -371,13 +378,9 @@ impl TestbedSpec {
         options::mkfs_options(self.fs, &self.mkfs_opts.join(" "))?;
         options::mount_options(&self.mount_opts)?;
         match self.fs.mkfs_tool() {
-            Some(tool) if find_tool(tool).is_none() => {
-                bail!(
-                    "{tool} not found: install {} (sudo make deps does)",
-                    self.fs.mkfs_package()
-                )
+            Some(tool) => {
+                require_tool(tool, self.fs.mkfs_package())?;
             }
-            Some(_) => {}
             None => {
                 if self.device != DeviceSpec::LoopRam {
                     bail!("{} has no device: drop --device", self.fs.name());

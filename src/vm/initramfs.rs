@@ -15,7 +15,7 @@
 
 use super::cpio::Cpio;
 use super::kernel::{Config, Kernel, short_hash};
-use crate::testbed::{Fs, find_tool};
+use crate::testbed::Fs;
 use anyhow::{Context, Result, bail};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -324,10 +324,9 @@ impl Builder {
     }
 }
 
-/// The cached initramfs for `kernel` running plans on `fs`; built when missing.
+/// The cached initramfs for `kernel` running plans on `fs`; built when missing, after
+/// `check_fs` (an image in the cache was built by this very binary, so it passed).
 pub fn base(kernel: &Kernel, fs: Fs, cache: &Path) -> Result<PathBuf> {
-    let ix = kernel.modules.as_deref().map(Index::load).transpose()?;
-    check_fs(kernel, ix.as_ref(), fs)?;
     // This very binary, readable through /proc even when the file was replaced on disk
     // since it started (a rebuild or an upgrade during a long bisect).
     let named = std::env::current_exe().context("cannot find the sigbench binary")?;
@@ -358,6 +357,8 @@ pub fn base(kernel: &Kernel, fs: Fs, cache: &Path) -> Result<PathBuf> {
     if path.exists() {
         return Ok(path);
     }
+    let ix = kernel.modules.as_deref().map(Index::load).transpose()?;
+    check_fs(kernel, ix.as_ref(), fs)?;
     let tmp = path.with_extension("tmp");
     let mut b = Builder {
         cpio: Cpio::new(std::io::BufWriter::new(std::fs::File::create(&tmp)?)),
@@ -396,8 +397,7 @@ pub fn base(kernel: &Kernel, fs: Fs, cache: &Path) -> Result<PathBuf> {
     }
 
     if let Some(tool) = fs.mkfs_tool() {
-        let host = find_tool(tool)
-            .with_context(|| format!("{tool} not found: install {}", fs.mkfs_package()))?;
+        let host = crate::testbed::require_tool(tool, fs.mkfs_package())?;
         b.copy(&host, &format!("/sbin/{tool}"), 0o755)?;
         let mut libs: BTreeSet<PathBuf> = shared_libraries(&host)?.into_iter().collect();
         libs.extend(shared_libraries(&exe)?);
@@ -450,20 +450,7 @@ pub fn base(kernel: &Kernel, fs: Fs, cache: &Path) -> Result<PathBuf> {
                 }
             }
             if sdir.exists() {
-                let depmod = find_tool("depmod").context("depmod not found: install kmod")?;
-                let out = crate::child::output(
-                    Command::new(depmod)
-                        .arg("-b")
-                        .arg(&stage)
-                        .arg(&kernel.release),
-                    "depmod",
-                )?;
-                if !out.status.success() {
-                    bail!(
-                        "depmod for the guest's modules failed: {}",
-                        String::from_utf8_lossy(&out.stderr).trim()
-                    );
-                }
+                super::kernel::depmod(&stage, &kernel.release)?;
                 for e in walk(&sdir)? {
                     let rel = e
                         .strip_prefix(&sdir)

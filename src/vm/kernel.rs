@@ -39,13 +39,13 @@ impl KernelSpec {
         if s == "host" {
             return Ok(KernelSpec::Host);
         }
-        if s.contains(',') && !Path::new(s).exists() {
+        // A file whose very name has a comma or a colon is that file.
+        let whole = Path::new(s).exists();
+        if s.contains(',') && !whole {
             return packages(s);
         }
         let (main, modules) = match s.split_once(':') {
-            Some((a, b)) if !b.is_empty() && !Path::new(s).exists() => {
-                (PathBuf::from(a), Some(PathBuf::from(b)))
-            }
+            Some((a, b)) if !b.is_empty() && !whole => (PathBuf::from(a), Some(PathBuf::from(b))),
             _ => (PathBuf::from(s), None),
         };
         if main.is_dir() {
@@ -218,29 +218,18 @@ pub fn image_release(image: &Path) -> Result<String> {
     }
 }
 
-fn run(cmd: &mut Command, what: &str) -> Result<()> {
-    let out = crate::child::output(cmd, what)?;
-    if !out.status.success() {
-        bail!(
-            "{what} failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(())
-}
-
 /// Run depmod on `root/lib/modules/<release>` if it has no modules.dep yet.
-fn depmod(root: &Path, release: &str) -> Result<()> {
+pub(super) fn depmod(root: &Path, release: &str) -> Result<()> {
     let dir = root.join("lib/modules").join(release);
     if dir.join("modules.dep").exists() {
         return Ok(());
     }
-    let depmod = crate::testbed::find_tool("depmod")
-        .context("depmod not found: install kmod (sudo make deps does)")?;
-    run(
+    let depmod = crate::testbed::require_tool("depmod", "kmod")?;
+    crate::child::checked(
         Command::new(depmod).arg("-b").arg(root).arg(release),
         "depmod",
-    )
+    )?;
+    Ok(())
 }
 
 /// Run depmod on a package's modules directory `dir` (wherever its distribution put it:

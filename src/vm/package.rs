@@ -6,6 +6,8 @@
 //! payloads. What the files mean — which is the image, where the modules are — is
 //! `kernel.rs`'s business, the same for every format.
 
+use crate::child::checked;
+use crate::testbed::require_tool;
 use crate::version::{deb, rpm};
 use anyhow::{Context, Result, bail};
 use std::cmp::Ordering;
@@ -81,22 +83,6 @@ pub struct Package {
     pub format: Format,
 }
 
-fn tool(name: &str, package: &str) -> Result<PathBuf> {
-    crate::testbed::find_tool(name)
-        .with_context(|| format!("{name} not found: install {package} (sudo make deps does)"))
-}
-
-fn output(cmd: &mut Command, what: &str) -> Result<String> {
-    let out = crate::child::output(cmd, what)?;
-    if !out.status.success() {
-        bail!(
-            "{what} failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
 impl Package {
     /// `path` as a package, when its name says it is one.
     pub fn new(path: &Path) -> Option<Package> {
@@ -115,23 +101,23 @@ impl Package {
     pub fn version(&self) -> Result<String> {
         let p = &self.path;
         let v = match self.format {
-            Format::Deb => output(
-                Command::new(tool("dpkg-deb", "dpkg")?)
+            Format::Deb => checked(
+                Command::new(require_tool("dpkg-deb", "dpkg")?)
                     .args(["-f"])
                     .arg(p)
                     .arg("Version"),
                 &format!("dpkg-deb -f {}", self.shown()),
             )?,
-            Format::Rpm => output(
-                Command::new(tool("rpm", "rpm")?)
+            Format::Rpm => checked(
+                Command::new(require_tool("rpm", "rpm")?)
                     .args(["-qp", "--nosignature", "--nodigest", "--qf"])
                     .arg("%|EPOCH?{%{EPOCH}:}:{}|%{VERSION}-%{RELEASE}")
                     .arg(p),
                 &format!("rpm -qp {}", self.shown()),
             )?,
             Format::Arch => {
-                let info = output(
-                    Command::new(tool("bsdtar", "libarchive-tools")?)
+                let info = checked(
+                    Command::new(require_tool("bsdtar", "libarchive-tools")?)
                         .args(["-xqOf"])
                         .arg(p)
                         .arg(".PKGINFO"),
@@ -156,16 +142,18 @@ impl Package {
         let listing = match self.format {
             Format::Deb => {
                 // `ls -l`-like lines: the path is the sixth field (`./boot/vmlinuz-…`).
-                let text = output(
-                    Command::new(tool("dpkg-deb", "dpkg")?).arg("-c").arg(p),
+                let text = checked(
+                    Command::new(require_tool("dpkg-deb", "dpkg")?)
+                        .arg("-c")
+                        .arg(p),
                     &format!("dpkg-deb -c {}", self.shown()),
                 )?;
                 text.lines()
                     .filter_map(|l| l.split_whitespace().nth(5).map(String::from))
                     .collect::<Vec<_>>()
             }
-            Format::Rpm => output(
-                Command::new(tool("rpm", "rpm")?)
+            Format::Rpm => checked(
+                Command::new(require_tool("rpm", "rpm")?)
                     .args(["-qlp", "--nosignature", "--nodigest"])
                     .arg(p),
                 &format!("rpm -qlp {}", self.shown()),
@@ -173,8 +161,8 @@ impl Package {
             .lines()
             .map(String::from)
             .collect(),
-            Format::Arch => output(
-                Command::new(tool("bsdtar", "libarchive-tools")?)
+            Format::Arch => checked(
+                Command::new(require_tool("bsdtar", "libarchive-tools")?)
                     .arg("-tf")
                     .arg(p),
                 &format!("bsdtar -tf {}", self.shown()),
@@ -199,17 +187,17 @@ impl Package {
         std::fs::create_dir_all(root)?;
         let mut cmd = match self.format {
             Format::Deb => {
-                let mut c = Command::new(tool("dpkg-deb", "dpkg")?);
+                let mut c = Command::new(require_tool("dpkg-deb", "dpkg")?);
                 c.arg("-x").arg(&self.path).arg(root);
                 c
             }
             Format::Rpm | Format::Arch => {
-                let mut c = Command::new(tool("bsdtar", "libarchive-tools")?);
+                let mut c = Command::new(require_tool("bsdtar", "libarchive-tools")?);
                 c.arg("-xf").arg(&self.path).arg("-C").arg(root);
                 c
             }
         };
-        output(&mut cmd, &format!("unpacking {}", self.shown()))?;
+        checked(&mut cmd, &format!("unpacking {}", self.shown()))?;
         Ok(())
     }
 }

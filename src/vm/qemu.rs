@@ -199,8 +199,7 @@ pub fn cached_probe(cache: &Path) -> Option<KvmProbe> {
 }
 
 pub fn qemu() -> Result<PathBuf> {
-    crate::testbed::find_tool("qemu-system-x86_64")
-        .context("qemu-system-x86_64 not found: install qemu-system-x86 (sudo make deps does)")
+    crate::testbed::require_tool("qemu-system-x86_64", "qemu-system-x86")
 }
 
 /// A QEMU run in progress, with its files.
