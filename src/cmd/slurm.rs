@@ -59,6 +59,16 @@ pub const SLURM_OPTIONS: &[(&str, Takes)] = &[
     ("--db", Takes::One),
 ];
 
+/// What a command that runs one task per kernel (`bisect`, `watch`) decides per task
+/// rather than passes on: the repetitions the kernel lacks, one guest per task, and the
+/// command's own JSON document.
+pub const PER_KERNEL_TASK: &[(&str, Takes)] = &[
+    ("--json", Takes::One),
+    ("--jobs", Takes::One),
+    ("-r", Takes::One),
+    ("--repetitions", Takes::One),
+];
+
 /// The `run` arguments of the command line `argv` that started `command`: everything
 /// after the subcommand but the options in `own` and [`SLURM_OPTIONS`] (a task gets --db
 /// without its password, and what the command decides per task).

@@ -64,7 +64,7 @@ pub struct BisectArgs {
 }
 
 /// Options of `bisect` itself, which a Slurm task's `run` does not take (nor -r: each task
-/// gets the repetitions its kernel lacks).
+/// gets the repetitions its kernel lacks: `PER_KERNEL_TASK`).
 const OWN: &[(&str, Takes)] = &[
     ("--kernels", Takes::Many),
     ("--tree", Takes::One),
@@ -75,10 +75,6 @@ const OWN: &[(&str, Takes)] = &[
     ("--max-reps", Takes::One),
     ("--resume", Takes::Flag),
     ("--bisect-json", Takes::One),
-    ("--json", Takes::One),
-    ("--jobs", Takes::One),
-    ("-r", Takes::One),
-    ("--repetitions", Takes::One),
 ];
 
 /// `--slurm`: a round's kernels go to Slurm as one job array.
@@ -601,7 +597,11 @@ fn over_list(
         ahead: Default::default(),
         slurm: args.slurm.slurm.then(|| OnSlurm {
             args: &args.slurm,
-            argv: super::slurm::task_argv(&std::env::args().collect::<Vec<_>>(), "bisect", OWN),
+            argv: super::slurm::task_argv(
+                &std::env::args().collect::<Vec<_>>(),
+                "bisect",
+                &[OWN, super::slurm::PER_KERNEL_TASK].concat(),
+            ),
         }),
     };
     let outcome = bisect(&mut m, list.len(), params, progress)?;

@@ -91,7 +91,7 @@ pub struct WatchArgs {
 }
 
 /// Options of `watch` itself, which a Slurm task's `run` does not take (nor -r: each task
-/// gets the repetitions its kernel lacks).
+/// gets the repetitions its kernel lacks: `PER_KERNEL_TASK`).
 const OWN: &[(&str, Takes)] = &[
     ("--kernels", Takes::Many),
     ("--series", Takes::Many),
@@ -108,10 +108,6 @@ const OWN: &[(&str, Takes)] = &[
     ("--exec", Takes::One),
     ("--ack", Takes::One),
     ("--changes", Takes::Flag),
-    ("--json", Takes::One),
-    ("--jobs", Takes::One),
-    ("-r", Takes::One),
-    ("--repetitions", Takes::One),
 ];
 
 /// The series as it is being watched.
@@ -282,10 +278,13 @@ pub fn run(args: WatchArgs) -> Result<i32> {
         points: vec![Vec::new(); specs.len()],
         specs,
         measured: 0,
-        slurm: args
-            .slurm
-            .slurm
-            .then(|| super::slurm::task_argv(&std::env::args().collect::<Vec<_>>(), "watch", OWN)),
+        slurm: args.slurm.slurm.then(|| {
+            super::slurm::task_argv(
+                &std::env::args().collect::<Vec<_>>(),
+                "watch",
+                &[OWN, super::slurm::PER_KERNEL_TASK].concat(),
+            )
+        }),
     };
     prepare(&mut w)?;
     let key = sigbench::watch::series_key(&w.plan, &w.timebase);
