@@ -58,8 +58,10 @@ fn mv(from: &Path, to: &Path) {
         .unwrap_or_else(|e| panic!("{} → {}: {e}", from.display(), to.display()));
 }
 
-/// Compress every module under `dir` as `ext` ("zst" or "xz") does, from whatever it was.
-fn recompress(dir: &Path, ext: &str) {
+/// The modules under `dir` as the four distributions ship them: compressed as `ext`
+/// ("zst" or "xz") from whatever they were, and without what depmod makes (their packages
+/// have no modules.dep).
+fn as_shipped(dir: &Path, ext: &str) {
     let d = dir.to_str().unwrap();
     // xz removes what it compressed or decompressed by itself; zstd is told to.
     let xz: &[&str] = &["xz", "-q", "-T0", "--check=crc32"];
@@ -76,24 +78,22 @@ fn recompress(dir: &Path, ext: &str) {
     args.extend_from_slice(if ext == "xz" { xz } else { zstd });
     args.extend_from_slice(&["{}", "+"]);
     sh("find", &args);
-}
-
-/// Remove what depmod makes (the distributions whose packages have no modules.dep).
-fn without_depmod_files(dir: &Path) {
+    let keep = [
+        "modules.order",
+        "modules.builtin",
+        "modules.builtin.modinfo",
+    ];
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        let keep = [
-            "modules.order",
-            "modules.builtin",
-            "modules.builtin.modinfo",
-        ];
         if name.starts_with("modules.") && !keep.contains(&name.as_str()) {
             std::fs::remove_file(e.path()).unwrap();
         }
     }
 }
 
-fn deb_control(stage: &Path, package: &str, version: &str) {
+/// A .deb of `package` at `version` holding everything under `stage`, built into `out`
+/// as `package_version_amd64.deb` (zstd, as Ubuntu's).
+fn deb_build(stage: &Path, package: &str, version: &str, out: &Path) {
     let dir = stage.join("DEBIAN");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
@@ -103,9 +103,7 @@ fn deb_control(stage: &Path, package: &str, version: &str) {
         ),
     )
     .unwrap();
-}
-
-fn dpkg_build(stage: &Path, out: &Path) {
+    let file = out.join(format!("{package}_{version}_amd64.deb"));
     sh(
         "dpkg-deb",
         &[
@@ -114,7 +112,7 @@ fn dpkg_build(stage: &Path, out: &Path) {
             "-z1",
             "-b",
             stage.to_str().unwrap(),
-            out.to_str().unwrap(),
+            file.to_str().unwrap(),
         ],
     );
 }
@@ -170,8 +168,7 @@ fn usr_lib_modules(d: &Debian, stage: &Path) -> (PathBuf, PathBuf) {
     let r = &d.release;
     let modules = d.root.join("lib/modules").join(r);
     let dir = stage.join("usr/lib/modules").join(r);
-    recompress(&modules, "zst");
-    without_depmod_files(&modules);
+    as_shipped(&modules, "zst");
     mv(&modules, &dir);
     mv(
         &d.root.join(format!("boot/vmlinuz-{r}")),
@@ -226,14 +223,9 @@ fn repackaged(deb: &Path, layout: &str) -> Vec<PathBuf> {
                 &boot.join(format!("vmlinuz-{r}")),
                 &img.join(format!("boot/vmlinuz-{r}")),
             );
-            deb_control(&img, &format!("linux-image-unsigned-{r}"), &d.version);
-            dpkg_build(
-                &img,
-                &out.join(format!("linux-image-unsigned-{r}_{}_amd64.deb", d.version)),
-            );
+            deb_build(&img, &format!("linux-image-unsigned-{r}"), &d.version, &out);
             let m = work.join("modules");
-            recompress(&modules, "zst");
-            without_depmod_files(&modules);
+            as_shipped(&modules, "zst");
             mv(&modules, &m.join("lib/modules").join(r));
             for f in ["config", "System.map"] {
                 mv(
@@ -241,11 +233,7 @@ fn repackaged(deb: &Path, layout: &str) -> Vec<PathBuf> {
                     &m.join(format!("boot/{f}-{r}")),
                 );
             }
-            deb_control(&m, &format!("linux-modules-{r}"), &d.version);
-            dpkg_build(
-                &m,
-                &out.join(format!("linux-modules-{r}_{}_amd64.deb", d.version)),
-            );
+            deb_build(&m, &format!("linux-modules-{r}"), &d.version, &out);
         }
         "fedora" => {
             // kernel-core: the image, config and module lists; kernel-modules-core: the
@@ -258,8 +246,7 @@ fn repackaged(deb: &Path, layout: &str) -> Vec<PathBuf> {
                 &boot.join(format!("System.map-{r}")),
                 &core.join("System.map"),
             );
-            recompress(&modules, "xz");
-            without_depmod_files(&modules);
+            as_shipped(&modules, "xz");
             for f in [
                 "modules.order",
                 "modules.builtin",
