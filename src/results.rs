@@ -4,6 +4,7 @@
 use crate::exec::OpLatency;
 use crate::host::Host;
 use crate::probe::procfs::SlabDelta;
+use crate::probe::profile::ProfileReading;
 use crate::probe::{Counter, Cpu};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -111,6 +112,9 @@ pub struct CaseResult {
     /// slab caches, its slab changes.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub phases: Vec<PhaseResult>,
+    /// Where the window's time went, function by function (`--profile`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub profile: Option<ProfileReading>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

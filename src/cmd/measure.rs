@@ -74,6 +74,12 @@ pub struct Args {
     /// 5 s) and start at a timer tick; guests always do
     #[arg(long)]
     pub(crate) settle: bool,
+    /// Profile the timed window, function by function (kernel call chains sampled on the
+    /// cpu-clock software timer, HZ samples a second of CPU time, 4000 by default; no
+    /// hardware PMU needed): stored with the run, compared as profile.self.FUNCTION and
+    /// profile.total.FUNCTION rows, drawn as flame graphs in the HTML report
+    #[arg(long, value_name = "HZ", num_args = 0..=1, require_equals = true, default_missing_value = "4000")]
+    pub(crate) profile: Option<u64>,
     /// Seed for per-file tokens and shuffling
     #[arg(long, default_value_t = DEFAULT_SEED)]
     pub(crate) seed: u64,
@@ -243,6 +249,7 @@ fn request(args: &Args) -> Request {
         no_default_probes: args.no_default_probes,
         settle: args.settle,
         op_log: args.op_log.clone(),
+        profile: args.profile,
     }
 }
 
@@ -323,6 +330,7 @@ mod tests {
                 "1",
                 "--shuffle",
                 "--settle",
+                "--profile=1000",
                 "--seed",
                 "7",
                 "--rounds",

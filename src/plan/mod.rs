@@ -44,6 +44,8 @@ pub struct Plan {
     pub settle: bool,
     /// Log every timed call to this file (verification; costs time in the window).
     pub op_log: Option<std::path::PathBuf>,
+    /// Profile every window at this many samples a second (`--profile`, `probe::profile`).
+    pub profile: Option<u64>,
 }
 
 /// One case to run.
@@ -239,7 +241,10 @@ impl Plan {
     pub fn execute(&self, doc: &mut RunDocument, obs: &mut dyn Observer) -> Result<()> {
         let mut warnings = Vec::new();
         // Validate everything that can be validated before anything is created.
-        let probes = Probes::resolve(&self.probes, &mut warnings)?;
+        let mut probes = Probes::resolve(&self.probes, &mut warnings)?;
+        if let Some(hz) = self.profile {
+            probes.profile(hz, &mut warnings);
+        }
         self.start_op_log(&mut warnings)?;
         self.testbed.validate()?;
         flush(&mut warnings, doc, obs);
@@ -338,8 +343,12 @@ impl Plan {
         // Everything the workload needs from outside its filesystem is opened here.
         let mut window = probes.window(scope, warnings);
         window.settle = self.settle;
+        window.phase_names = sig.phases.iter().map(|p| p.name.clone()).collect();
         // Slab evidence per phase: checkpoints between phases, outside the phases' times.
-        let per_phase = sig.slab_evidence && sig.phases.len() * sig.rounds as usize > 1;
+        let segments = sig.phases.len() * sig.rounds as usize;
+        let per_phase = sig.slab_evidence && segments > 1;
+        // A profile is attributed per phase the same way.
+        let profiled = self.profile.is_some() && segments > 1;
         let mut phase_slab: Vec<Vec<SlabDelta>> = vec![Vec::new(); sig.phases.len()];
         // The workload — setup, prelude and the timed window — runs confined to the test
         // filesystem (testbed::confine).
@@ -348,12 +357,16 @@ impl Plan {
             window.open();
             let timed = {
                 let mut cp = |k: usize| {
-                    if let Some(d) = window.checkpoint() {
+                    if per_phase && let Some(d) = window.checkpoint() {
                         add_slab(&mut phase_slab[k], &d);
                     }
+                    window.phase_ended(k);
                 };
-                let checkpoint: Option<&mut dyn FnMut(usize)> =
-                    if per_phase { Some(&mut cp) } else { None };
+                let checkpoint: Option<&mut dyn FnMut(usize)> = if per_phase || profiled {
+                    Some(&mut cp)
+                } else {
+                    None
+                };
                 exec.run_timed(&mut |done| obs.tick(populated + done), checkpoint)
             };
             let measured = window.close();
@@ -389,6 +402,7 @@ impl Plan {
             slabinfo: measured.deltas.slabinfo,
             blockstat: measured.deltas.blockstat,
             phases,
+            profile: measured.profile,
         })
     }
 }
@@ -441,6 +455,7 @@ mod tests {
             probes: vec![],
             settle: false,
             op_log: None,
+            profile: None,
         }
     }
 

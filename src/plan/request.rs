@@ -33,6 +33,8 @@ pub struct Request {
     pub no_default_probes: bool,
     pub settle: bool,
     pub op_log: Option<PathBuf>,
+    /// `--profile=HZ`.
+    pub profile: Option<u64>,
 }
 
 impl Request {
@@ -77,6 +79,10 @@ impl Request {
         if self.repetitions == 0 {
             bail!("-r: at least one repetition");
         }
+        let max_hz = crate::probe::profile::MAX_HZ;
+        if let Some(hz) = self.profile.filter(|&hz| hz == 0 || hz > max_hz) {
+            bail!("--profile={hz}: give a rate from 1 to {max_hz} samples a second");
+        }
         Ok(Plan {
             signature: sig,
             testbed: TestbedSpec {
@@ -98,6 +104,7 @@ impl Request {
             probes: self.probe_specs(fs)?,
             settle: self.settle,
             op_log: self.op_log.clone(),
+            profile: self.profile,
         })
     }
 

@@ -13,12 +13,15 @@
 
 pub mod perf;
 pub mod procfs;
+pub mod profile;
 pub mod tracefs;
 
 use anyhow::{Result, bail};
 use perf::TracepointCounter;
 use procfs::{Deltas, Snapshot};
+use profile::{ProfileReading, Sampler, Symbols};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use tracefs::{Event, Tracefs};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -152,6 +155,15 @@ pub struct Probes {
     items: Vec<Resolved>,
     kprobe_group: String,
     kprobes: Vec<String>,
+    /// `--profile`: the rate, and the kernel's symbols (or why there are none).
+    profiling: Option<Profiling>,
+}
+
+/// What every window of a profiled run shares.
+#[derive(Clone)]
+struct Profiling {
+    hz: u64,
+    symbols: std::result::Result<Arc<Symbols>, String>,
 }
 
 /// The prefix of kprobe groups sigbench creates (`sigbench_<pid>`), for cleanup.
@@ -178,6 +190,7 @@ impl Probes {
             items: Vec::new(),
             kprobe_group: format!("{KPROBE_GROUP_PREFIX}{}", std::process::id()),
             kprobes: Vec::new(),
+            profiling: None,
         };
         for spec in specs {
             let source = probes.resolve_one(spec)?;
@@ -218,6 +231,20 @@ impl Probes {
                 Ok(Source::Event(ev))
             }
         }
+    }
+
+    /// Profile every window at `hz` (`--profile`). The symbol table is read once, here;
+    /// a kernel that hides its addresses makes every case's profile unavailable, said once.
+    pub fn profile(&mut self, hz: u64, warnings: &mut Vec<String>) {
+        let symbols = Symbols::load().map(Arc::new).map_err(|e| format!("{e:#}"));
+        match &symbols {
+            Err(why) => warnings.push(format!("the profile is unavailable: {why}")),
+            Ok(_) if !profile::hardware_pmu() => warnings.push(format!(
+                "profile: sampled on cpu-clock, a software timer, at {hz} Hz: this machine has no hardware PMU, and the profile needs none"
+            )),
+            Ok(_) => {}
+        }
+        self.profiling = Some(Profiling { hz, symbols });
     }
 
     pub fn specs(&self) -> impl Iterator<Item = &ProbeSpec> {
@@ -263,6 +290,9 @@ impl Probes {
             segment: None,
             cpu0: None,
             settle: false,
+            profiling: self.profiling.clone(),
+            sampler: None,
+            phase_names: Vec::new(),
         }
     }
 }
@@ -285,6 +315,8 @@ pub struct Measurement {
     pub deltas: Deltas,
     /// Slab changes since the last checkpoint (the whole window when there was none).
     pub last_segment_slab: Option<Vec<procfs::SlabDelta>>,
+    /// The window's profile, when the run profiles.
+    pub profile: Option<ProfileReading>,
 }
 
 /// A counter opened for one window with the scope it counts in, or why it could not be.
@@ -300,6 +332,11 @@ pub struct Window {
     cpu0: Option<Cpu>,
     /// Settle before opening (`Plan::settle`).
     pub settle: bool,
+    profiling: Option<Profiling>,
+    /// Opened on the workload's thread by `open`, or why it could not be.
+    sampler: Option<std::result::Result<Sampler, String>>,
+    /// The phases the profile's samples are attributed to (`phase_ended`'s indices).
+    pub phase_names: Vec<String>,
 }
 
 /// How often and how long `Window::open` looks for a quiet machine.
@@ -339,6 +376,7 @@ impl Window {
     /// callbacks of the previous case run inside the window, and the ticks fall at the
     /// same offsets into it. Measured in docs/statistics.md ("The icount clock").
     pub fn open(&mut self) {
+        self.open_sampler();
         if self.settle {
             let s = self.sources.settle(SETTLE_STEP, SETTLE_LIMIT);
             if !s.quiet {
@@ -359,6 +397,35 @@ impl Window {
                 c.enable();
             }
         }
+        if let Some(Ok(s)) = &mut self.sampler {
+            s.enable();
+        }
+    }
+
+    /// Open the sampler of a profiled run on the calling thread — the workload's, which
+    /// it samples — before `open`; the phase names are known by then.
+    fn open_sampler(&mut self) {
+        let Some(p) = &self.profiling else {
+            return;
+        };
+        self.sampler = Some(match &p.symbols {
+            Err(why) => Err(why.clone()),
+            Ok(_) => Sampler::open(p.hz, self.phase_names.len()).map_err(|e| {
+                let why = format!("{e:#}");
+                crate::diag::warn(format!("the profile is unavailable: {why}"));
+                why
+            }),
+        });
+    }
+
+    /// Phase `k` ended (untimed, between phases): its samples so far are its own. The
+    /// sampler pauses while they are moved, so the moving is in no phase's profile.
+    pub fn phase_ended(&mut self, k: usize) {
+        if let Some(Ok(s)) = &mut self.sampler {
+            s.disable();
+            s.drain(k);
+            s.enable();
+        }
     }
 
     /// Slab changes since the previous checkpoint (or the opening), taken between phases
@@ -375,7 +442,10 @@ impl Window {
     }
 
     /// Disarm in the reverse order and read everything.
-    pub fn close(self) -> Measurement {
+    pub fn close(mut self) -> Measurement {
+        if let Some(Ok(s)) = &mut self.sampler {
+            s.disable();
+        }
         for (_, c) in &self.counters {
             if let Ok((c, _)) = c {
                 c.disable();
@@ -409,7 +479,27 @@ impl Window {
                 }
             })
             .collect();
+        let profile = match (self.sampler, &self.profiling) {
+            (
+                Some(Ok(s)),
+                Some(Profiling {
+                    symbols: Ok(sym), ..
+                }),
+            ) => Some(ProfileReading::Sampled(s.finish(&self.phase_names, sym))),
+            (Some(Err(reason)), _) => Some(ProfileReading::Unavailable { reason }),
+            (
+                None,
+                Some(Profiling {
+                    symbols: Err(reason),
+                    ..
+                }),
+            ) => Some(ProfileReading::Unavailable {
+                reason: reason.clone(),
+            }),
+            _ => None,
+        };
         Measurement {
+            profile,
             counters,
             cpu: Cpu {
                 user_ns: cpu1.user_ns.saturating_sub(cpu0.user_ns),

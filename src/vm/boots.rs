@@ -83,6 +83,9 @@ pub fn guest_args(plan: &Plan, verbose: bool) -> Result<(Vec<String>, Option<Str
     if plan.settle {
         v.push("--settle".into());
     }
+    if let Some(hz) = plan.profile {
+        v.push(format!("--profile={hz}"));
+    }
     // The plan's probes already include the defaults.
     v.push("--no-default-probes".into());
     for p in &plan.probes {
