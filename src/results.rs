@@ -284,6 +284,7 @@ pub mod fixtures {
             .zip(maple)
             .enumerate()
             .map(|(k, (&w, &m))| CaseResult {
+                profile: None,
                 dir: "churn".into(),
                 n: 20000,
                 rep: k as u32 + 1,

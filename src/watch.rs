@@ -181,7 +181,7 @@ pub fn metric_series(points: &[Vec<RunDocument>], time_floor: f64) -> Vec<Series
     }
     by.into_iter()
         .map(|(metric, (kind, mut points))| {
-            if kind == Kind::Kernel {
+            if matches!(kind, Kind::Kernel | Kind::Profile) {
                 let case = metric.split(' ').next().unwrap_or_default().to_string();
                 for (i, p) in points.iter_mut().enumerate() {
                     if p.is_empty() {
@@ -196,10 +196,10 @@ pub fn metric_series(points: &[Vec<RunDocument>], time_floor: f64) -> Vec<Series
                     Kind::Time | Kind::Latency => time_floor,
                     _ => crate::stats::verdict::NOISE_FLOOR,
                 },
-                min_step: if kind == Kind::Kernel {
-                    KERNEL_WIDE_MIN_STEP
-                } else {
-                    0.0
+                min_step: match kind {
+                    Kind::Kernel => KERNEL_WIDE_MIN_STEP,
+                    Kind::Profile => PROFILE_MIN_STEP,
+                    _ => 0.0,
                 },
                 points,
             }
@@ -214,6 +214,11 @@ pub fn metric_series(points: &[Vec<RunDocument>], time_floor: f64) -> Vec<Series
 /// relatively, and nothing a maintainer is mailed about; maple_node's +1414 (reference 004)
 /// is.
 pub const KERNEL_WIDE_MIN_STEP: f64 = 100.0;
+
+/// The smallest change of a function's profile share `watch` reports, in percentage
+/// points: two profiles of one kernel under the icount clock agree within it
+/// (docs/statistics.md, "Profiles"); a function that moves less is not news.
+pub const PROFILE_MIN_STEP: f64 = 0.5;
 
 /// Whether the stored kernels' interval (last good, first bad] of `r` overlaps the found
 /// change's (a change found again after more kernels, or narrowed by a bisect, is the same

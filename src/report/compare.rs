@@ -163,7 +163,7 @@ pub fn lkp_table(c: &Comparison, pair: usize, all: bool) -> Table {
             // Kernel-wide deltas (slab, vmstat, block) by how far the change stands out of
             // the noise, so the cache that really moved comes first.
             .then_with(|| {
-                if a.kind == Kind::Kernel && b.kind == Kind::Kernel {
+                if a.kind == b.kind && matches!(a.kind, Kind::Kernel | Kind::Profile) {
                     a.standout(b)
                 } else {
                     std::cmp::Ordering::Equal
@@ -265,10 +265,22 @@ fn scaling_table(c: &Comparison) -> Table {
     t
 }
 
+/// Where a kind's rows stand in "what changed": the window's own times and counters, the
+/// kernel-wide deltas, the profile's shares (where the time went), latency percentiles.
+fn changed_rank(kind: Kind) -> u8 {
+    match kind {
+        Kind::Time | Kind::Counter => 0,
+        Kind::Kernel => 1,
+        Kind::Profile => 2,
+        Kind::Latency => 3,
+    }
+}
+
 /// Every table of the comparison, in reading order.
 /// Every significant row of every pair, the evidence first: time, counters and the
 /// kernel's own counters (phase slab changes included) ranked by how far they stand out
-/// of their noise; latency percentiles last. What a maintainer reads first.
+/// of their noise; then the profile's shares (where the time went); latency percentiles
+/// last. What a maintainer reads first.
 pub fn changed_table(c: &Comparison) -> Table {
     let mut rows: Vec<(&str, &str, &Row)> = c
         .pairs
@@ -281,9 +293,8 @@ pub fn changed_table(c: &Comparison) -> Table {
         })
         .collect();
     rows.sort_by(|a, b| {
-        (a.2.kind == Kind::Latency)
-            .cmp(&(b.2.kind == Kind::Latency))
-            .then_with(|| (a.2.kind == Kind::Kernel).cmp(&(b.2.kind == Kind::Kernel)))
+        changed_rank(a.2.kind)
+            .cmp(&changed_rank(b.2.kind))
             .then_with(|| a.2.standout(b.2))
             .then_with(|| a.2.metric.cmp(&b.2.metric))
     });

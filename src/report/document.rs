@@ -104,7 +104,7 @@ fn runs_table(sets: &[(String, Vec<RunDocument>)]) -> Table {
 /// A metric of one phase (`create.wall_ms`, `create.slabinfo.maple_node.active_objs`):
 /// where the story usually is, and not plotted otherwise.
 fn is_phase_metric(r: &crate::stats::compare::Row) -> bool {
-    r.kind != Kind::Latency
+    !matches!(r.kind, Kind::Latency | Kind::Profile)
         && r.metric.contains('.')
         && !["slabinfo.", "vmstat.", "block."]
             .iter()
@@ -117,6 +117,7 @@ fn describe(metric: &str, kind: Kind) -> (String, String) {
         ("wall_ms", _) => ("time of the timed window".into(), "ms".into()),
         ("sys_ms", _) => ("system CPU time".into(), "ms".into()),
         (m, Kind::Time) => (m.replace('_', " "), "ms".into()),
+        (m, Kind::Profile) => (m.to_string(), "% of the profile's samples".into()),
         (m, Kind::Kernel) if m.contains("slabinfo.") => {
             (m.replace('_', " "), "objects (change)".into())
         }
@@ -366,8 +367,87 @@ pub fn build(
         runs: runs_table(sets),
         notices,
         changed,
-        figures: figures(&samples, &changed_metrics)?,
+        figures: {
+            let mut f = figures(&samples, &changed_metrics)?;
+            f.extend(flame_figures(sets));
+            f
+        },
         tables,
         warnings,
     })
+}
+
+/// The profiles' flame graphs (`--profile`): of one case — the first directory at the
+/// largest N the first label profiled — each label's samples over its repetitions, then
+/// the difference from the first label to each other one.
+pub fn flame_figures(sets: &[(String, Vec<RunDocument>)]) -> Vec<Figure> {
+    use crate::probe::profile::ProfileReading;
+    let profiled = |d: &RunDocument| -> Vec<(String, u64)> {
+        d.cases
+            .iter()
+            .filter(|c| !c.warmup && matches!(c.profile, Some(ProfileReading::Sampled(_))))
+            .map(|c| (c.dir.clone(), c.n))
+            .collect()
+    };
+    let Some((_, first)) = sets.first() else {
+        return Vec::new();
+    };
+    let cases: Vec<(String, u64)> = first.iter().flat_map(profiled).collect();
+    let Some(max_n) = cases.iter().map(|c| c.1).max() else {
+        return Vec::new();
+    };
+    let Some((dir, n)) = cases.into_iter().find(|c| c.1 == max_n) else {
+        return Vec::new();
+    };
+    let mut hz = 0;
+    let per_label: Vec<(&str, BTreeMap<String, u64>, usize)> = sets
+        .iter()
+        .map(|(label, runs)| {
+            let mut stacks: BTreeMap<String, u64> = BTreeMap::new();
+            let mut reps = 0;
+            for c in runs.iter().flat_map(|d| &d.cases) {
+                if let (false, true, Some(ProfileReading::Sampled(p))) =
+                    (c.warmup, c.dir == dir && c.n == n, &c.profile)
+                {
+                    reps += 1;
+                    hz = p.hz;
+                    for (s, k) in p.stacks() {
+                        *stacks.entry(s).or_default() += k;
+                    }
+                }
+            }
+            (label.as_str(), stacks, reps)
+        })
+        .filter(|(_, s, _)| !s.is_empty())
+        .collect();
+    let safe = |s: &str| -> String {
+        s.chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect()
+    };
+    let mut figs: Vec<Figure> = per_label
+        .iter()
+        .map(|(label, stacks, reps)| Figure {
+            id: format!("flame_{}", safe(label)),
+            title: format!("{label}: where the time went"),
+            caption: format!(
+                "{label}, {dir}/N={n}: the timed window's kernel call stacks sampled on cpu-clock at {hz} Hz, {} samples over {reps} repetition(s); each frame as wide as its share, its callers below it (hover a frame for its samples and share; [user]: time in sigbench itself).",
+                stacks.values().sum::<u64>()
+            ),
+            svg: super::flame::svg(&format!("{label} — {dir}/N={n}"), stacks),
+        })
+        .collect();
+    if let Some((base, b, _)) = per_label.first() {
+        for (other, o, _) in &per_label[1..] {
+            figs.push(Figure {
+                id: format!("flame_diff_{}_{}", safe(base), safe(other)),
+                title: format!("{base} → {other}: where the time moved"),
+                caption: format!(
+                    "{other}'s flame graph coloured by each frame's share minus its share on {base} (same call path): red grew, blue shrank, the deeper the more; frames only {base} had are not drawn."
+                ),
+                svg: super::flame::diff_svg(&format!("{base} → {other} — {dir}/N={n}"), b, o),
+            });
+        }
+    }
+    figs
 }

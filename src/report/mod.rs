@@ -8,6 +8,7 @@ pub mod bisect;
 pub mod compare;
 pub mod csv;
 pub mod document;
+pub mod flame;
 pub mod gobench;
 pub mod html;
 pub mod json;

@@ -6,6 +6,7 @@ use super::verdict::{Evidence, NOISE_FLOOR, evidence, holm};
 use super::{Ratio, Scaling, Summary, Test, fit_exponent, ratio_of_medians};
 use crate::clock::TimeBase;
 use crate::probe::Reading;
+use crate::probe::profile::{LISTED_PCT, ProfileReading, shares};
 use crate::results::{CaseResult, RunDocument};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,6 +23,9 @@ pub enum Kind {
     Latency,
     /// Kernel-wide deltas: slabinfo, vmstat, block device.
     Kernel,
+    /// A function's share of the window's profile samples, in per cent (`--profile`):
+    /// `profile.self.FUNCTION` where it ran, `profile.total.FUNCTION` with its callees.
+    Profile,
 }
 
 /// A case as results are matched across labels.
@@ -97,6 +101,14 @@ pub fn metrics_of(c: &CaseResult) -> Vec<(String, Kind, f64)> {
     for (k, d) in c.blockstat.iter().flatten() {
         v.push((format!("block.{k}"), Kind::Kernel, *d as f64));
     }
+    if let Some(ProfileReading::Sampled(p)) = &c.profile {
+        profile_metrics(&mut v, "", &p.stacks());
+        if p.phases.len() > 1 {
+            for ph in &p.phases {
+                profile_metrics(&mut v, &format!("{}.", ph.name), &ph.stacks);
+            }
+        }
+    }
     // Per phase, where the story usually is (reference 004: creates grow maple_node, deletes
     // free it, and the whole window nets out to noise). One phase is the window itself.
     if c.phases.len() > 1 {
@@ -116,6 +128,32 @@ pub fn metrics_of(c: &CaseResult) -> Vec<(String, Kind, f64)> {
         }
     }
     v
+}
+
+/// The rows of one profile (the window's, or a phase's with `prefix` `PHASE.`): each
+/// function's self share where it ran at all, its total share where it was listed. A
+/// function a repetition lacks had 0 there (`Samples::from_runs`).
+fn profile_metrics(v: &mut Vec<(String, Kind, f64)>, prefix: &str, stacks: &BTreeMap<String, u64>) {
+    for s in shares(stacks, LISTED_PCT) {
+        if s.self_pct > 0.0 {
+            v.push((
+                format!("{prefix}profile.self.{}", s.function),
+                Kind::Profile,
+                s.self_pct,
+            ));
+        }
+        v.push((
+            format!("{prefix}profile.total.{}", s.function),
+            Kind::Profile,
+            s.total_pct,
+        ));
+    }
+}
+
+/// Whether a case's metrics hold a profile: without one on a side, its profile rows are
+/// not 0 there but unknown.
+fn profiled(m: &Metrics) -> bool {
+    m.keys().any(|k| k.starts_with("profile."))
 }
 
 /// Metric name → its kind and one value per measured repetition.
@@ -169,7 +207,7 @@ impl Samples {
                     e.1.push(value);
                 }
                 for (_, (kind, values)) in metrics.iter_mut() {
-                    if values.len() == already && *kind == Kind::Kernel {
+                    if values.len() == already && matches!(*kind, Kind::Kernel | Kind::Profile) {
                         values.push(0.0);
                     }
                 }
@@ -318,7 +356,7 @@ impl Judging {
     fn floor(&self, kind: Kind) -> f64 {
         match kind {
             Kind::Time | Kind::Latency => self.time_floor,
-            Kind::Counter | Kind::Kernel => NOISE_FLOOR,
+            Kind::Counter | Kind::Kernel | Kind::Profile => NOISE_FLOOR,
         }
     }
 }
@@ -505,6 +543,9 @@ fn case_rows(
         };
         let b = om.get(name).map_or_else(|| zeros(om), |(_, v)| v.clone());
         if kind == Kind::Counter && (bm.get(name).is_none() || om.get(name).is_none()) {
+            continue;
+        }
+        if kind == Kind::Profile && !(profiled(bm) && profiled(om)) {
             continue;
         }
         if let Some(r) = compare_metric(case, name, kind, &a, &b, j) {
@@ -797,6 +838,64 @@ mod tests {
             Test::MannWhitney,
             0.05,
         )
+    }
+
+    /// Give every case of `d` a profile of `stacks` (create phase only).
+    fn profiled(mut d: RunDocument, stacks: &[(&str, u64)]) -> RunDocument {
+        use crate::probe::profile::{PhaseProfile, Profile};
+        for c in &mut d.cases {
+            let stacks: BTreeMap<String, u64> =
+                stacks.iter().map(|(s, n)| (s.to_string(), *n)).collect();
+            c.profile = Some(ProfileReading::Sampled(Profile {
+                event: "cpu-clock".into(),
+                hz: 4000,
+                samples: stacks.values().sum(),
+                lost: 0,
+                throttled: 0,
+                phases: vec![PhaseProfile {
+                    name: "create".into(),
+                    samples: stacks.values().sum(),
+                    stacks,
+                }],
+                functions: Vec::new(),
+            }));
+        }
+        d
+    }
+
+    #[test]
+    fn a_function_that_appeared_is_a_profile_row_from_zero() {
+        // 6.12's stable offsets: simple_offset_add under shmem_mknod, absent on 6.1.
+        let old = profiled(
+            doc("6.1", &[100.0; 3], &[0; 3]),
+            &[("do_mknodat;shmem_mknod;d_instantiate", 90), ("[user]", 10)],
+        );
+        let new = profiled(
+            doc("6.12", &[100.0; 3], &[0; 3]),
+            &[
+                ("do_mknodat;shmem_mknod;d_instantiate", 60),
+                ("do_mknodat;shmem_mknod;simple_offset_add;mas_store", 30),
+                ("[user]", 10),
+            ],
+        );
+        let c = cmp(old.clone(), new);
+        let row = |m: &str| c.pairs[0].rows.iter().find(|r| r.metric == m).unwrap();
+        let added = row("profile.self.mas_store");
+        assert_eq!((added.base.median, added.other.median), (0.0, 30.0));
+        assert_eq!(added.kind, Kind::Profile);
+        assert!(added.significant, "{added:?}");
+        assert_eq!(row("profile.total.simple_offset_add").other.median, 30.0);
+        assert_eq!(row("profile.total.shmem_mknod").other.median, 90.0);
+        assert!(!row("profile.total.shmem_mknod").significant);
+        // One phase: no per-phase rows. A side without a profile has no profile rows.
+        assert!(
+            c.pairs[0]
+                .rows
+                .iter()
+                .all(|r| !r.metric.starts_with("create.profile."))
+        );
+        let bare = cmp(old, doc("6.12", &[100.0; 3], &[0; 3]));
+        assert!(bare.pairs[0].rows.iter().all(|r| r.kind != Kind::Profile));
     }
 
     #[test]
