@@ -17,7 +17,8 @@ use std::process::Command;
 /// What every guest needs: the serial ports (the guest's messages on the first, the results
 /// on the second), the initramfs and its static ELF init, the virtual filesystems it
 /// mounts, the syscalls Rust's standard library and the executor use, the
-/// probes (perf events, tracepoints, /proc/slabinfo, /proc/vmstat), and clocks to time
+/// probes (perf events, tracepoints, /proc/slabinfo, /proc/vmstat; kallsyms names a
+/// profile's functions), and clocks to time
 /// with: ACPI finds the HPET, so a TSC that cannot be calibrated under emulation (a
 /// loaded host) falls back to the HPET, not to 4 ms jiffies.
 const GUEST: &[&str] = &[
@@ -44,6 +45,7 @@ const GUEST: &[&str] = &[
     "MEMBARRIER",
     "PCI",
     "PERF_EVENTS",
+    "KALLSYMS",
     "FTRACE",
     "ENABLE_DEFAULT_TRACERS",
     "SLUB",

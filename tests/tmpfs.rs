@@ -176,3 +176,54 @@ fn sigint_in_a_tmpfs_run_leaves_nothing_behind() {
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert_eq!(leftovers_of(pid), Vec::<String>::new());
 }
+
+#[test]
+fn a_host_run_profiles_the_window_without_a_hardware_pmu_and_says_so() {
+    let out = run(&[
+        "run",
+        "churn",
+        "--fs",
+        "tmpfs",
+        "-n",
+        "5000",
+        "--profile",
+        "--no-store",
+        "--json",
+        "-",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = &doc["cases"][0]["profile"];
+    assert_eq!(p["status"], "sampled", "{p}");
+    assert_eq!(p["event"], "cpu-clock");
+    assert!(p["samples"].as_u64().unwrap() > 20, "{p}");
+    // Attributed per phase, and the creates go through tmpfs's mknod.
+    let phases: Vec<&str> = p["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|ph| ph["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(phases, ["create", "delete"]);
+    let create = &p["phases"][0]["stacks"];
+    assert!(
+        create
+            .as_object()
+            .unwrap()
+            .keys()
+            .any(|s| s.contains(";shmem_mknod")),
+        "{create}"
+    );
+    // This machine has no hardware PMU: the profile says what it sampled on instead.
+    if !std::path::Path::new("/sys/bus/event_source/devices/cpu").exists() {
+        assert!(stderr(&out).contains("no hardware PMU"), "{}", stderr(&out));
+    }
+    // A rate out of range is one line before anything runs.
+    let out = run(&["run", "churn", "--fs", "tmpfs", "--profile=0", "--no-store"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("--profile=0") && err.lines().count() == 1,
+        "{err}"
+    );
+}

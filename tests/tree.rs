@@ -129,11 +129,21 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
         METRIC,
         &db,
         &json,
-        &["--jobs", "1"],
+        &["--jobs", "1", "--profile"],
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(marked_first_bad(&text).starts_with(&slow[..12]), "{text}");
+    // What changed from the last good to the first bad includes the profile: the first
+    // function whose own share moved is the one udelay() spins in.
+    let first_self = text
+        .lines()
+        .find(|l| l.contains("profile.self."))
+        .unwrap_or_else(|| panic!("no profile.self row: {text}"));
+    assert!(
+        first_self.contains("profile.self.delay_"),
+        "{first_self}\n{text}"
+    );
     assert!(
         text.contains(&format!(
             "first bad: {} mm/shmem: wait 300 us in every unlink",

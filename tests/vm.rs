@@ -235,10 +235,40 @@ fn kernels_compared_show_the_create_phase_slab_change_first() {
         db.to_str().unwrap(),
         "--json",
         "-",
+        "--profile",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let runs = export_runs(&out);
     assert_eq!(runs.len(), 6, "one run per boot");
+    // Under the icount clock a kernel's profile repeats: its three boots' top 20
+    // functions agree within 0.5 percentage points (they are in fact equal).
+    let top = |r: &serde_json::Value| -> Vec<(String, f64)> {
+        let p = &r["cases"][0]["profile"];
+        assert_eq!(p["status"], "sampled", "{p}");
+        assert_eq!(p["lost"], 0, "{p}");
+        p["functions"].as_array().unwrap()[..20]
+            .iter()
+            .map(|f| {
+                (
+                    f["function"].as_str().unwrap().to_string(),
+                    f["self_pct"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    for k in 0..2 {
+        let first = top(&runs[k]);
+        for again in [&runs[k + 2], &runs[k + 4]] {
+            for (f, pct) in &first {
+                let other = top(again).into_iter().find(|(g, _)| g == f);
+                assert!(
+                    other.is_some_and(|(_, q)| (q - pct).abs() <= 0.5),
+                    "{f} {pct} against {:?}",
+                    top(again)
+                );
+            }
+        }
+    }
     let old = runs[0]["label"].as_str().unwrap().to_string();
     let new = runs[1]["label"].as_str().unwrap().to_string();
     assert!(
@@ -281,6 +311,25 @@ fn kernels_compared_show_the_create_phase_slab_change_first() {
         first_slab.contains("slabinfo.maple_node."),
         "{first_slab}\n{text}"
     );
+    // The profile: 6.12's stable directory offsets under shmem_mknod (simple_offset_add
+    // and the maple tree below it) are among the profile rows that moved most, from 0.
+    let profile_rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("profile."))
+        .take(30)
+        .collect();
+    assert!(
+        profile_rows
+            .iter()
+            .any(|l| l.contains("create.profile.total.simple_offset_add")),
+        "{profile_rows:#?}"
+    );
+    assert!(
+        profile_rows
+            .iter()
+            .any(|l| l.contains(".profile.total.mas_") || l.contains(".profile.self.mas_")),
+        "{profile_rows:#?}"
+    );
     // The judge agrees, on that metric.
     let judge = run(&[
         "compare",
@@ -317,6 +366,25 @@ fn kernels_compared_show_the_create_phase_slab_change_first() {
         "a figure of {metric}"
     );
     assert!(page.contains("guest on "), "where: the host machine");
+    // Flame graphs of both kernels and of the difference, simple_offset_add in 6.12's
+    // and grown (a positive move) in the difference.
+    let figure = |id: &str| -> &str {
+        let at = page
+            .find(&format!("<figure id=\"{id}"))
+            .unwrap_or_else(|| panic!("no {id} figure"));
+        &page[at..at + page[at..].find("</figure>").unwrap()]
+    };
+    let id = |l: &str| l.replace(|c: char| !c.is_ascii_alphanumeric(), "_");
+    assert!(figure(&format!("flame_{}", id(&old))).contains("<title>shmem_mknod ("));
+    assert!(figure(&format!("flame_{}", id(&new))).contains("<title>simple_offset_add ("));
+    let diff = figure("flame_diff_");
+    assert!(
+        diff.lines()
+            .any(|l| l.contains("<title>simple_offset_add (")
+                && l.contains(" pp)")
+                && l.contains(", +")),
+        "the difference shows simple_offset_add grown"
+    );
     assert!(
         !page.contains("(none)"),
         "a guest's hostname is not where it ran"

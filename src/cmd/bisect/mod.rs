@@ -709,9 +709,17 @@ fn evidence(b: &Bisected, good: usize, bad: usize) -> Option<sigbench::report::t
         label(good),
         label(bad)
     );
-    // The metric bisected first, then as compare ranks them.
+    // The metric bisected first, then as compare ranks them: the first twelve rows, and
+    // of a profiled bisect the six profile rows that moved most besides (where the time
+    // went; they rank after the kernel-wide deltas).
     t.rows
         .sort_by_key(|r| r.get(3).is_none_or(|m| *m != b.outcome.metric));
-    t.rows.truncate(12);
+    let (mut profile, mut rest): (Vec<_>, Vec<_>) = t
+        .rows
+        .drain(..)
+        .partition(|r| r.get(3).is_some_and(|m| m.contains("profile.")));
+    rest.truncate(12);
+    profile.truncate(6);
+    t.rows = rest.into_iter().chain(profile).collect();
     Some(t)
 }
