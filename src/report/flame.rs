@@ -4,7 +4,7 @@
 //! differential graph (Brendan Gregg's) draws the second profile's shape and colours each
 //! frame by how its share moved from the first: red grew, blue shrank, white unchanged.
 
-use super::html::escape;
+use super::markup::escape;
 use std::collections::BTreeMap;
 
 const WIDTH: f64 = 1100.0;

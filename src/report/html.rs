@@ -17,12 +17,7 @@ impl Renderer for Html {
     }
 }
 
-pub fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+pub use super::markup::escape;
 
 const STYLE: &str = "
 body { font-family: sans-serif; color: #222; margin: 2em auto; max-width: 1100px; padding: 0 1em; line-height: 1.4; }

@@ -13,6 +13,7 @@ pub mod gobench;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod markup;
 pub mod plot;
 pub mod table;
 pub mod text;
