@@ -313,6 +313,17 @@ mod tests {
             .args
     }
 
+    /// `--profile` without a rate is the library's default rate (clap needs it as text).
+    #[test]
+    fn profile_without_a_rate_is_the_default_rate() {
+        assert_eq!(
+            args(&["--profile"]).profile,
+            Some(sigbench::probe::profile::DEFAULT_HZ)
+        );
+        assert_eq!(args(&["--profile=250"]).profile, Some(250));
+        assert_eq!(args(&[]).profile, None);
+    }
+
     /// The guest's arguments are `plan_of`'s inverse: parsed again, they make the same plan.
     #[test]
     fn guest_args_round_trip_through_plan_of() {

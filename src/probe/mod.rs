@@ -333,8 +333,9 @@ pub struct Window {
     /// Settle before opening (`Plan::settle`).
     pub settle: bool,
     profiling: Option<Profiling>,
-    /// Opened on the workload's thread by `open`, or why it could not be.
-    sampler: Option<std::result::Result<Sampler, String>>,
+    /// Opened on the workload's thread by `open` with the symbols that will name its
+    /// samples, or why it could not be.
+    sampler: Option<std::result::Result<(Sampler, Arc<Symbols>), String>>,
     /// The phases the profile's samples are attributed to (`phase_ended`'s indices).
     pub phase_names: Vec<String>,
 }
@@ -397,7 +398,7 @@ impl Window {
                 c.enable();
             }
         }
-        if let Some(Ok(s)) = &mut self.sampler {
+        if let Some(Ok((s, _))) = &mut self.sampler {
             s.enable();
         }
     }
@@ -410,18 +411,20 @@ impl Window {
         };
         self.sampler = Some(match &p.symbols {
             Err(why) => Err(why.clone()),
-            Ok(_) => Sampler::open(p.hz, self.phase_names.len()).map_err(|e| {
-                let why = format!("{e:#}");
-                crate::diag::warn(format!("the profile is unavailable: {why}"));
-                why
-            }),
+            Ok(symbols) => Sampler::open(p.hz, self.phase_names.len())
+                .map(|s| (s, symbols.clone()))
+                .map_err(|e| {
+                    let why = format!("{e:#}");
+                    crate::diag::warn(format!("the profile is unavailable: {why}"));
+                    why
+                }),
         });
     }
 
     /// Phase `k` ended (untimed, between phases): its samples so far are its own. The
     /// sampler pauses while they are moved, so the moving is in no phase's profile.
     pub fn phase_ended(&mut self, k: usize) {
-        if let Some(Ok(s)) = &mut self.sampler {
+        if let Some(Ok((s, _))) = &mut self.sampler {
             s.disable();
             s.drain(k);
             s.enable();
@@ -443,7 +446,7 @@ impl Window {
 
     /// Disarm in the reverse order and read everything.
     pub fn close(mut self) -> Measurement {
-        if let Some(Ok(s)) = &mut self.sampler {
+        if let Some(Ok((s, _))) = &mut self.sampler {
             s.disable();
         }
         for (_, c) in &self.counters {
@@ -479,25 +482,10 @@ impl Window {
                 }
             })
             .collect();
-        let profile = match (self.sampler, &self.profiling) {
-            (
-                Some(Ok(s)),
-                Some(Profiling {
-                    symbols: Ok(sym), ..
-                }),
-            ) => Some(ProfileReading::Sampled(s.finish(&self.phase_names, sym))),
-            (Some(Err(reason)), _) => Some(ProfileReading::Unavailable { reason }),
-            (
-                None,
-                Some(Profiling {
-                    symbols: Err(reason),
-                    ..
-                }),
-            ) => Some(ProfileReading::Unavailable {
-                reason: reason.clone(),
-            }),
-            _ => None,
-        };
+        let profile = self.sampler.map(|opened| match opened {
+            Ok((s, symbols)) => ProfileReading::Sampled(s.finish(&self.phase_names, &symbols)),
+            Err(reason) => ProfileReading::Unavailable { reason },
+        });
         Measurement {
             profile,
             counters,

@@ -534,6 +534,7 @@ fn case_rows(
     j: &Judging,
 ) -> Vec<Row> {
     let names: BTreeSet<&String> = bm.keys().chain(om.keys()).filter(|n| wanted(n)).collect();
+    let both_profiled = profiled(bm) && profiled(om);
     let mut rows = Vec::new();
     for name in names {
         let zeros = |m: &Metrics| vec![0.0; m["wall_ms"].1.len()];
@@ -545,7 +546,7 @@ fn case_rows(
         if kind == Kind::Counter && (bm.get(name).is_none() || om.get(name).is_none()) {
             continue;
         }
-        if kind == Kind::Profile && !(profiled(bm) && profiled(om)) {
+        if kind == Kind::Profile && !both_profiled {
             continue;
         }
         if let Some(r) = compare_metric(case, name, kind, &a, &b, j) {
