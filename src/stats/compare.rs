@@ -272,7 +272,12 @@ impl Row {
     /// Both sides repeated exactly (every run of a deterministic clock): the change has
     /// no noise to stand out of.
     pub fn constant(&self) -> bool {
-        self.base.stdev == 0.0 && self.other.stdev == 0.0 && self.base.n > 1 && self.other.n > 1
+        // Equal ends, not a zero standard deviation: three equal shares like 21.79… have a
+        // stdev of 4e-15 from the rounding of their mean.
+        self.base.min == self.base.max
+            && self.other.min == self.other.max
+            && self.base.n > 1
+            && self.other.n > 1
     }
 
     /// The order of kernel-wide rows: how far the change stands out of the noise, and
@@ -862,6 +867,25 @@ mod tests {
             }));
         }
         d
+    }
+
+    #[test]
+    fn equal_repetitions_are_constant_whatever_their_rounding() {
+        // 403/1849 × 100 three times: a mean that rounds, a stdev of ~1e-15, still equal.
+        let share = 403.0 * 100.0 / 1849.0;
+        let old = profiled(doc("6.1", &[100.0; 3], &[0; 3]), &[("a;b", 10)]);
+        let new = profiled(
+            doc("6.12", &[100.0; 3], &[0; 3]),
+            &[("a;b", 1849 - 403), ("a;c", 403)],
+        );
+        let c = cmp(old, new);
+        let row = c.pairs[0]
+            .rows
+            .iter()
+            .find(|r| r.metric == "profile.total.c")
+            .unwrap();
+        assert_eq!(row.other.median, share);
+        assert!(row.constant(), "{row:?}");
     }
 
     #[test]
