@@ -237,9 +237,11 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
 
     // Two commits a round (`--jobs 2`, a linear range), into a store of its own so that
     // every step is built and measured again: each built commit boots while the next one
-    // builds, and the answer is the one git bisect gave.
+    // builds, and the answer is the one git bisect gave. The range starts after the
+    // broken commit (git bisect's skip is checked above): its ends and one round of two
+    // are four builds.
     let jobs = bisect_tree(
-        "sigbench-loop",
+        "sigbench-bad~3",
         "sigbench-bad",
         METRIC,
         &dir.join("jobs.db"),
