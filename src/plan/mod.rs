@@ -14,6 +14,7 @@ use crate::exec::Executor;
 use crate::host::{Host, now_rfc3339};
 use crate::interrupt;
 use crate::probe::procfs::{SlabDelta, add_slab};
+use crate::probe::profile::ProfileReading;
 use crate::probe::{self, ProbeSpec, Probes, Scope};
 use crate::results::{
     CaseResult, PhaseResult, PlanMeta, RunDocument, SCHEMA, SCHEMA_VERSION, SignatureMeta,
@@ -296,9 +297,24 @@ impl Plan {
             major: d.major,
             minor: d.minor,
         });
+        // A profile that is not whole is said once a run, for the first case it happens in.
+        let mut shortfall_said = false;
         for case in self.cases() {
             interrupt::check()?;
             let result = self.run_case(bed, probes, scope.as_ref(), &case, &mut warnings, obs);
+            if let Ok(CaseResult {
+                profile: Some(ProfileReading::Sampled(p)),
+                dir,
+                n,
+                rep,
+                ..
+            }) = &result
+                && !shortfall_said
+                && let Some(why) = p.shortfall()
+            {
+                shortfall_said = true;
+                warnings.push(format!("{dir} N={n} repetition {rep}: {why}"));
+            }
             flush(&mut warnings, doc, obs);
             let result = result?;
             doc.cases.push(result);

@@ -135,6 +135,36 @@ pub fn shares<'a>(
 }
 
 impl Profile {
+    /// What the profile misses, in words, when it is not whole: samples the ring buffer
+    /// could not hold, or times the kernel throttled the sampling. Its shares then count
+    /// what was kept, which need not be what ran.
+    pub fn shortfall(&self) -> Option<String> {
+        let mut what = Vec::new();
+        if self.lost > 0 {
+            what.push(format!(
+                "lost {} of {} samples (its buffer was full)",
+                self.lost,
+                self.lost + self.samples
+            ));
+        }
+        if self.throttled > 0 {
+            what.push(format!(
+                "was throttled {} time(s) by the kernel (sampling took too long)",
+                self.throttled
+            ));
+        }
+        (!what.is_empty()).then(|| {
+            let lower = match self.hz / 4 {
+                0 => String::new(),
+                hz => format!("; a lower rate (--profile={hz}) misses less"),
+            };
+            format!(
+                "the profile {}: its shares may not be what ran{lower}",
+                what.join(" and ")
+            )
+        })
+    }
+
     /// The whole window's folded stacks (every phase's summed).
     pub fn stacks(&self) -> BTreeMap<String, u64> {
         let mut all: BTreeMap<String, u64> = BTreeMap::new();
@@ -357,6 +387,35 @@ ffffffff81004000 D some_data
 ffffffff81005000 t mas_store
 ffffffffc0001000 t btrfs_create\t[btrfs]
 ";
+
+    #[test]
+    fn a_profile_that_is_not_whole_says_what_it_misses() {
+        let mut p = Profile {
+            event: "cpu-clock".into(),
+            hz: 4000,
+            samples: 900,
+            lost: 0,
+            throttled: 0,
+            phases: vec![],
+            functions: vec![],
+        };
+        assert_eq!(p.shortfall(), None);
+        p.lost = 100;
+        let why = p.shortfall().unwrap();
+        assert!(why.contains("lost 100 of 1000 samples"), "{why}");
+        assert!(
+            why.contains("--profile=1000") && !why.contains("throttled"),
+            "{why}"
+        );
+        p.throttled = 2;
+        let why = p.shortfall().unwrap();
+        assert!(why.contains(" and was throttled 2 time(s)"), "{why}");
+        p.lost = 0;
+        p.hz = 3;
+        let why = p.shortfall().unwrap();
+        assert!(why.starts_with("the profile was throttled"), "{why}");
+        assert!(!why.contains("--profile="), "never a rate of 0: {why}");
+    }
 
     #[test]
     fn kallsyms_names_addresses_by_the_symbol_below_them() {
