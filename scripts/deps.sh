@@ -12,7 +12,7 @@
 # for the crate (edition 2024).
 set -euo pipefail
 
-packages=(btrfs-progs xfsprogs e2fsprogs util-linux strace rpm qemu-system-x86 busybox-static kmod xz-utils zstd libarchive-tools cpio chromium fonts-dejavu-core gcc libc6-dev bc time git make flex bison libelf-dev linux-source-6.1 postgresql slurm-wlm munge)
+packages=(btrfs-progs xfsprogs dbench e2fsprogs util-linux strace rpm qemu-system-x86 busybox-static kmod xz-utils zstd libarchive-tools cpio chromium fonts-dejavu-core gcc libc6-dev bc time git make flex bison libelf-dev linux-source-6.1 postgresql slurm-wlm munge)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

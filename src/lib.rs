@@ -17,6 +17,7 @@ pub mod exec;
 pub mod host;
 pub mod interrupt;
 pub mod kbuild;
+pub mod loadfile;
 pub mod minimize;
 pub mod outputs;
 pub mod plan;

@@ -1,7 +1,7 @@
 //! The results of a run: the versioned JSON document (docs/json.md) with raw samples,
 //! counters and the metadata needed to compare runs from different machines.
 
-use crate::exec::OpLatency;
+use crate::exec::{ClientResult, OpLatency, Tick, Timed};
 use crate::host::Host;
 use crate::probe::procfs::SlabDelta;
 use crate::probe::profile::ProfileReading;
@@ -59,6 +59,55 @@ pub struct SignatureMeta {
     pub sha256: String,
     /// The signature file, verbatim, so the run can be replayed from the document alone.
     pub source: String,
+    /// The dbench loadfile a loadfile signature replayed (too large to keep verbatim).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub loadfile: Option<LoadfileMeta>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct LoadfileMeta {
+    pub path: String,
+    pub sha256: String,
+    /// Lines of the file, and the operations among them.
+    pub lines: u64,
+    pub operations: u64,
+}
+
+/// A run for a time: the time asked for and the warm-up before it.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TimeMeta {
+    pub time_ns: u64,
+    pub warmup_ns: u64,
+}
+
+/// What a case with clients, for a time or of a loadfile got done over its window.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Throughput {
+    /// Operations: syscalls of a signature, operations of a loadfile.
+    pub ops: u64,
+    /// Bytes the reads and writes asked for (ReadX + WriteX sizes for a loadfile).
+    pub bytes: u64,
+    pub ops_per_s: f64,
+    /// `bytes` / 1e6 / the window's seconds: dbench's "Throughput … MB/sec".
+    pub mb_per_s: f64,
+    /// The longest single operation.
+    pub max_latency_ns: u64,
+    /// Passes over the work completed, summed over the clients.
+    pub passes: f64,
+}
+
+impl Throughput {
+    pub fn of(t: &Timed) -> Throughput {
+        let s = (t.wall_ns as f64 / 1e9).max(1e-9);
+        Throughput {
+            ops: t.ops,
+            bytes: t.bytes,
+            ops_per_s: t.ops as f64 / s,
+            mb_per_s: t.bytes as f64 / 1e6 / s,
+            max_latency_ns: t.max_latency_ns,
+            passes: t.clients.iter().map(|c| c.passes).sum(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -86,6 +135,12 @@ pub struct PlanMeta {
     pub dirs: Vec<String>,
     /// Probes as requested (`name=source`).
     pub probes: Vec<String>,
+    /// `--clients`: the K values of the cases (absent: one client in the test directory).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub clients: Option<Vec<u32>>,
+    /// `--time`: a run for a time.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub time: Option<TimeMeta>,
 }
 
 /// One measured case: a directory at one N, one repetition, on a fresh filesystem.
@@ -115,6 +170,26 @@ pub struct CaseResult {
     /// Where the window's time went, function by function (`--profile`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub profile: Option<ProfileReading>,
+    /// K clients ran at once (`--clients`; absent: one, in the test directory).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub clients: Option<u32>,
+    /// The case ran for a time.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub time: Option<TimeMeta>,
+    /// Operations, bytes and their rates (with clients, for a time, or of a loadfile).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub throughput: Option<Throughput>,
+    /// A loadfile's latency table: per operation as dbench names its rows (`NTCreateX`,
+    /// `Qpathinfo` …), each timed with the lookups dbench does for it.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub operations: Vec<OpLatency>,
+    /// Each client's share, CPU and time off the CPU (with clients, for a time, or of a
+    /// loadfile).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub per_client: Vec<ClientResult>,
+    /// A run for a time: one entry a second, cumulative since the window opened.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub ticks: Vec<Tick>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -285,6 +360,12 @@ pub mod fixtures {
             .enumerate()
             .map(|(k, (&w, &m))| CaseResult {
                 profile: None,
+                clients: None,
+                time: None,
+                throughput: None,
+                operations: vec![],
+                per_client: vec![],
+                ticks: vec![],
                 dir: "churn".into(),
                 n: 20000,
                 rep: k as u32 + 1,
@@ -346,6 +427,7 @@ pub mod fixtures {
                 origin: "builtin".into(),
                 sha256: String::new(),
                 source: String::new(),
+                loadfile: None,
             },
             testbed: TestbedMeta {
                 fs: "tmpfs".into(),
@@ -360,6 +442,8 @@ pub mod fixtures {
                 order: "interleaved".into(),
                 dirs: vec!["churn".into()],
                 probes: vec![],
+                clients: None,
+                time: None,
             },
             cases,
             warnings: vec![],

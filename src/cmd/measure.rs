@@ -64,6 +64,23 @@ pub struct Args {
     /// Run the phases R times, each round on the next N files (overrides the signature)
     #[arg(long, value_name = "R")]
     pub(crate) rounds: Option<u32>,
+    /// Run K clients at once, each a thread with its own descriptors and working
+    /// directory (client0, client1, …; a loadfile names its own), released together; a
+    /// comma-separated list sweeps K and prints a scaling table
+    #[arg(long, value_delimiter = ',', value_name = "K[,K...]")]
+    pub(crate) clients: Vec<u32>,
+    /// Run each case for SECONDS, the clients looping over their work, after a warm-up
+    /// (--warmup-time); prints throughput and a tick a second
+    #[arg(long, value_name = "SECONDS")]
+    pub(crate) time: Option<f64>,
+    /// Warm-up before a run for a time (default: a fifth of --time), after which every
+    /// count starts afresh
+    #[arg(long, value_name = "SECONDS")]
+    pub(crate) warmup_time: Option<f64>,
+    /// The dbench loadfile a loadfile signature (`dbench`) replays, instead of the
+    /// distribution package's
+    #[arg(long, value_name = "FILE")]
+    pub(crate) loadfile: Option<std::path::PathBuf>,
     /// Warm-up runs of every case before the measured ones (recorded, flagged, excluded)
     #[arg(long, default_value_t = 0)]
     pub(crate) warmup: u32,
@@ -250,6 +267,10 @@ fn request(args: &Args) -> Request {
         settle: args.settle,
         op_log: args.op_log.clone(),
         profile: args.profile,
+        clients: args.clients.clone(),
+        time: args.time,
+        warmup_time: args.warmup_time,
+        loadfile: args.loadfile.clone(),
     }
 }
 
@@ -269,6 +290,9 @@ pub(crate) fn outputs(args: &Args) -> Outputs {
     }
     if let Some(l) = &args.op_log {
         o = o.output("--op-log", l);
+    }
+    if let Some(l) = &args.loadfile {
+        o = o.input("the loadfile", l);
     }
     o
 }
@@ -379,9 +403,20 @@ mod tests {
                 "--dir",
                 "z:compression=zstd:3",
             ],
+            &[
+                "test3",
+                "--clients",
+                "1,4",
+                "--time",
+                "2.5",
+                "--warmup-time",
+                "0",
+            ],
+            &["churn", "--fs", "tmpfs", "--clients", "3", "-n", "100"],
         ] {
             let plan = plan_of(&args(argv)).unwrap();
-            let (guest, file) = boots::guest_args(&plan, false).unwrap();
+            let g = boots::guest_args(&plan, false).unwrap();
+            let (guest, file) = (g.args, g.signature);
             assert_eq!(file, None, "built-ins go by name");
             let back = plan_of(&args(&guest.iter().map(String::as_str).collect::<Vec<_>>()))
                 .unwrap_or_else(|e| panic!("{guest:?}: {e:#}"));
@@ -400,7 +435,8 @@ mod tests {
             signature: Signature::parse(&plan.signature.source, "/tmp/mine.toml").unwrap(),
             ..plan
         };
-        let (guest, text) = boots::guest_args(&file, true).unwrap();
+        let g = boots::guest_args(&file, true).unwrap();
+        let (guest, text) = (g.args, g.signature);
         assert_eq!(guest[0], vm::initramfs::SIGNATURE);
         assert_eq!(text.as_deref(), Some(file.signature.source.as_str()));
         assert_eq!(guest.last().map(String::as_str), Some("-v"));

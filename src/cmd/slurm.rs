@@ -20,9 +20,9 @@ pub struct SlurmArgs {
     /// Slurm partition
     #[arg(long, value_name = "P", requires = "slurm")]
     pub partition: Option<String>,
-    /// Time limit of each task (Slurm's format, e.g. 30:00)
+    /// Time limit of each task (Slurm's format, e.g. 30:00; sbatch's --time)
     #[arg(long, value_name = "T", requires = "slurm")]
-    pub time: Option<String>,
+    pub time_limit: Option<String>,
     /// At most K tasks at once (the array's %K)
     #[arg(long, value_name = "K", requires = "slurm")]
     pub max_parallel: Option<u32>,
@@ -52,7 +52,7 @@ pub enum Takes {
 pub const SLURM_OPTIONS: &[(&str, Takes)] = &[
     ("--slurm", Takes::Flag),
     ("--partition", Takes::One),
-    ("--time", Takes::One),
+    ("--time-limit", Takes::One),
     ("--max-parallel", Takes::One),
     ("--sbatch-arg", Takes::One),
     ("--log-dir", Takes::One),
@@ -134,7 +134,7 @@ impl SlurmArgs {
         if let Some(p) = &self.partition {
             s.push_str(&format!("#SBATCH --partition={}\n", quote(p)));
         }
-        if let Some(t) = &self.time {
+        if let Some(t) = &self.time_limit {
             s.push_str(&format!("#SBATCH --time={}\n", quote(t)));
         }
         for a in &self.sbatch_args {
@@ -380,7 +380,7 @@ mod tests {
                     "--slurm",
                     "--fs",
                     "btrfs,ext4",
-                    "--time=10:00",
+                    "--time-limit=10:00",
                     "--partition",
                     "p",
                     "--sbatch-arg",

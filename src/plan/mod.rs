@@ -10,20 +10,24 @@
 pub mod request;
 pub mod slice;
 
-use crate::exec::Executor;
+use crate::exec::script::ScriptClient;
+use crate::exec::{self, Around, Bound, Executor, Seat, Tick, Timed};
 use crate::host::{Host, now_rfc3339};
 use crate::interrupt;
+use crate::loadfile::Loadfile;
 use crate::probe::procfs::{SlabDelta, add_slab};
 use crate::probe::profile::ProfileReading;
-use crate::probe::{self, ProbeSpec, Probes, Scope};
+use crate::probe::{self, Measurement, ProbeSpec, Probes, Scope, Window};
 use crate::results::{
-    CaseResult, PhaseResult, PlanMeta, RunDocument, SCHEMA, SCHEMA_VERSION, SignatureMeta,
-    TestbedMeta, Tool,
+    CaseResult, LoadfileMeta, PhaseResult, PlanMeta, RunDocument, SCHEMA, SCHEMA_VERSION,
+    SignatureMeta, TestbedMeta, Throughput, TimeMeta, Tool,
 };
 use crate::signature::Signature;
 use crate::signature::template::mix64;
 use crate::testbed::{DirSpec, Testbed, TestbedSpec, tool_version};
 use anyhow::{Context, Result};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// The seed tokens and shuffling use unless the user gives one: runs are reproducible.
 pub const DEFAULT_SEED: u64 = 0x5167_6265_6e63_6801;
@@ -47,6 +51,21 @@ pub struct Plan {
     pub op_log: Option<std::path::PathBuf>,
     /// Profile every window at this many samples a second (`--profile`, `probe::profile`).
     pub profile: Option<u64>,
+    /// `--clients K[,K…]`: each case runs K clients at once, each in a directory of its
+    /// own (`client0` …; a loadfile names its own). None: one client in the test directory.
+    pub clients: Option<Vec<u32>>,
+    /// `--time`: the clients loop until the time is up, after a warm-up.
+    pub time: Option<TimeBound>,
+    /// The loadfile a loadfile signature replays, compiled (`--loadfile`, or the
+    /// signature's own).
+    pub loadfile: Option<Loadfile>,
+}
+
+/// A run for a time: how long the window lasts and the warm-up before it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimeBound {
+    pub time: Duration,
+    pub warmup: Duration,
 }
 
 /// One case to run.
@@ -54,6 +73,8 @@ pub struct Plan {
 pub struct Case {
     pub dir: usize,
     pub n: u64,
+    /// Clients at once (1 without `--clients`).
+    pub clients: u32,
     pub rep: u32,
     pub warmup: bool,
 }
@@ -70,10 +91,16 @@ pub trait Observer: Send {
     /// observer could not keep the case (its store failed).
     fn case_done(&mut self, result: &CaseResult, plan: &Plan) -> Result<()>;
     fn warning(&mut self, message: &str);
+    /// A second of a case for a time passed (`warmup`: still in the warm-up).
+    fn second(&mut self, _tick: &Tick, _clients: usize, _warmup: bool) {}
 }
 
 /// Observers compose: both hear everything, the first first; the first error stops.
 impl<A: Observer, B: Observer> Observer for (A, B) {
+    fn second(&mut self, tick: &Tick, clients: usize, warmup: bool) {
+        self.0.second(tick, clients, warmup);
+        self.1.second(tick, clients, warmup);
+    }
     fn run_started(&mut self, doc: &RunDocument) {
         self.0.run_started(doc);
         self.1.run_started(doc);
@@ -98,6 +125,11 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
 
 /// An observer that may be absent (no store: `--no-store`).
 impl<T: Observer> Observer for Option<T> {
+    fn second(&mut self, tick: &Tick, clients: usize, warmup: bool) {
+        if let Some(o) = self {
+            o.second(tick, clients, warmup);
+        }
+    }
     fn run_started(&mut self, doc: &RunDocument) {
         if let Some(o) = self {
             o.run_started(doc);
@@ -127,6 +159,9 @@ impl<T: Observer> Observer for Option<T> {
 }
 
 impl<T: Observer + ?Sized> Observer for &mut T {
+    fn second(&mut self, tick: &Tick, clients: usize, warmup: bool) {
+        (**self).second(tick, clients, warmup);
+    }
     fn run_started(&mut self, doc: &RunDocument) {
         (**self).run_started(doc);
     }
@@ -145,17 +180,26 @@ impl<T: Observer + ?Sized> Observer for &mut T {
 }
 
 impl Plan {
+    /// The K values the cases run with (`[1]` without `--clients`).
+    pub fn client_counts(&self) -> Vec<u32> {
+        self.clients.clone().unwrap_or_else(|| vec![1])
+    }
+
     pub fn cases(&self) -> Vec<Case> {
+        let ks = self.client_counts();
         let grid = |rep: u32, warmup: bool| -> Vec<Case> {
             let mut v: Vec<Case> = self
                 .n_values
                 .iter()
                 .flat_map(|&n| {
-                    (0..self.dirs.len()).map(move |dir| Case {
-                        dir,
-                        n,
-                        rep,
-                        warmup,
+                    ks.iter().flat_map(move |&clients| {
+                        (0..self.dirs.len()).map(move |dir| Case {
+                            dir,
+                            n,
+                            clients,
+                            rep,
+                            warmup,
+                        })
                     })
                 })
                 .collect();
@@ -201,6 +245,12 @@ impl Plan {
                 origin: self.signature.origin.clone(),
                 sha256: self.signature.hash.clone(),
                 source: self.signature.source.clone(),
+                loadfile: self.loadfile.as_ref().map(|l| LoadfileMeta {
+                    path: l.path.clone(),
+                    sha256: l.sha256.clone(),
+                    lines: l.script.file_lines,
+                    operations: l.script.lines.len() as u64,
+                }),
             },
             testbed: TestbedMeta {
                 fs: self.testbed.fs.name().into(),
@@ -228,6 +278,11 @@ impl Plan {
                     .iter()
                     .map(|p| format!("{}={}", p.name, p.source()))
                     .collect(),
+                clients: self.clients.clone(),
+                time: self.time.map(|t| TimeMeta {
+                    time_ns: t.time.as_nanos() as u64,
+                    warmup_ns: t.warmup.as_nanos() as u64,
+                }),
             },
             cases: Vec::new(),
             warnings: Vec::new(),
@@ -250,8 +305,7 @@ impl Plan {
         self.testbed.validate()?;
         flush(&mut warnings, doc, obs);
         self.check_fits()?;
-        let max_n = self.n_values.iter().copied().max().unwrap_or(1);
-        let bed = Testbed::create(self.testbed.clone(), self.signature.space_needed(max_n))?;
+        let bed = Testbed::create(self.testbed.clone(), self.footprint(false))?;
         self.execute_on(&bed, &probes, doc, obs)
     }
 
@@ -259,8 +313,33 @@ impl Plan {
     /// available at the plan's largest N: checked before anything is created.
     pub fn check_fits(&self) -> Result<()> {
         let max_n = self.n_values.iter().copied().max().unwrap_or(1);
-        crate::testbed::check_memory(&self.testbed, self.signature.memory_needed(max_n))
-            .map_err(|e| anyhow::anyhow!("{}, N = {max_n}: {e}", self.signature.origin))
+        let k = self.client_counts().into_iter().max().unwrap_or(1);
+        let what = match (&self.loadfile, k) {
+            (Some(_), 1) => String::new(),
+            (Some(_), k) => format!(", {k} clients"),
+            (None, 1) => format!(", N = {max_n}"),
+            (None, k) => format!(", N = {max_n}, {k} clients"),
+        };
+        crate::testbed::check_memory(&self.testbed, self.footprint(true))
+            .map_err(|e| anyhow::anyhow!("{}{what}: {e}", self.signature.origin))
+    }
+
+    /// What the largest case may occupy: on the test filesystem (the device is sized from
+    /// it), or with `in_memory` in the memory of a RAM-backed one — the signature's files at
+    /// the largest N (a loadfile's files at their largest extents), for every client.
+    fn footprint(&self, in_memory: bool) -> u64 {
+        let max_n = self.n_values.iter().copied().max().unwrap_or(1);
+        let k = self.client_counts().into_iter().max().unwrap_or(1) as u64;
+        let per_entry: u64 = if in_memory { 2 * 1024 } else { 8 * 1024 };
+        let one = match &self.loadfile {
+            Some(l) => l
+                .script
+                .data_bytes
+                .saturating_add((l.script.paths.len() as u64).saturating_mul(per_entry)),
+            None if in_memory => self.signature.memory_needed(max_n),
+            None => self.signature.space_needed(max_n),
+        };
+        one.saturating_mul(k)
     }
 
     fn start_op_log(&self, warnings: &mut Vec<String>) -> Result<()> {
@@ -336,61 +415,111 @@ impl Plan {
         let dir = &self.dirs[case.dir];
         let fs = bed.fresh(dir)?;
         let sig = &self.signature;
-        let mut exec = Executor::new(sig, case.n, self.seed)?;
-        if let Some(path) = &self.op_log {
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .with_context(|| format!("cannot open the op log {}", path.display()))?;
-            use std::io::Write;
-            writeln!(f, "# case dir={} n={} rep={}", dir.name, case.n, case.rep)?;
-            exec.log_to(Box::new(std::io::BufWriter::new(f)));
-        }
+        let k = case.clients as usize;
+        let bound = match self.time {
+            Some(t) => Bound::Time {
+                warmup: t.warmup,
+                time: t.time,
+            },
+            None => Bound::Count,
+        };
+        // Work, in the units progress counts: files (populated, then per phase) or lines.
         let populated = sig.setup.populate.as_ref().map_or(0, |_| case.n);
-        let work = sig.rounds as u64
-            * sig
-                .phases
-                .iter()
-                .map(|p| p.select.count(case.n))
-                .sum::<u64>()
-            + populated;
+        let per_client = match (&self.loadfile, bound) {
+            (_, Bound::Time { .. }) => 0,
+            (Some(l), Bound::Count) => case.n * l.script.lines.len() as u64,
+            (None, Bound::Count) => {
+                sig.rounds as u64
+                    * sig
+                        .phases
+                        .iter()
+                        .map(|p| p.select.count(case.n))
+                        .sum::<u64>()
+                    + populated
+            }
+        };
+        let work = match self.time {
+            Some(t) => (t.warmup + t.time).as_secs(),
+            None => per_client * k as u64,
+        };
         obs.case_started(case, self, work);
         // Everything the workload needs from outside its filesystem is opened here.
         let mut window = probes.window(scope, warnings);
         window.settle = self.settle;
-        window.phase_names = sig.phases.iter().map(|p| p.name.clone()).collect();
+        // A run for a time has no checkpoints between phases: one segment.
+        let segments = match bound {
+            Bound::Count => sig.phases.len().max(1) * sig.rounds as usize,
+            Bound::Time { .. } => 1,
+        };
+        window.phase_names = if segments > 1 {
+            sig.phases.iter().map(|p| p.name.clone()).collect()
+        } else {
+            vec![
+                sig.phases
+                    .first()
+                    .map_or_else(|| sig.name.clone(), |p| p.name.clone()),
+            ]
+        };
         // Slab evidence per phase: checkpoints between phases, outside the phases' times.
-        let segments = sig.phases.len() * sig.rounds as usize;
         let per_phase = sig.slab_evidence && segments > 1;
-        // A profile is attributed per phase the same way.
-        let profiled = self.profile.is_some() && segments > 1;
-        let mut phase_slab: Vec<Vec<SlabDelta>> = vec![Vec::new(); sig.phases.len()];
+        let mut around = CaseAround {
+            window: Some(window),
+            measured: None,
+            obs: &mut *obs,
+            opened: false,
+            populated: populated * k as u64,
+            per_phase,
+            phase_slab: vec![Vec::new(); sig.phases.len()],
+            profiled: self.profile.is_some() && segments > 1,
+            warmup_s: self.time.map_or(0, |t| t.warmup.as_secs()),
+        };
         // The workload — setup, prelude and the timed window — runs confined to the test
         // filesystem (testbed::confine).
-        let (timed, measured) = fs.run_workload(|| -> Result<_> {
-            exec.prepare(&mut |done| obs.tick(done))?;
-            window.open();
-            let timed = {
-                let mut cp = |k: usize| {
-                    if per_phase && let Some(d) = window.checkpoint() {
-                        add_slab(&mut phase_slab[k], &d);
+        let timed = fs.run_workload(|| -> Result<Timed> {
+            match &self.loadfile {
+                Some(l) => {
+                    let zeros: Arc<[u8]> = vec![0u8; l.script.max_write as usize].into();
+                    let seats = (0..k)
+                        .map(|id| {
+                            Ok(Seat {
+                                client: ScriptClient::new(
+                                    Arc::clone(&l.script),
+                                    id as u32,
+                                    case.n,
+                                    Arc::clone(&zeros),
+                                )?,
+                                dir: None,
+                            })
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    exec::run(seats, bound, &mut around)
+                }
+                None => {
+                    let mut seats = Vec::with_capacity(k);
+                    for id in 0..k {
+                        let mut e = Executor::new(sig, case.n, self.seed)?;
+                        if let Some(path) = &self.op_log {
+                            e.log_to(self.op_log_writer(path, dir, case)?);
+                        }
+                        seats.push(Seat {
+                            client: e,
+                            dir: self.clients.as_ref().map(|_| format!("client{id}")),
+                        });
                     }
-                    window.phase_ended(k);
-                };
-                let checkpoint: Option<&mut dyn FnMut(usize)> = if per_phase || profiled {
-                    Some(&mut cp)
-                } else {
-                    None
-                };
-                exec.run_timed(&mut |done| obs.tick(populated + done), checkpoint)
-            };
-            let measured = window.close();
-            exec.finish();
-            Ok((timed?, measured))
+                    exec::run(seats, bound, &mut around)
+                }
+            }
         })??;
+        let measured = around.measured.take().unwrap_or_default();
+        let CaseAround { mut phase_slab, .. } = around;
         if let (Some(last), Some(d)) = (phase_slab.last_mut(), &measured.last_segment_slab) {
             add_slab(last, d);
+        }
+        for n in &timed.notes {
+            warnings.push(format!(
+                "{} N={} repetition {}: {n}",
+                dir.name, case.n, case.rep
+            ));
         }
         let phases = sig
             .phases
@@ -403,6 +532,13 @@ impl Plan {
                 slabinfo: per_phase.then_some(slab),
             })
             .collect();
+        let many = self.clients.is_some() || self.time.is_some() || self.loadfile.is_some();
+        let throughput = many.then(|| Throughput::of(&timed));
+        let (latency, operations) = if self.loadfile.is_some() {
+            (Vec::new(), timed.latency)
+        } else {
+            (timed.latency, Vec::new())
+        };
         Ok(CaseResult {
             dir: dir.name.clone(),
             n: case.n,
@@ -413,13 +549,106 @@ impl Plan {
             calls: timed.calls,
             cpu: measured.cpu,
             counters: measured.counters,
-            latency: timed.latency,
+            latency,
             vmstat: measured.deltas.vmstat,
             slabinfo: measured.deltas.slabinfo,
             blockstat: measured.deltas.blockstat,
             phases,
             profile: measured.profile,
+            clients: self.clients.as_ref().map(|_| case.clients),
+            time: self.time.map(|t| TimeMeta {
+                time_ns: t.time.as_nanos() as u64,
+                warmup_ns: t.warmup.as_nanos() as u64,
+            }),
+            throughput,
+            operations,
+            per_client: if many { timed.clients } else { Vec::new() },
+            ticks: timed.ticks,
         })
+    }
+
+    /// The op log for one case, appended to (`--op-log`: one client only).
+    fn op_log_writer(
+        &self,
+        path: &std::path::Path,
+        dir: &DirSpec,
+        case: &Case,
+    ) -> Result<Box<dyn std::io::Write + Send>> {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot open the op log {}", path.display()))?;
+        use std::io::Write;
+        writeln!(f, "# case dir={} n={} rep={}", dir.name, case.n, case.rep)?;
+        Ok(Box::new(std::io::BufWriter::new(f)))
+    }
+}
+
+/// What surrounds a case's timed window: its probes, its progress, its checkpoints.
+struct CaseAround<'o> {
+    window: Option<Window>,
+    measured: Option<Measurement>,
+    obs: &'o mut dyn Observer,
+    /// The window is open: progress now counts the timed work, after the populated files.
+    opened: bool,
+    populated: u64,
+    per_phase: bool,
+    phase_slab: Vec<Vec<SlabDelta>>,
+    profiled: bool,
+    /// Seconds of warm-up before the window (progress counts seconds from the release).
+    warmup_s: u64,
+}
+
+impl Around for CaseAround<'_> {
+    fn before_clients(&mut self) {
+        // Clients are threads of this one: a profile opened now follows them all.
+        if let Some(w) = &mut self.window {
+            w.prepare_profile(true);
+        }
+    }
+
+    fn progress(&mut self, done: u64) {
+        let base = if self.opened { self.populated } else { 0 };
+        self.obs.tick(base + done);
+    }
+
+    fn open(&mut self, running: bool) {
+        self.opened = true;
+        if let Some(w) = &mut self.window {
+            if running {
+                w.settle = false;
+            }
+            w.open();
+        }
+    }
+
+    fn phase_ended(&mut self, k: usize) {
+        let Some(w) = &mut self.window else { return };
+        if self.per_phase
+            && let Some(d) = w.checkpoint()
+        {
+            add_slab(&mut self.phase_slab[k], &d);
+        }
+        if self.profiled {
+            w.phase_ended(k);
+        }
+    }
+
+    fn second(&mut self, tick: &Tick, clients: usize, warmup: bool) {
+        self.obs.second(tick, clients, warmup);
+        let since_release = if warmup {
+            tick.s as u64
+        } else {
+            self.warmup_s + tick.s as u64
+        };
+        self.obs.tick(since_release);
+    }
+
+    fn close(&mut self) {
+        if let Some(w) = self.window.take() {
+            self.measured = Some(w.close());
+        }
     }
 }
 
@@ -472,6 +701,9 @@ mod tests {
             settle: false,
             op_log: None,
             profile: None,
+            clients: None,
+            time: None,
+            loadfile: None,
         }
     }
 

@@ -4,13 +4,15 @@
 //! filesystem's defaults unless left out). Everything is checked against the limits
 //! before anything runs.
 
-use super::Plan;
+use super::{Plan, TimeBound};
+use crate::loadfile::Loadfile;
 use crate::probe::ProbeSpec;
 use crate::signature::{Signature, limits};
 use crate::testbed::device::DeviceSpec;
 use crate::testbed::{DirSpec, Fs, TestbedSpec, options};
 use anyhow::{Result, bail};
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// The plan's options as given (`sigbench run --help` says what each means).
 #[derive(Clone, Debug)]
@@ -35,13 +37,30 @@ pub struct Request {
     pub op_log: Option<PathBuf>,
     /// `--profile=HZ`.
     pub profile: Option<u64>,
+    /// `--clients K[,K…]` (empty: the signature's `clients`, else one client).
+    pub clients: Vec<u32>,
+    /// `--time SECONDS` and `--warmup-time SECONDS`.
+    pub time: Option<f64>,
+    pub warmup_time: Option<f64>,
+    /// `--loadfile FILE`: another dbench loadfile for a loadfile signature.
+    pub loadfile: Option<PathBuf>,
 }
+
+/// The probe every run with several clients (or of a loadfile) counts: how often a task
+/// waited for a kernel lock (a tracepoint since Linux 5.19; unavailable on older kernels).
+pub const CONTENTION_PROBE: &str = "lock_contention=?tracepoint:lock:contention_begin";
 
 impl Request {
     /// The plan (validated as far as it can be without a device).
     pub fn plan(&self) -> Result<Plan> {
         let mut sig = Signature::load(&self.signature)?;
+        let loadfile = self.loadfile(&sig)?;
         if let Some(r) = self.rounds {
+            if loadfile.is_some() {
+                bail!(
+                    "--rounds repeats a signature's phases: a loadfile has none (-n counts its passes)"
+                );
+            }
             if r == 0 {
                 bail!("--rounds: at least one round");
             }
@@ -62,13 +81,32 @@ impl Request {
             ),
         };
         let dirs = self.directories(&sig, fs)?;
+        let time = self.time_bound(&sig, loadfile.is_some())?;
         let ns = if self.ns.is_empty() {
-            vec![sig.default_n]
+            // A loadfile for a time counts no passes.
+            vec![if loadfile.is_some() && time.is_some() {
+                0
+            } else {
+                sig.default_n
+            }]
         } else {
             self.ns.clone()
         };
-        if ns.contains(&0) {
-            bail!("-n: the number of files must be at least 1");
+        let clients = self.clients(&sig)?;
+        if self.op_log.is_some() && (loadfile.is_some() || clients.is_some() || time.is_some()) {
+            bail!(
+                "--op-log logs the steps of one client over N files: not with --clients, --time or a loadfile"
+            );
+        }
+        if self.ns.contains(&0) {
+            bail!(
+                "-n: the number of {} must be at least 1",
+                if loadfile.is_some() {
+                    "passes"
+                } else {
+                    "files"
+                }
+            );
         }
         if let Some(&n) = ns.iter().find(|&&n| n > limits::MAX_N) {
             bail!(
@@ -101,11 +139,112 @@ impl Request {
             warmup: self.warmup,
             shuffle: self.shuffle,
             seed: self.seed,
-            probes: self.probe_specs(fs)?,
+            probes: self.probe_specs(
+                fs,
+                loadfile.is_some() || clients.as_ref().is_some_and(|k| k.iter().any(|&k| k > 1)),
+            )?,
             settle: self.settle,
             op_log: self.op_log.clone(),
             profile: self.profile,
+            clients,
+            time,
+            loadfile,
         })
+    }
+
+    /// The loadfile of a loadfile signature: `--loadfile`, else the signature's own (the
+    /// distribution package's), compiled.
+    fn loadfile(&self, sig: &Signature) -> Result<Option<Loadfile>> {
+        let Some(own) = &sig.loadfile else {
+            if let Some(f) = &self.loadfile {
+                bail!(
+                    "--loadfile {}: {} replays its own steps, not a dbench loadfile (run `dbench --loadfile FILE`)",
+                    f.display(),
+                    sig.name
+                );
+            }
+            return Ok(None);
+        };
+        let path = match &self.loadfile {
+            Some(f) => f.clone(),
+            None => {
+                let p = PathBuf::from(&own.dbench);
+                if !p.exists() {
+                    let install = match &own.package {
+                        Some(pkg) => {
+                            format!("install the `{pkg}` package (apt-get install {pkg}), or ")
+                        }
+                        None => String::new(),
+                    };
+                    bail!(
+                        "{}: its loadfile {} is missing: {install}give one with --loadfile FILE",
+                        sig.name,
+                        own.dbench
+                    );
+                }
+                p
+            }
+        };
+        Ok(Some(Loadfile::read(&path)?))
+    }
+
+    /// `--time` (or the signature's `time` when neither it nor `-n` is given) and the
+    /// warm-up before it (`--warmup-time`, a fifth of the time by default).
+    fn time_bound(&self, sig: &Signature, loadfile: bool) -> Result<Option<TimeBound>> {
+        let secs = |flag: &str, v: f64, zero_ok: bool| -> Result<Duration> {
+            if !(v.is_finite() && (v > 0.0 || zero_ok && v == 0.0) && v <= limits::MAX_TIME_S) {
+                bail!(
+                    "{flag} {v}: give a number of seconds {} and at most {}",
+                    if zero_ok { "from 0" } else { "above 0" },
+                    limits::MAX_TIME_S
+                );
+            }
+            Ok(Duration::from_secs_f64(v))
+        };
+        let time = match (self.time, sig.default_time) {
+            (Some(t), _) => Some(secs("--time", t, false)?),
+            (None, Some(t)) if self.ns.is_empty() => Some(secs("time", t, false)?),
+            _ => None,
+        };
+        let Some(time) = time else {
+            if let Some(w) = self.warmup_time {
+                bail!("--warmup-time {w}: a warm-up comes before a run for a time: give --time");
+            }
+            return Ok(None);
+        };
+        if loadfile && !self.ns.is_empty() {
+            bail!(
+                "-n counts the passes over a loadfile and --time runs it until the time is up: give one or the other"
+            );
+        }
+        let warmup = match self.warmup_time {
+            Some(w) => secs("--warmup-time", w, true)?,
+            None => time / 5,
+        };
+        Ok(Some(TimeBound { time, warmup }))
+    }
+
+    /// `--clients`, or the signature's `clients`.
+    fn clients(&self, sig: &Signature) -> Result<Option<Vec<u32>>> {
+        if self.clients.is_empty() {
+            return Ok(sig.default_clients.map(|k| vec![k]));
+        }
+        for (i, &k) in self.clients.iter().enumerate() {
+            if k == 0 {
+                bail!("--clients 0: at least one client");
+            }
+            if k > limits::MAX_CLIENTS {
+                bail!(
+                    "--clients {k}: over the limit of {} clients (docs/signatures.md, Limits)",
+                    limits::MAX_CLIENTS
+                );
+            }
+            if self.clients[..i].contains(&k) {
+                bail!("--clients {k} is given twice");
+            }
+        }
+        crate::testbed::check_threads(self.clients.iter().copied().max().unwrap_or(1))?;
+        Ok(Some(self.clients.clone()))
     }
 
     /// Directories for the run: the user's, or the signature's defaults minus those this
@@ -153,7 +292,7 @@ impl Request {
     }
 
     /// The probes asked for, after the filesystem's defaults unless those are left out.
-    fn probe_specs(&self, fs: Fs) -> Result<Vec<ProbeSpec>> {
+    fn probe_specs(&self, fs: Fs, contended: bool) -> Result<Vec<ProbeSpec>> {
         let mut specs: Vec<ProbeSpec> = self
             .probes
             .iter()
@@ -167,6 +306,15 @@ impl Request {
                     .any(|s| s.source() == d.source() || s.name == d.name)
                 {
                     specs.insert(0, d);
+                }
+            }
+            if contended {
+                let d = ProbeSpec::parse(CONTENTION_PROBE)?;
+                if !specs
+                    .iter()
+                    .any(|s| s.source() == d.source() || s.name == d.name)
+                {
+                    specs.push(d);
                 }
             }
         }

@@ -37,6 +37,9 @@ pub struct ProbeSpec {
     /// The name results are reported under (`inode_evictions`).
     pub name: String,
     pub kind: Kind,
+    /// Written `?tracepoint:…`: where the kernel lacks it, the probe is unavailable
+    /// rather than an error (a default probe of evidence some kernels do not have).
+    pub optional: bool,
 }
 
 fn is_ident(s: &str) -> bool {
@@ -50,6 +53,10 @@ impl ProbeSpec {
         let (alias, body) = match text.split_once('=') {
             Some((a, b)) => (Some(a), b),
             None => (None, text),
+        };
+        let (optional, body) = match body.strip_prefix('?') {
+            Some(b) => (true, b),
+            None => (false, body),
         };
         let usage = "use tracepoint:SUBSYS:EVENT or kprobe:FUNCTION, optionally prefixed by NAME=";
         let kind = match body.split(':').collect::<Vec<_>>().as_slice() {
@@ -69,7 +76,11 @@ impl ProbeSpec {
             Some(a) => bail!("unknown probe `{text}`: `{a}` is not a valid name; {usage}"),
             None => body.to_string(),
         };
-        Ok(ProbeSpec { name, kind })
+        Ok(ProbeSpec {
+            name,
+            kind,
+            optional,
+        })
     }
 
     /// `name (source)`, or just the source when it has no alias.
@@ -87,6 +98,16 @@ impl ProbeSpec {
         match &self.kind {
             Kind::Tracepoint { subsys, event } => format!("tracepoint:{subsys}:{event}"),
             Kind::Kprobe { func } => format!("kprobe:{func}"),
+        }
+    }
+
+    /// The spec as `--probe` takes it again (`NAME=?tracepoint:…`).
+    pub fn arg(&self) -> String {
+        let q = if self.optional { "?" } else { "" };
+        if self.name == self.source() {
+            format!("{q}{}", self.source())
+        } else {
+            format!("{}={q}{}", self.name, self.source())
         }
     }
 }
@@ -212,6 +233,9 @@ impl Probes {
         match &spec.kind {
             Kind::Tracepoint { subsys, event } => match t.event(subsys, event) {
                 Some(ev) => Ok(Source::Event(ev)),
+                None if spec.optional => Ok(Source::Unavailable(format!(
+                    "this kernel has no tracepoint {subsys}:{event}"
+                ))),
                 None => bail!(
                     "unknown probe `{}`: this kernel has no tracepoint {subsys}:{event} (see `sigbench doctor --events {subsys}`)",
                     spec.source()
@@ -377,7 +401,9 @@ impl Window {
     /// callbacks of the previous case run inside the window, and the ticks fall at the
     /// same offsets into it. Measured in docs/statistics.md ("The icount clock").
     pub fn open(&mut self) {
-        self.open_sampler();
+        if self.sampler.is_none() {
+            self.open_sampler(false);
+        }
         if self.settle {
             let s = self.sources.settle(SETTLE_STEP, SETTLE_LIMIT);
             if !s.quiet {
@@ -403,15 +429,22 @@ impl Window {
         }
     }
 
+    /// Open the sampler of a profiled run now, on the calling thread, following the
+    /// threads it starts from now on (`inherit`: the clients of a run with several), before
+    /// `open` enables it. The phase names must be set.
+    pub fn prepare_profile(&mut self, inherit: bool) {
+        self.open_sampler(inherit);
+    }
+
     /// Open the sampler of a profiled run on the calling thread — the workload's, which
     /// it samples — before `open`; the phase names are known by then.
-    fn open_sampler(&mut self) {
+    fn open_sampler(&mut self, inherit: bool) {
         let Some(p) = &self.profiling else {
             return;
         };
         self.sampler = Some(match &p.symbols {
             Err(why) => Err(why.clone()),
-            Ok(symbols) => Sampler::open(p.hz, self.phase_names.len())
+            Ok(symbols) => Sampler::open(p.hz, self.phase_names.len(), inherit)
                 .map(|s| (s, symbols.clone()))
                 .map_err(|e| {
                     let why = format!("{e:#}");

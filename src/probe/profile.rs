@@ -255,12 +255,15 @@ pub struct Sampler {
 
 impl Sampler {
     /// A disabled sampler of the calling thread at `hz` samples a second of its CPU time
-    /// (a fixed period, so every run samples at the same instants of its own clock).
-    pub fn open(hz: u64, phases: usize) -> Result<Sampler> {
+    /// (a fixed period, so every run samples at the same instants of its own clock). With
+    /// `inherit`, also of every thread it starts afterwards (a run's clients): their samples
+    /// go to this sampler's ring buffer, and enabling or disabling it does theirs.
+    pub fn open(hz: u64, phases: usize, inherit: bool) -> Result<Sampler> {
         let period = 1_000_000_000 / hz.clamp(1, MAX_HZ);
         let counter = Builder::new(Software::CPU_CLOCK)
             .observe_self()
             .any_cpu()
+            .inherit(inherit)
             .sample_period(period)
             .sample(SampleFlag::IP | SampleFlag::CALLCHAIN)
             .include_kernel()

@@ -31,6 +31,10 @@ pub const MAX_PHASES: usize = 64;
 pub const MAX_MKDIR: usize = 1_024;
 /// Distinct descriptor slots.
 pub const MAX_SLOTS: usize = 64;
+/// Clients of one case (`clients`, `--clients`): each is a thread with its own histograms.
+pub const MAX_CLIENTS: u32 = 1024;
+/// Seconds of a run for a time (`time`, `--time`, `--warmup-time`): a day.
+pub const MAX_TIME_S: f64 = 86_400.0;
 
 /// Every limit with its name as docs/signatures.md writes it.
 pub const ALL: &[(&str, u64)] = &[
@@ -45,6 +49,8 @@ pub const ALL: &[(&str, u64)] = &[
     ("phases", MAX_PHASES as u64),
     ("mkdir", MAX_MKDIR as u64),
     ("slots", MAX_SLOTS as u64),
+    ("clients", MAX_CLIENTS as u64),
+    ("time", MAX_TIME_S as u64),
 ];
 
 /// `Err` naming `what` and the limit when `v` exceeds `max`.

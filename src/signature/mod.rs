@@ -131,6 +131,29 @@ pub struct Signature {
     pub source: String,
     /// sha256 of `source`, so results can be matched to the exact workload.
     pub hash: String,
+    /// A dbench loadfile this signature replays instead of phases (`loadfile = {…}`).
+    pub loadfile: Option<LoadfileRef>,
+    /// Clients when the user gives no `--clients` (`clients = K`).
+    pub default_clients: Option<u32>,
+    /// Seconds a run lasts when the user gives neither `--time` nor `-n` (`time = T`).
+    pub default_time: Option<f64>,
+}
+
+/// Where a loadfile signature's loadfile is, and which package installs it.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadfileRef {
+    /// The file (`/usr/share/dbench/client.txt`).
+    pub dbench: String,
+    /// The distribution package that installs it, named when it is missing.
+    pub package: Option<String>,
+}
+
+impl Signature {
+    /// Whether this signature replays a dbench loadfile rather than phases of steps.
+    pub fn is_loadfile(&self) -> bool {
+        self.loadfile.is_some()
+    }
 }
 
 #[derive(Deserialize)]
@@ -157,6 +180,9 @@ struct RawSignature {
     prelude: Vec<Spanned<RawStep>>,
     #[serde(default)]
     phase: Vec<Spanned<RawPhase>>,
+    loadfile: Option<LoadfileRef>,
+    clients: Option<u32>,
+    time: Option<f64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -297,8 +323,17 @@ impl Source<'_> {
             limits::MAX_PHASES as u64,
         )?;
         if raw.phase.is_empty() {
+            if raw.loadfile.is_some() {
+                return Ok(Vec::new());
+            }
             bail!(
-                "{}: no [[phase]]: a signature needs at least one timed phase",
+                "{}: no [[phase]]: a signature needs at least one timed phase (or a `loadfile`)",
+                self.origin
+            );
+        }
+        if raw.loadfile.is_some() {
+            bail!(
+                "{}: a signature replays a `loadfile` or has [[phase]]s, not both",
                 self.origin
             );
         }
@@ -338,6 +373,29 @@ impl Source<'_> {
             });
         }
         Ok(phases)
+    }
+
+    /// `clients` and `time`, the defaults a signature may give `--clients` and `--time`.
+    fn clients_and_time(&self, raw: &RawSignature) -> Result<(Option<u32>, Option<f64>)> {
+        let origin = self.origin;
+        if let Some(k) = raw.clients {
+            if k == 0 {
+                bail!("{origin}: `clients` must be at least 1");
+            }
+            self.limit("`clients`", k as u64, limits::MAX_CLIENTS as u64)?;
+        }
+        if let Some(t) = raw.time
+            && !(t > 0.0 && t <= limits::MAX_TIME_S)
+        {
+            bail!(
+                "{origin}: `time` must be a number of seconds above 0 and at most {}",
+                limits::MAX_TIME_S
+            );
+        }
+        if raw.loadfile.is_some() && raw.rounds.is_some() {
+            bail!("{origin}: a `loadfile` signature has no `rounds` (its N counts passes)");
+        }
+        Ok((raw.clients, raw.time))
     }
 
     /// `n` and `rounds`.
@@ -380,6 +438,7 @@ impl Signature {
         let prelude = src.prelude(&raw, &mut slots)?;
         let phases = src.phases(&raw, &mut slots)?;
         let (n, rounds) = src.counts(&raw)?;
+        let (clients, time) = src.clients_and_time(&raw)?;
         src.limit(
             "the number of descriptor slots",
             slots.names.len() as u64,
@@ -410,6 +469,9 @@ impl Signature {
                 .iter()
                 .map(|b| format!("{b:02x}"))
                 .collect(),
+            loadfile: raw.loadfile,
+            default_clients: clients,
+            default_time: time,
         })
     }
 
@@ -505,6 +567,7 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../signatures/lkp-churn-recreate.toml"),
     ),
     ("seqwr", include_str!("../../signatures/seqwr.toml")),
+    ("dbench", include_str!("../../signatures/dbench.toml")),
 ];
 
 /// The signature `sigbench run` uses with no argument.

@@ -340,6 +340,16 @@ pub enum Op {
 pub const GETXATTR_LEN: usize = 4096;
 
 impl Op {
+    /// Bytes the call asks to move through memory: read and write sizes (what a
+    /// throughput in MB/s counts, as dbench counts its ReadX and WriteX).
+    pub fn requested_bytes(&self) -> u64 {
+        match self {
+            Op::Write { data, .. } | Op::Pwrite { data, .. } => data.len() as u64,
+            Op::Read { size, .. } | Op::Pread { size, .. } => *size as u64,
+            _ => 0,
+        }
+    }
+
     /// How many bytes the kernel may write into the buffer this op passes to its call
     /// (read, pread, getdents64: the step's `size`; stat family: the structure). The
     /// executor sizes its buffer from this, over every step it will issue.

@@ -197,6 +197,161 @@ pub fn sync() {
     unsafe { libc::sync() };
 }
 
+/// The calls of a dbench loadfile's operations (`exec::script`): each exactly the syscall
+/// glibc issues for the libc function dbench calls (`stat` is `newfstatat(AT_FDCWD, path,
+/// buf, 0)`, `opendir` is `openat` with `O_DIRECTORY` …), with typed buffers.
+pub mod script {
+    use super::*;
+
+    /// `newfstatat(AT_FDCWD, path, st, 0)`: glibc's `stat`.
+    pub fn stat(path: &CStr, st: &mut libc::stat) -> SysResult {
+        // SAFETY: `path` is NUL-terminated and borrowed for the call; `st` is a live,
+        // exclusively borrowed `struct stat`, exactly what the kernel writes.
+        check(unsafe {
+            libc::syscall(
+                libc::SYS_newfstatat,
+                AT_FDCWD,
+                path.as_ptr(),
+                st as *mut libc::stat,
+                0,
+            )
+        })
+    }
+
+    /// `fstat(fd, st)`.
+    pub fn fstat(fd: i32, st: &mut libc::stat) -> SysResult {
+        // SAFETY: `st` is a live, exclusively borrowed `struct stat`; a bad descriptor is
+        // EBADF.
+        check(unsafe { libc::syscall(libc::SYS_fstat, fd, st as *mut libc::stat) })
+    }
+
+    /// `openat(AT_FDCWD, path, flags, mode)`.
+    pub fn open(path: &CStr, flags: i32, mode: u32) -> SysResult {
+        // SAFETY: `path` is NUL-terminated and borrowed for the call.
+        check(unsafe { libc::syscall(libc::SYS_openat, AT_FDCWD, path.as_ptr(), flags, mode) })
+    }
+
+    /// `close(fd)` of a descriptor the caller owns and forgets.
+    pub fn close(fd: i32) -> SysResult {
+        // SAFETY: no pointers; the caller's handle table owns `fd` and drops it.
+        check(unsafe { libc::syscall(libc::SYS_close, fd) })
+    }
+
+    /// `getdents64(fd, buf, buf.len())`: directory entries into `buf`.
+    pub fn getdents64(fd: i32, buf: &mut [u8]) -> SysResult {
+        // SAFETY: `buf` is a live, exclusively borrowed slice and its exact length is the
+        // count passed: the kernel writes at most that many bytes.
+        check(unsafe { libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), buf.len()) })
+    }
+
+    /// `pread64(fd, buf, buf.len(), offset)`.
+    pub fn pread(fd: i32, buf: &mut [u8], offset: i64) -> SysResult {
+        // SAFETY: `buf` is a live, exclusively borrowed slice of exactly the length passed.
+        check(unsafe { libc::syscall(libc::SYS_pread64, fd, buf.as_mut_ptr(), buf.len(), offset) })
+    }
+
+    /// `pwrite64(fd, data, data.len(), offset)`.
+    pub fn pwrite(fd: i32, data: &[u8], offset: i64) -> SysResult {
+        // SAFETY: `data` is a live slice of exactly the length passed; the kernel only
+        // reads it.
+        check(unsafe { libc::syscall(libc::SYS_pwrite64, fd, data.as_ptr(), data.len(), offset) })
+    }
+
+    /// `fsync(fd)`.
+    pub fn fsync(fd: i32) -> SysResult {
+        // SAFETY: no pointers.
+        check(unsafe { libc::syscall(libc::SYS_fsync, fd) })
+    }
+
+    /// `mkdir(path, mode)`.
+    pub fn mkdir(path: &CStr, mode: u32) -> SysResult {
+        super::mkdir(path, mode)
+    }
+
+    /// `unlink(path)`.
+    pub fn unlink(path: &CStr) -> SysResult {
+        // SAFETY: `path` is NUL-terminated and borrowed for the call.
+        check(unsafe { libc::syscall(libc::SYS_unlink, path.as_ptr()) })
+    }
+
+    /// `rmdir(path)`.
+    pub fn rmdir(path: &CStr) -> SysResult {
+        // SAFETY: `path` is NUL-terminated and borrowed for the call.
+        check(unsafe { libc::syscall(libc::SYS_rmdir, path.as_ptr()) })
+    }
+
+    /// `rename(from, to)`.
+    pub fn rename(from: &CStr, to: &CStr) -> SysResult {
+        // SAFETY: both paths are NUL-terminated and borrowed for the call.
+        check(unsafe { libc::syscall(libc::SYS_rename, from.as_ptr(), to.as_ptr()) })
+    }
+
+    /// `statfs(path, st)`: glibc's `statvfs`.
+    pub fn statfs(path: &CStr, st: &mut libc::statfs) -> SysResult {
+        // SAFETY: `path` is NUL-terminated and borrowed; `st` is a live, exclusively
+        // borrowed `struct statfs`, exactly what the kernel writes.
+        check(unsafe { libc::syscall(libc::SYS_statfs, path.as_ptr(), st as *mut libc::statfs) })
+    }
+
+    /// `utimensat(AT_FDCWD, path, [atime, mtime], 0)` with whole seconds: glibc's `utime`.
+    pub fn utime(path: &CStr, atime: i64, mtime: i64) -> SysResult {
+        let times = [
+            libc::timespec {
+                tv_sec: atime,
+                tv_nsec: 0,
+            },
+            libc::timespec {
+                tv_sec: mtime,
+                tv_nsec: 0,
+            },
+        ];
+        // SAFETY: `path` is NUL-terminated and borrowed; `times` is a live array of the two
+        // timespecs utimensat reads.
+        check(unsafe {
+            libc::syscall(
+                libc::SYS_utimensat,
+                AT_FDCWD,
+                path.as_ptr(),
+                times.as_ptr(),
+                0,
+            )
+        })
+    }
+
+    /// `fcntl(fd, F_SETLKW, {l_type, SEEK_SET, start, len})`: a blocking record lock
+    /// (`F_WRLCK`) or its release (`F_UNLCK`).
+    pub fn lock_wait(fd: i32, l_type: i32, start: i64, len: i64) -> SysResult {
+        let fl = libc::flock {
+            l_type: l_type as libc::c_short,
+            l_whence: libc::SEEK_SET as libc::c_short,
+            l_start: start,
+            l_len: len,
+            l_pid: 0,
+        };
+        // SAFETY: `fl` is a live `struct flock` the kernel reads (F_SETLKW does not write it).
+        check(unsafe {
+            libc::syscall(
+                libc::SYS_fcntl,
+                fd,
+                libc::F_SETLKW,
+                &fl as *const libc::flock,
+            )
+        })
+    }
+
+    /// A `struct stat` for [`stat`] and [`fstat`] to fill.
+    pub fn empty_stat() -> libc::stat {
+        // SAFETY: `struct stat` is plain integers; all zeroes is a valid value.
+        unsafe { std::mem::zeroed() }
+    }
+
+    /// A `struct statfs` for [`statfs`] to fill.
+    pub fn empty_statfs() -> libc::statfs {
+        // SAFETY: `struct statfs` is plain integers; all zeroes is a valid value.
+        unsafe { std::mem::zeroed() }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

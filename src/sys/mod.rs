@@ -123,6 +123,11 @@ impl CPath {
         self.buf.clear();
     }
 
+    /// Keep the first `len` bytes of the path.
+    pub fn truncate(&mut self, len: usize) {
+        self.buf.truncate(len);
+    }
+
     pub fn push(&mut self, bytes: &[u8]) {
         self.buf.extend_from_slice(bytes);
     }

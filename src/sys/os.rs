@@ -183,6 +183,17 @@ pub fn rusage_self() -> libc::rusage {
     ru
 }
 
+/// RLIMIT_NPROC's soft limit (None: unlimited).
+pub fn nproc_limit() -> Option<u64> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `r` is a live, exclusively borrowed rlimit the kernel fills.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut r) } == 0;
+    (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
+}
+
 /// `uname(2)`.
 pub fn uname() -> libc::utsname {
     // SAFETY: `utsname` is arrays of bytes, for which all-zero is a valid value.
@@ -220,6 +231,37 @@ pub fn sync_and_reboot(cmd: libc::c_int) -> Result<()> {
 pub fn unshare_fs() -> Result<()> {
     // SAFETY: no pointers; CLONE_FS only copies the thread's fs_struct.
     ok(unsafe { libc::unshare(libc::CLONE_FS) })
+}
+
+/// Give the calling thread its own filesystem context and its own descriptor table: a
+/// client of a run with several works in a directory of its own, and its descriptors are
+/// its own as a process's are (the kernel's per-table locks are not shared).
+pub fn unshare_fs_files() -> Result<()> {
+    // SAFETY: no pointers; CLONE_FS and CLONE_FILES only copy the thread's fs_struct and
+    // descriptor table.
+    ok(unsafe { libc::unshare(libc::CLONE_FS | libc::CLONE_FILES) })
+}
+
+/// The calling thread's own resource usage (`RUSAGE_THREAD`): its CPU time and context
+/// switches.
+pub fn rusage_thread() -> libc::rusage {
+    // SAFETY: an all-zero rusage is valid (plain integers); getrusage only writes it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a live, exclusively borrowed rusage.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    ru
+}
+
+/// CPU time the calling thread has used, in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`:
+/// exact, unlike rusage's tick-sampled split).
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a live, exclusively borrowed timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// `perf_event_open(2)` for `attr` on one CPU (all processes), close-on-exec.

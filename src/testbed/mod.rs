@@ -450,6 +450,39 @@ fn acquire_device(spec: &TestbedSpec, space: u64, ws: &Workspace) -> Result<Devi
 
 /// A RAM-backed filesystem (the default loop ramdisk, zram, brd, tmpfs) must fit in
 /// memory: checked before anything is created.
+/// Whether `clients` more threads can start here: the system's thread limit
+/// (/proc/sys/kernel/threads-max against the threads running, from /proc/loadavg) and, for
+/// a user other than root, RLIMIT_NPROC. Checked before anything is created.
+pub fn check_threads(clients: u32) -> anyhow::Result<()> {
+    let max = std::fs::read_to_string("/proc/sys/kernel/threads-max")
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok());
+    let running = std::fs::read_to_string("/proc/loadavg").ok().and_then(|t| {
+        t.split_whitespace()
+            .nth(3)?
+            .split_once('/')?
+            .1
+            .parse::<u64>()
+            .ok()
+    });
+    if let (Some(max), Some(running)) = (max, running)
+        && running + clients as u64 + 16 > max
+    {
+        anyhow::bail!(
+            "--clients {clients}: this machine allows {max} threads and {running} run already (/proc/sys/kernel/threads-max): run fewer clients"
+        );
+    }
+    if crate::sys::os::geteuid() != 0
+        && let Some(limit) = crate::sys::os::nproc_limit()
+        && (clients as u64) + 16 > limit
+    {
+        anyhow::bail!(
+            "--clients {clients}: your limit on processes and threads is {limit} (ulimit -u): run fewer clients or raise it"
+        );
+    }
+    Ok(())
+}
+
 pub fn check_memory(spec: &TestbedSpec, space: u64) -> Result<(), String> {
     let ram_backed = spec.fs.mkfs_tool().is_none() || !matches!(spec.device, DeviceSpec::Path(_));
     if !ram_backed {

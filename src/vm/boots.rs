@@ -29,10 +29,19 @@ pub fn in_guest(plan: &Plan) -> Plan {
     }
 }
 
-/// The guest's `run` arguments for `plan`, and the signature file to put in its
-/// initramfs when the signature is not a built-in one. Host-only options (the store,
-/// --json, --kernel) are left out; the probes go as the plan resolved them.
-pub fn guest_args(plan: &Plan, verbose: bool) -> Result<(Vec<String>, Option<String>)> {
+/// What a guest is told to run: its `run` arguments, and the files to put in its
+/// initramfs for them — the signature when it is not a built-in one, the loadfile of a
+/// loadfile signature (a guest has no dbench package).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GuestPlan {
+    pub args: Vec<String>,
+    pub signature: Option<String>,
+    pub loadfile: Option<std::path::PathBuf>,
+}
+
+/// The guest's `run` arguments for `plan` and the files they name. Host-only options
+/// (the store, --json, --kernel) are left out; the probes go as the plan resolved them.
+pub fn guest_args(plan: &Plan, verbose: bool) -> Result<GuestPlan> {
     let builtin = crate::signature::builtins()
         .iter()
         .any(|s| s.origin == plan.signature.origin);
@@ -68,15 +77,16 @@ pub fn guest_args(plan: &Plan, verbose: bool) -> Result<(Vec<String>, Option<Str
         v.extend(["--dir".into(), d.text.clone()]);
     }
     let ns: Vec<String> = plan.n_values.iter().map(u64::to_string).collect();
-    v.extend([
-        "-n".into(),
-        ns.join(","),
-        "-r".into(),
-        plan.repetitions.to_string(),
-    ]);
+    // A loadfile for a time counts no passes (its N is 0): no -n then.
+    if !(plan.loadfile.is_some() && plan.time.is_some()) {
+        v.extend(["-n".into(), ns.join(",")]);
+    }
+    v.extend(["-r".into(), plan.repetitions.to_string()]);
     v.extend(["--warmup".into(), plan.warmup.to_string()]);
     v.extend(["--seed".into(), plan.seed.to_string()]);
-    v.extend(["--rounds".into(), plan.signature.rounds.to_string()]);
+    if plan.loadfile.is_none() {
+        v.extend(["--rounds".into(), plan.signature.rounds.to_string()]);
+    }
     if plan.shuffle {
         v.push("--shuffle".into());
     }
@@ -89,17 +99,32 @@ pub fn guest_args(plan: &Plan, verbose: bool) -> Result<(Vec<String>, Option<Str
     // The plan's probes already include the defaults.
     v.push("--no-default-probes".into());
     for p in &plan.probes {
-        let spec = if p.name == p.source() {
-            p.source()
-        } else {
-            format!("{}={}", p.name, p.source())
-        };
-        v.extend(["--probe".into(), spec]);
+        v.extend(["--probe".into(), p.arg()]);
     }
+    if let Some(k) = &plan.clients {
+        let ks: Vec<String> = k.iter().map(u32::to_string).collect();
+        v.extend(["--clients".into(), ks.join(",")]);
+    }
+    if let Some(t) = plan.time {
+        v.extend([
+            "--time".into(),
+            t.time.as_secs_f64().to_string(),
+            "--warmup-time".into(),
+            t.warmup.as_secs_f64().to_string(),
+        ]);
+    }
+    let loadfile = plan.loadfile.as_ref().map(|l| {
+        v.extend(["--loadfile".into(), super::initramfs::LOADFILE.into()]);
+        std::path::PathBuf::from(&l.path)
+    });
     if verbose {
         v.push("-v".into());
     }
-    Ok((v, sig_text))
+    Ok(GuestPlan {
+        args: v,
+        signature: sig_text,
+        loadfile,
+    })
 }
 
 #[cfg(test)]

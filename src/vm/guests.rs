@@ -64,8 +64,8 @@ pub fn how_many(opts: &VmOptions, asked: Option<usize>) -> Result<usize> {
 
 /// Run `plan` on the prepared kernel `k` in one guest, as a guest runs it (settled).
 pub fn run_on(k: &Kernel, plan: &Plan, opts: &VmOptions, verbose: bool) -> Result<GuestRun> {
-    let (args, signature) = guest_args(&in_guest(plan), verbose)?;
-    super::run(k, plan.testbed.fs, &args, signature.as_deref(), opts)
+    let guest = guest_args(&in_guest(plan), verbose)?;
+    super::run(k, plan.testbed.fs, &guest, opts)
 }
 
 /// Prepare and run one boot.

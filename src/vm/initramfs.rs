@@ -25,6 +25,8 @@ use std::process::Command;
 pub const PLAN: &str = "/etc/sigbench/plan.json";
 pub const MODULE_ORDER: &str = "/etc/sigbench/modules";
 pub const SIGNATURE: &str = "/etc/sigbench/signature.toml";
+/// Where a guest finds the loadfile of a loadfile signature (`--loadfile`).
+pub const LOADFILE: &str = "/etc/sigbench/loadfile.txt";
 
 /// Modules every guest needs: the loop driver (the ramdisk), the checksum algorithms
 /// filesystems ask for by name. (The results come back over the second serial port, which
@@ -513,14 +515,20 @@ fn walk(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// The per-run archive: the plan (guest `run` arguments) and the signature file.
-pub fn plan_archive(args: &[String], signature: Option<&str>) -> Result<Vec<u8>> {
+/// The per-run archive: the plan (guest `run` arguments), the signature file and the
+/// loadfile it names.
+pub fn plan_archive(guest: &super::boots::GuestPlan) -> Result<Vec<u8>> {
     let mut c = Cpio::new(Vec::new());
     c.dir("/etc")?;
     c.dir("/etc/sigbench")?;
-    c.file(PLAN, 0o644, serde_json::to_string(args)?.as_bytes())?;
-    if let Some(s) = signature {
+    c.file(PLAN, 0o644, serde_json::to_string(&guest.args)?.as_bytes())?;
+    if let Some(s) = &guest.signature {
         c.file(SIGNATURE, 0o644, s.as_bytes())?;
+    }
+    if let Some(l) = &guest.loadfile {
+        let bytes = std::fs::read(l)
+            .with_context(|| format!("cannot read the loadfile {}", l.display()))?;
+        c.file(LOADFILE, 0o644, &bytes)?;
     }
     Ok(c.finish()?)
 }

@@ -81,8 +81,7 @@ pub fn preflight(kernels: &[(String, kernel::KernelSpec)], fs: Fs, opts: &VmOpti
 pub fn run(
     kernel: &Kernel,
     fs: Fs,
-    args: &[String],
-    signature: Option<&str>,
+    guest: &boots::GuestPlan,
     opts: &VmOptions,
 ) -> Result<GuestRun> {
     // Each boot its own directory: guests of one process may run side by side.
@@ -122,7 +121,7 @@ pub fn run(
         } else {
             crate::testbed::workspace::lock()?
         };
-        run_in(kernel, &base, args, signature, opts, &workdir, machine)
+        run_in(kernel, &base, guest, opts, &workdir, machine)
     });
     let _ = std::fs::remove_dir_all(&workdir);
     result
@@ -131,8 +130,7 @@ pub fn run(
 fn run_in(
     kernel: &Kernel,
     base: &std::path::Path,
-    args: &[String],
-    signature: Option<&str>,
+    guest: &boots::GuestPlan,
     opts: &VmOptions,
     workdir: &std::path::Path,
     machine: Machine,
@@ -148,7 +146,7 @@ fn run_in(
     let started_at = crate::host::now_rfc3339();
     let initrd = workdir.join("initrd.cpio");
     let mut bytes = std::fs::read(base)?;
-    bytes.extend(initramfs::plan_archive(args, signature)?);
+    bytes.extend(initramfs::plan_archive(guest)?);
     std::fs::write(&initrd, bytes)?;
 
     let mut boot = qemu::start(&kernel.image, &initrd, &machine, opts.mem_mib, workdir)?;

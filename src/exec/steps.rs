@@ -1,46 +1,23 @@
-//! The executor: issues a signature's system calls from this process, exactly as the
-//! steps name them, and measures them.
+//! A signature's client: its steps over N files, each step one system call issued through
+//! `sys::call` exactly as the step names it (no libc wrapper picks a different call), with
+//! a result buffer sized from every step's `Op::out_len`, results checked, per-syscall HDR
+//! histograms. The working directory must already be the client's; paths are relative to
+//! it, so the calls walk one path component like the programs they imitate.
 //!
-//! It owns the timed window's inner loop and nothing else: it never formats, mounts or
-//! probes. The working directory must already be the test directory; paths are relative
-//! to it, so the calls walk one path component like the programs they imitate.
-//!
-//! Memory is O(1) in N: names are rendered into reused buffers and latencies go into
-//! fixed-size HDR histograms, one per syscall name.
+//! Over a fixed amount of work it runs the signature's window once: every round, every
+//! phase, every selected file. For a time it loops that window over the same N files (a
+//! pass) until told to stop — a signature that does not leave its files as it found them
+//! (creating names it never removes) fails its second pass, with a hint to use `-n`.
 
+use super::{Bound, Client, Ctl, Event, Tally};
 use crate::interrupt;
 use crate::signature::{Expect, Op, Signature, Step, Template, Vars};
 use crate::sys::{CPath, SysResult, call};
 use anyhow::{Result, anyhow, bail};
-use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::time::Instant;
 
-/// Latency of one syscall over the timed window, in nanoseconds.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct OpLatency {
-    pub syscall: String,
-    pub count: u64,
-    pub min_ns: u64,
-    pub p50_ns: u64,
-    pub p90_ns: u64,
-    pub p99_ns: u64,
-    pub max_ns: u64,
-    pub mean_ns: f64,
-}
-
-/// What the timed window produced.
-#[derive(Clone, Debug)]
-pub struct Timed {
-    /// The sum of the phases' times (checkpoints between phases excluded).
-    pub wall_ns: u64,
-    /// Time of each phase, summed over rounds, in signature order.
-    pub phase_ns: Vec<u64>,
-    /// System calls issued in the window.
-    pub calls: u64,
-    pub latency: Vec<OpLatency>,
-}
+pub use super::OpLatency;
 
 /// How often (in files) the loops poll for a signal and report progress.
 const TICK: u64 = 1024;
@@ -56,7 +33,13 @@ pub struct Executor<'s> {
     scratch: Vec<u8>,
     /// Histogram index of every timed step, by phase then step.
     hist_of: Vec<Vec<usize>>,
-    hists: Vec<(&'static str, Histogram<u64>)>,
+    /// Bytes every timed step's read or write asks for, by phase then step.
+    io_of: Vec<Vec<u64>>,
+    tally: Tally,
+    /// Time of each phase (summed over rounds and passes).
+    phase_ns: Vec<u64>,
+    /// Whole windows completed.
+    passes: u64,
     /// A slot the last step opened while it was still open (its old descriptor was
     /// closed, untimed, to not leak it; the run stops with an error).
     reopened: Option<usize>,
@@ -66,24 +49,25 @@ pub struct Executor<'s> {
 
 impl<'s> Executor<'s> {
     pub fn new(sig: &'s Signature, n: u64, seed: u64) -> Result<Self> {
-        let mut hists: Vec<(&'static str, Histogram<u64>)> = Vec::new();
+        let mut names: Vec<&'static str> = Vec::new();
         let mut hist_of = Vec::new();
+        let mut io_of = Vec::new();
         for phase in &sig.phases {
             let mut idx = Vec::new();
+            let mut io = Vec::new();
             for step in &phase.steps {
-                let k = match hists.iter().position(|(name, _)| *name == step.syscall) {
+                let k = match names.iter().position(|name| *name == step.syscall) {
                     Some(k) => k,
                     None => {
-                        // 1 ns .. 10 min at 3 significant digits: ~200 KiB, whatever N is.
-                        let h = Histogram::new_with_bounds(1, 600_000_000_000, 3)
-                            .map_err(|e| anyhow!("histogram: {e}"))?;
-                        hists.push((step.syscall, h));
-                        hists.len() - 1
+                        names.push(step.syscall);
+                        names.len() - 1
                     }
                 };
                 idx.push(k);
+                io.push(step.op.requested_bytes());
             }
             hist_of.push(idx);
+            io_of.push(io);
         }
         // Every buffer handed to the kernel is sized by the steps that use it: the largest
         // any step (timed or prelude) may have written into.
@@ -103,7 +87,10 @@ impl<'s> Executor<'s> {
             b: CPath::default(),
             scratch: vec![0; scratch_len],
             hist_of,
-            hists,
+            io_of,
+            tally: Tally::new(&names)?,
+            phase_ns: vec![0; sig.phases.len()],
+            passes: 0,
             reopened: None,
             log: None,
         })
@@ -156,7 +143,7 @@ impl<'s> Executor<'s> {
     }
 
     /// The untimed part: sub-directories, N populated files, sync, directory fsync and
-    /// the prelude. The working directory must be the test directory.
+    /// the prelude. The working directory must be the client's.
     pub fn prepare(&mut self, tick: &mut dyn FnMut(u64)) -> Result<()> {
         let sig = self.sig;
         let vars0 = self.vars(0);
@@ -216,19 +203,20 @@ impl<'s> Executor<'s> {
         Ok(())
     }
 
-    /// The timed window: every round, every phase, every selected file, every step.
-    /// `tick` is called every few thousand files with the file-iterations done so far;
-    /// `checkpoint`, when given, after every phase but the last (untimed), with the index of
-    /// the phase that just ended. Round r (0-based) works on files r·N+1 … (r+1)·N.
-    pub fn run_timed(
+    /// One pass of the window: every round, every phase, every selected file, every step.
+    /// `hook` hears of progress every few thousand files and of the end of every phase but
+    /// the last (untimed). Round r (0-based) works on files r·N+1 … (r+1)·N. For a run for
+    /// a time (`looping`) it returns false as soon as `ctl` says stop, and a new epoch (the
+    /// warm-up ended) starts the counts afresh.
+    fn pass(
         &mut self,
-        tick: &mut dyn FnMut(u64),
-        mut checkpoint: Option<&mut dyn FnMut(usize)>,
-    ) -> Result<Timed> {
+        ctl: &Ctl,
+        me: usize,
+        looping: bool,
+        epoch: &mut u32,
+        hook: &mut Option<&mut dyn FnMut(Event)>,
+    ) -> Result<bool> {
         let sig = self.sig;
-        let mut done = 0u64;
-        let mut calls = 0u64;
-        let mut phase_ns = vec![0u64; sig.phases.len()];
         let segments = sig.rounds as usize * sig.phases.len();
         let mut segment = 0;
         for round in 0..sig.rounds as u64 {
@@ -238,19 +226,36 @@ impl<'s> Executor<'s> {
                     if !phase.select.includes(i) {
                         continue;
                     }
-                    done += 1;
-                    if done.is_multiple_of(TICK) {
-                        interrupt::check()?;
-                        tick(done);
+                    if looping {
+                        if ctl.stopping() {
+                            self.phase_ns[k] += start.elapsed().as_nanos() as u64;
+                            return Ok(false);
+                        }
+                        let e = ctl.epoch();
+                        if e != *epoch {
+                            *epoch = e;
+                            self.tally.reset();
+                            self.phase_ns.iter_mut().for_each(|p| *p = 0);
+                            self.passes = 0;
+                        }
+                    }
+                    self.tally.done += 1;
+                    if self.tally.done.is_multiple_of(TICK) {
+                        if ctl.stopping() {
+                            interrupt::check()?;
+                            return Ok(false);
+                        }
+                        if let Some(h) = hook.as_mut() {
+                            h(Event::Done(self.tally.done));
+                        }
                     }
                     let vars = self.vars(i);
                     for _ in 0..phase.repeat {
                         for (j, step) in phase.steps.iter().enumerate() {
                             let (ns, r) = self.issue(step, &vars);
-                            calls += 1;
-                            self.hists[self.hist_of[k][j]]
-                                .1
-                                .saturating_record(ns.max(1));
+                            self.tally.calls += 1;
+                            self.tally.bytes += self.io_of[k][j];
+                            self.tally.record(self.hist_of[k][j], ns);
                             if self.log.is_some() {
                                 self.log_call(k, i, step, r);
                             }
@@ -262,22 +267,19 @@ impl<'s> Executor<'s> {
                             }
                         }
                     }
+                    ctl.publish(me, *epoch, &self.tally);
                 }
-                phase_ns[k] += start.elapsed().as_nanos() as u64;
+                self.phase_ns[k] += start.elapsed().as_nanos() as u64;
                 segment += 1;
                 if segment < segments
-                    && let Some(cp) = checkpoint.as_mut()
+                    && let Some(h) = hook.as_mut()
                 {
-                    cp(k);
+                    h(Event::PhaseEnded(k));
                 }
             }
         }
-        Ok(Timed {
-            wall_ns: phase_ns.iter().sum(),
-            phase_ns,
-            calls,
-            latency: self.latency(),
-        })
+        self.passes += 1;
+        Ok(true)
     }
 
     /// Close whatever the signature left open (untimed).
@@ -293,23 +295,6 @@ impl<'s> Executor<'s> {
         }
     }
 
-    fn latency(&self) -> Vec<OpLatency> {
-        self.hists
-            .iter()
-            .filter(|(_, h)| !h.is_empty())
-            .map(|(name, h)| OpLatency {
-                syscall: name.to_string(),
-                count: h.len(),
-                min_ns: h.min(),
-                p50_ns: h.value_at_quantile(0.5),
-                p90_ns: h.value_at_quantile(0.9),
-                p99_ns: h.value_at_quantile(0.99),
-                max_ns: h.max(),
-                mean_ns: h.mean(),
-            })
-            .collect()
-    }
-
     fn expect(&self, step: &Step, r: SysResult, phase: &str, i: u64) -> Result<()> {
         if step.expect.matches(r) {
             Ok(())
@@ -320,10 +305,15 @@ impl<'s> Executor<'s> {
 
     /// Where in the workload a step ran, for messages (file 0: the prelude).
     fn at(&self, phase: &str, i: u64) -> String {
+        let pass = if self.passes > 0 {
+            format!(", pass {}", self.passes + 1)
+        } else {
+            String::new()
+        };
         if i == 0 {
             phase.to_string()
         } else {
-            format!("phase `{phase}`, file {i} of {}", self.n)
+            format!("phase `{phase}`, file {i} of {}{pass}", self.n)
         }
     }
 
@@ -357,6 +347,7 @@ impl<'s> Executor<'s> {
         let closed_slot = step.op.slot().filter(|&s| self.fds[s] < 0);
         let hint = match closed_slot {
             Some(s) => format!(" (slot `{}` is not open)", self.sig.slots[s]),
+            None if self.passes > 0 => " (the signature does not leave its files as it found them, so it cannot loop: run it for a number of files, -n, not for a time)".to_string(),
             None => String::new(),
         };
         let at = self.at(phase, i);
@@ -403,6 +394,58 @@ impl<'s> Executor<'s> {
             _ => {}
         }
         (ns, r)
+    }
+}
+
+impl Client for Executor<'_> {
+    fn prepare(&mut self, progress: &mut dyn FnMut(u64)) -> Result<()> {
+        Executor::prepare(self, progress)
+    }
+
+    fn segments(&self) -> usize {
+        self.sig.rounds as usize * self.sig.phases.len()
+    }
+
+    fn run(
+        &mut self,
+        ctl: &Ctl,
+        me: usize,
+        bound: Bound,
+        mut hook: Option<&mut dyn FnMut(Event)>,
+    ) -> Result<()> {
+        let mut epoch = ctl.epoch();
+        match bound {
+            Bound::Count => {
+                self.pass(ctl, me, false, &mut epoch, &mut hook)?;
+            }
+            Bound::Time { .. } => while self.pass(ctl, me, true, &mut epoch, &mut hook)? {},
+        }
+        interrupt::check()?;
+        Ok(())
+    }
+
+    fn tally(&self) -> &Tally {
+        &self.tally
+    }
+
+    fn tally_mut(&mut self) -> &mut Tally {
+        &mut self.tally
+    }
+
+    fn phase_ns(&self) -> Vec<u64> {
+        self.phase_ns.clone()
+    }
+
+    fn passes(&self) -> f64 {
+        self.passes as f64
+    }
+
+    fn notes(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
+
+    fn finish(&mut self) {
+        Executor::finish(self);
     }
 }
 
@@ -476,7 +519,7 @@ mod tests {
             let sig = Signature::parse(&text, &format!("<{op}>"))
                 .unwrap_or_else(|e| panic!("{op}: {e:#}\n{text}"));
             let step = &sig.phases[0].steps[1];
-            let mut exec = Executor::new(&sig, 1, 1).unwrap();
+            let exec = Executor::new(&sig, 1, 1).unwrap();
             assert!(
                 exec.scratch_len() >= step.op.out_len(),
                 "{op}: buffer {} < {}",
@@ -486,8 +529,11 @@ mod tests {
             let case = dir.join(op);
             std::fs::create_dir_all(&case).unwrap();
             let timed = run_in_dir(&case, || {
-                exec.prepare(&mut |_| {})?;
-                exec.run_timed(&mut |_| {}, None)
+                let seats = vec![super::super::Seat {
+                    client: exec,
+                    dir: None,
+                }];
+                super::super::run(seats, Bound::Count, &mut super::super::Quiet)
             })
             .unwrap()
             .unwrap_or_else(|e| panic!("{op}: {e:#}"));

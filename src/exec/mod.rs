@@ -1,0 +1,833 @@
+//! The executor: issues a workload's system calls from this process, exactly as the
+//! workload names them, and measures them — with one client or with K at once, over a
+//! fixed amount of work or for a fixed time.
+//!
+//! It owns the timed window's inner loop and nothing else: it never formats, mounts or
+//! probes (what surrounds the window reaches it through [`Around`]). A workload is a
+//! [`Client`]: a signature's steps over N files (`steps.rs`) or a compiled dbench loadfile
+//! (`script.rs`) — each client owns its thread, its descriptors and its histograms
+//! ([`Tally`]); merging them belongs to the results ([`Timed`]), not to the clients.
+//!
+//! - One client over a fixed amount of work runs on the calling thread, exactly as the
+//!   executor always has: nothing else is in its timed window.
+//! - K clients run on K threads, each with its own working directory and descriptor table
+//!   (`unshare(CLONE_FS | CLONE_FILES)`: as dbench's processes have), confined with the
+//!   calling thread's root. They are released together through a [`Gate`]; over a fixed
+//!   amount of work the phases of a signature are released together too, so each phase's
+//!   time, slab changes and profile stay its own.
+//! - For a fixed time the clients loop until a deadline the coordinating thread (the
+//!   calling one) sets: a warm-up first, at whose end every client resets its tally (an
+//!   epoch the clients see between operations) and the window opens; one-second ticks of
+//!   operations, bytes and the longest operation so far; then stop. A client checks the
+//!   stop flag and the epoch between operations: two relaxed loads.
+//!
+//! Memory is O(1) in N: names are rendered into reused buffers and latencies go into
+//! fixed-size HDR histograms, one per kind of operation and client.
+
+pub mod script;
+pub mod steps;
+
+pub use steps::Executor;
+
+use crate::interrupt;
+use anyhow::{Result, anyhow};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Latency of one kind of operation over the timed window, in nanoseconds: a syscall of a
+/// signature, or an operation of a dbench loadfile (`NTCreateX`, timed with its lookup).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct OpLatency {
+    pub syscall: String,
+    pub count: u64,
+    pub min_ns: u64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+    pub mean_ns: f64,
+}
+
+/// One second of a run for a time (cumulative since the window opened).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Tick {
+    /// Seconds since the window opened.
+    pub s: u32,
+    pub ops: u64,
+    pub bytes: u64,
+    /// The longest operation so far.
+    pub max_latency_ns: u64,
+}
+
+/// What one client did over the window.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ClientResult {
+    pub ops: u64,
+    pub bytes: u64,
+    /// Passes over its work completed (fractions for a loadfile stopped mid-way).
+    pub passes: f64,
+    /// CPU time of its thread over the window (exact: the thread's CPU clock).
+    pub cpu_ns: u64,
+    /// Time in the window its thread was not on a CPU: blocked (locks, I/O, sleeps) or
+    /// waiting to run.
+    pub off_cpu_ns: u64,
+    /// Context switches of its thread: it blocked (voluntary) or was preempted.
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+}
+
+/// What the timed window produced.
+#[derive(Clone, Debug, Default)]
+pub struct Timed {
+    /// The window: the sum of the phases' times (checkpoints between phases excluded), or
+    /// for a run for a time, from the warm-up's end to the stop.
+    pub wall_ns: u64,
+    /// Time of each phase, summed over rounds, in signature order (for a run for a time,
+    /// the clients' average time in each).
+    pub phase_ns: Vec<u64>,
+    /// System calls issued in the window.
+    pub calls: u64,
+    /// Per syscall (a signature) or per loadfile operation (a script), every client's.
+    pub latency: Vec<OpLatency>,
+    /// Operations: syscalls for a signature, loadfile operations for a script.
+    pub ops: u64,
+    /// Bytes the reads and writes asked for (dbench's throughput counts these).
+    pub bytes: u64,
+    pub max_latency_ns: u64,
+    pub clients: Vec<ClientResult>,
+    pub ticks: Vec<Tick>,
+    /// What the clients found that does not stop a run (a failed read a loadfile expected
+    /// to succeed), one line each with how often.
+    pub notes: Vec<String>,
+}
+
+/// The kinds of operation of one client, each with a histogram, and its counts.
+pub struct Tally {
+    classes: Vec<(&'static str, Histogram<u32>, u64)>,
+    /// The client thread's CPU and context switches when the tally last started.
+    start: Option<Usage>,
+    pub ops: u64,
+    pub calls: u64,
+    pub bytes: u64,
+    pub max_ns: u64,
+    /// Units of work done (files, loadfile lines): what progress counts.
+    pub done: u64,
+}
+
+/// 1 ns .. 10 min at 3 significant digits. The counts are 32-bit (a bucket would need 4
+/// billion operations of one latency to overflow) and untouched buckets are never paged
+/// in, so a histogram costs little memory per client.
+fn histogram() -> Result<Histogram<u32>> {
+    Histogram::new_with_bounds(1, 600_000_000_000, 3).map_err(|e| anyhow!("histogram: {e}"))
+}
+
+impl Tally {
+    pub fn new(names: &[&'static str]) -> Result<Tally> {
+        Ok(Tally {
+            classes: names
+                .iter()
+                .map(|n| Ok((*n, histogram()?, 0)))
+                .collect::<Result<_>>()?,
+            start: None,
+            ops: 0,
+            calls: 0,
+            bytes: 0,
+            max_ns: 0,
+            done: 0,
+        })
+    }
+
+    /// One operation of kind `class` that took `ns`.
+    #[inline]
+    pub fn record(&mut self, class: usize, ns: u64) {
+        let (_, h, sum) = &mut self.classes[class];
+        h.saturating_record(ns.max(1));
+        *sum += ns;
+        self.ops += 1;
+        self.max_ns = self.max_ns.max(ns);
+    }
+
+    /// Start counting afresh, on the client's thread: before the window, and again when
+    /// the warm-up ended.
+    pub fn reset(&mut self) {
+        self.start = Some(Usage::now());
+        for (_, h, sum) in &mut self.classes {
+            h.reset();
+            *sum = 0;
+        }
+        self.ops = 0;
+        self.calls = 0;
+        self.bytes = 0;
+        self.max_ns = 0;
+        self.done = 0;
+    }
+
+    /// Every kind of operation that happened, over the tallies of all clients.
+    pub fn merge(tallies: &[&Tally]) -> Result<Vec<OpLatency>> {
+        let Some(first) = tallies.first() else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for (k, (name, _, _)) in first.classes.iter().enumerate() {
+            let mut h = histogram()?;
+            let mut sum = 0u64;
+            for t in tallies {
+                let (_, th, ts) = &t.classes[k];
+                h.add(th).map_err(|e| anyhow!("merging histograms: {e}"))?;
+                sum += ts;
+            }
+            if h.is_empty() {
+                continue;
+            }
+            out.push(OpLatency {
+                syscall: name.to_string(),
+                count: h.len(),
+                min_ns: h.min(),
+                p50_ns: h.value_at_quantile(0.5),
+                p90_ns: h.value_at_quantile(0.9),
+                p99_ns: h.value_at_quantile(0.99),
+                max_ns: h.max(),
+                mean_ns: sum as f64 / h.len() as f64,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// What a client publishes for the coordinator after each operation (its own values:
+/// single writer, relaxed stores), on a cache line of its own.
+#[derive(Default)]
+#[repr(align(64))]
+pub struct Progress {
+    epoch: AtomicU32,
+    done: AtomicU64,
+    ops: AtomicU64,
+    bytes: AtomicU64,
+    max_ns: AtomicU64,
+}
+
+/// What the clients of one case share with the thread that coordinates them.
+pub struct Ctl {
+    stop: AtomicBool,
+    epoch: AtomicU32,
+    progress: Box<[Progress]>,
+    /// The first error a client met (the others are stopped).
+    failed: Mutex<Option<anyhow::Error>>,
+}
+
+impl Ctl {
+    pub fn new(clients: usize) -> Ctl {
+        Ctl {
+            stop: AtomicBool::new(false),
+            epoch: AtomicU32::new(0),
+            progress: (0..clients).map(|_| Progress::default()).collect(),
+            failed: Mutex::new(None),
+        }
+    }
+
+    /// Whether the clients must stop now: the deadline passed, a client failed, or a
+    /// signal asked the run to stop.
+    #[inline]
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Relaxed) || interrupt::requested()
+    }
+
+    pub fn stop(&self) {
+        self.stop.store(true, Relaxed);
+    }
+
+    /// The warm-up's generation: it moves when the warm-up ends.
+    #[inline]
+    pub fn epoch(&self) -> u32 {
+        self.epoch.load(Relaxed)
+    }
+
+    /// Make `t` what client `me` has done, for the coordinator's ticks.
+    #[inline]
+    pub fn publish(&self, me: usize, epoch: u32, t: &Tally) {
+        if let Some(p) = self.progress.get(me) {
+            p.epoch.store(epoch, Relaxed);
+            p.done.store(t.done, Relaxed);
+            p.ops.store(t.ops, Relaxed);
+            p.bytes.store(t.bytes, Relaxed);
+            p.max_ns.store(t.max_ns, Relaxed);
+        }
+    }
+
+    /// A client failed: keep its error (the first one) and stop the others.
+    pub fn fail(&self, e: anyhow::Error) {
+        let mut f = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+        if f.is_none() {
+            *f = Some(e);
+        }
+        self.stop();
+    }
+
+    fn take_failure(&self) -> Option<anyhow::Error> {
+        self.failed.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    fn failed(&self) -> bool {
+        self.failed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+    }
+
+    /// The clients' work done, operations, bytes and longest operation, of this epoch.
+    fn totals(&self) -> (u64, u64, u64, u64) {
+        let epoch = self.epoch();
+        let mut t = (0, 0, 0, 0);
+        for p in self.progress.iter() {
+            t.0 += p.done.load(Relaxed);
+            if p.epoch.load(Relaxed) == epoch {
+                t.1 += p.ops.load(Relaxed);
+                t.2 += p.bytes.load(Relaxed);
+                t.3 = t.3.max(p.max_ns.load(Relaxed));
+            }
+        }
+        t
+    }
+}
+
+/// A barrier for the clients and their coordinator that can be given up: when a client
+/// fails or a thread cannot be started, `abort` releases every waiter, now and later, so
+/// nobody waits for a party that will never come.
+pub struct Gate {
+    parties: usize,
+    state: Mutex<(usize, u64, bool)>,
+    cv: Condvar,
+}
+
+impl Gate {
+    pub fn new(parties: usize) -> Gate {
+        Gate {
+            parties,
+            state: Mutex::new((0, 0, false)),
+            cv: Condvar::new(),
+        }
+    }
+
+    /// Wait until every party arrived; false when the gate was given up.
+    pub fn wait(&self) -> bool {
+        self.wait_idle(&mut || {})
+    }
+
+    /// As `wait`, calling `idle` every 100 ms while it waits (the coordinator's progress
+    /// and signal checks).
+    pub fn wait_idle(&self, idle: &mut dyn FnMut()) -> bool {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if s.2 {
+            return false;
+        }
+        let generation = s.1;
+        s.0 += 1;
+        if s.0 == self.parties {
+            s.0 = 0;
+            s.1 += 1;
+            self.cv.notify_all();
+            return true;
+        }
+        loop {
+            let (next, _) = self
+                .cv
+                .wait_timeout(s, Duration::from_millis(100))
+                .unwrap_or_else(|p| p.into_inner());
+            s = next;
+            if s.2 {
+                return false;
+            }
+            if s.1 != generation {
+                return true;
+            }
+            drop(s);
+            idle();
+            s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            if s.2 {
+                return false;
+            }
+            if s.1 != generation {
+                return true;
+            }
+        }
+    }
+
+    pub fn abort(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.2 = true;
+        self.cv.notify_all();
+    }
+}
+
+/// How long the clients work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    /// A fixed amount of work: a signature's window once, a loadfile N times.
+    Count,
+    /// Loop until `time` has passed after a `warmup`.
+    Time { warmup: Duration, time: Duration },
+}
+
+/// What surrounds the timed window: the probes, progress, checkpoints. The plan drives the
+/// probes through it; the executor says when.
+pub trait Around {
+    /// Client threads are about to start (a profile must exist before them to cover them).
+    fn before_clients(&mut self) {}
+    /// Units of work done, for a progress bar (setup and a run over a fixed amount).
+    fn progress(&mut self, done: u64);
+    /// Arm the window. `running`: the clients are already working (after a warm-up), so
+    /// the machine cannot be waited on to be quiet.
+    fn open(&mut self, running: bool);
+    /// Between phases, untimed, every client waiting: phase `k` ended.
+    fn phase_ended(&mut self, k: usize);
+    /// A second of a run for a time passed (`warmup`: still in the warm-up).
+    fn second(&mut self, tick: &Tick, clients: usize, warmup: bool);
+    /// Disarm the window, right after the last operation.
+    fn close(&mut self);
+}
+
+/// What a client tells the one that runs it, from inside its timed part.
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    /// Units of work done so far (every few thousand), for progress.
+    Done(u64),
+    /// Phase `k` ended (a run over a fixed amount of work, between phases).
+    PhaseEnded(usize),
+}
+
+/// Nothing around the window: no probes, no progress (the unit tests' seam).
+#[cfg(test)]
+pub struct Quiet;
+
+#[cfg(test)]
+impl Around for Quiet {
+    fn progress(&mut self, _: u64) {}
+    fn open(&mut self, _: bool) {}
+    fn phase_ended(&mut self, _: usize) {}
+    fn second(&mut self, _: &Tick, _: usize, _: bool) {}
+    fn close(&mut self) {}
+}
+
+/// One client's work. `prepare` runs untimed on the client's thread, in its directory.
+pub trait Client: Send {
+    fn prepare(&mut self, progress: &mut dyn FnMut(u64)) -> Result<()>;
+    /// Phases a run over a fixed amount of work goes through (a signature's rounds ×
+    /// phases; 1 for a loadfile).
+    fn segments(&self) -> usize;
+    /// The timed part: over a fixed amount of work (telling `hook` of progress and of
+    /// every phase's end but the last), or until `ctl` says stop. `me` is the client's
+    /// index.
+    fn run(
+        &mut self,
+        ctl: &Ctl,
+        me: usize,
+        bound: Bound,
+        hook: Option<&mut dyn FnMut(Event)>,
+    ) -> Result<()>;
+    fn tally(&self) -> &Tally;
+    fn tally_mut(&mut self) -> &mut Tally;
+    /// Time spent in each phase.
+    fn phase_ns(&self) -> Vec<u64>;
+    fn passes(&self) -> f64;
+    /// Non-fatal findings, each once with how often.
+    fn notes(&self) -> Vec<(String, u64)>;
+    /// Close what the workload left open (untimed).
+    fn finish(&mut self);
+}
+
+/// A thread's CPU time and context switches, to take differences of.
+#[derive(Clone, Copy, Debug)]
+struct Usage {
+    at: Instant,
+    cpu_ns: u64,
+    voluntary: u64,
+    involuntary: u64,
+}
+
+impl Usage {
+    fn now() -> Usage {
+        let ru = crate::sys::os::rusage_thread();
+        Usage {
+            at: Instant::now(),
+            cpu_ns: crate::sys::os::thread_cpu_ns(),
+            voluntary: ru.ru_nvcsw as u64,
+            involuntary: ru.ru_nivcsw as u64,
+        }
+    }
+}
+
+/// What client `c` did since its tally started, on its own thread.
+fn client_result(c: &dyn Client) -> ClientResult {
+    let end = Usage::now();
+    let t = c.tally();
+    let start = t.start.unwrap_or(end);
+    let wall = end.at.duration_since(start.at).as_nanos() as u64;
+    let cpu = end.cpu_ns.saturating_sub(start.cpu_ns);
+    ClientResult {
+        ops: t.ops,
+        bytes: t.bytes,
+        passes: c.passes(),
+        cpu_ns: cpu,
+        off_cpu_ns: wall.saturating_sub(cpu),
+        voluntary_switches: end.voluntary.saturating_sub(start.voluntary),
+        involuntary_switches: end.involuntary.saturating_sub(start.involuntary),
+    }
+}
+
+/// A client ready to run: the workload and the directory it works in (relative to the
+/// working directory of the calling thread, made for it; None: that directory itself).
+pub struct Seat<C> {
+    pub client: C,
+    pub dir: Option<String>,
+}
+
+/// Run the clients' timed window — one client over a fixed amount of work on this thread,
+/// anything else on threads of their own coordinated from this one.
+pub fn run<C: Client>(
+    mut seats: Vec<Seat<C>>,
+    bound: Bound,
+    around: &mut dyn Around,
+) -> Result<Timed> {
+    if seats.len() == 1 && seats[0].dir.is_none() && bound == Bound::Count {
+        return inline(&mut seats[0].client, around);
+    }
+    coordinate(seats, bound, around)
+}
+
+/// One client over a fixed amount of work, on the calling thread: exactly the executor of
+/// a single workload thread.
+fn inline<C: Client>(c: &mut C, around: &mut dyn Around) -> Result<Timed> {
+    let ctl = Ctl::new(1);
+    c.prepare(&mut |d| around.progress(d))?;
+    c.tally_mut().reset();
+    around.open(false);
+    let r = {
+        let mut hook = |e: Event| match e {
+            Event::Done(d) => around.progress(d),
+            Event::PhaseEnded(k) => around.phase_ended(k),
+        };
+        c.run(&ctl, 0, Bound::Count, Some(&mut hook))
+    };
+    around.close();
+    let client = client_result(&*c);
+    let out = r.and_then(|()| {
+        let phase_ns = c.phase_ns();
+        collect(&[&*c as &dyn Client], vec![client], phase_ns, Vec::new())
+    });
+    c.finish();
+    out
+}
+
+/// The clients' results merged.
+fn collect(
+    clients: &[&dyn Client],
+    results: Vec<ClientResult>,
+    phase_ns: Vec<u64>,
+    ticks: Vec<Tick>,
+) -> Result<Timed> {
+    let tallies: Vec<&Tally> = clients.iter().map(|c| c.tally()).collect();
+    // The same finding in several clients is one note, with every client's count.
+    let mut counted: Vec<(String, u64)> = Vec::new();
+    for (m, n) in clients.iter().flat_map(|c| c.notes()) {
+        match counted.iter_mut().find(|(x, _)| *x == m) {
+            Some(c) => c.1 += n,
+            None => counted.push((m, n)),
+        }
+    }
+    let notes = counted
+        .into_iter()
+        .map(|(m, n)| {
+            if n == 1 {
+                m
+            } else {
+                format!("{m} ({n} times)")
+            }
+        })
+        .collect();
+    Ok(Timed {
+        wall_ns: phase_ns.iter().sum(),
+        phase_ns,
+        calls: tallies.iter().map(|t| t.calls).sum(),
+        latency: Tally::merge(&tallies)?,
+        ops: tallies.iter().map(|t| t.ops).sum(),
+        bytes: tallies.iter().map(|t| t.bytes).sum(),
+        max_latency_ns: tallies.iter().map(|t| t.max_ns).max().unwrap_or(0),
+        clients: results,
+        ticks,
+        notes,
+    })
+}
+
+/// The gates of a coordinated run, in the order they are passed.
+struct Gates {
+    /// Every client prepared.
+    ready: Gate,
+    /// The window is open (or the warm-up may start): go.
+    start: Gate,
+    /// A phase ended for every client (a run over a fixed amount).
+    phase_end: Gate,
+    /// The checkpoint is taken: the next phase starts.
+    phase_start: Gate,
+    /// Every client stopped.
+    done: Gate,
+    /// The window is closed: the clients may close their descriptors.
+    closed: Gate,
+}
+
+impl Gates {
+    fn new(parties: usize) -> Gates {
+        Gates {
+            ready: Gate::new(parties),
+            start: Gate::new(parties),
+            phase_end: Gate::new(parties),
+            phase_start: Gate::new(parties),
+            done: Gate::new(parties),
+            closed: Gate::new(parties),
+        }
+    }
+
+    fn abort(&self) {
+        for g in [
+            &self.ready,
+            &self.start,
+            &self.phase_end,
+            &self.phase_start,
+            &self.done,
+            &self.closed,
+        ] {
+            g.abort();
+        }
+    }
+}
+
+/// A client's thread: its own directory and descriptor table, prepare, then the gates.
+fn client_thread<C: Client>(
+    seat: Seat<C>,
+    me: usize,
+    bound: Bound,
+    ctl: &Ctl,
+    g: &Gates,
+) -> (C, Result<()>, ClientResult) {
+    let Seat { mut client, dir } = seat;
+    let prepared = (|| -> Result<()> {
+        crate::sys::os::unshare_fs_files()
+            .map_err(|e| anyhow!("client {me}: unshare(CLONE_FS|CLONE_FILES): {e}"))?;
+        if let Some(d) = &dir {
+            match std::fs::create_dir(d) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(anyhow!("client {me}: cannot create its directory {d}: {e}")),
+            }
+            std::env::set_current_dir(d)
+                .map_err(|e| anyhow!("client {me}: cannot enter its directory {d}: {e}"))?;
+        }
+        let progress = &ctl.progress[me];
+        client
+            .prepare(&mut |done| progress.done.store(done, Relaxed))
+            .map_err(|e| anyhow!("client {me}: {e:#}"))
+    })();
+    if let Err(e) = prepared {
+        ctl.fail(e);
+    }
+    g.ready.wait();
+    client.tally_mut().reset();
+    g.start.wait();
+    let r = if ctl.stopping() {
+        Ok(())
+    } else {
+        let mut hook = |e: Event| {
+            if let Event::PhaseEnded(_) = e {
+                g.phase_end.wait();
+                g.phase_start.wait();
+            }
+        };
+        client.run(ctl, me, bound, Some(&mut hook))
+    };
+    let result = client_result(&client);
+    if let Err(e) = &r {
+        ctl.fail(anyhow!("client {me}: {e:#}"));
+    }
+    g.done.wait();
+    g.closed.wait();
+    client.finish();
+    (client, r, result)
+}
+
+/// K client threads, released together, coordinated from this thread.
+fn coordinate<C: Client>(
+    seats: Vec<Seat<C>>,
+    bound: Bound,
+    around: &mut dyn Around,
+) -> Result<Timed> {
+    let k = seats.len();
+    let ctl = Ctl::new(k);
+    let segments = seats.first().map_or(1, |s| s.client.segments()).max(1);
+    let g = Gates::new(k + 1);
+    around.before_clients();
+    let (finished, phase_ns, ticks, window) = std::thread::scope(|s| {
+        let mut handles = Vec::with_capacity(k);
+        for (me, seat) in seats.into_iter().enumerate() {
+            let (ctl, g) = (&ctl, &g);
+            let spawned = std::thread::Builder::new()
+                .name(format!("sigbench-client-{me}"))
+                .spawn_scoped(s, move || client_thread(seat, me, bound, ctl, g));
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    ctl.fail(anyhow!(
+                        "cannot start client {me} of {k}: {e} (run fewer clients, or raise the limits on threads: ulimit -u, /proc/sys/kernel/threads-max)"
+                    ));
+                    g.abort();
+                    break;
+                }
+            }
+        }
+        let watch = |around: &mut dyn Around| {
+            if interrupt::requested() {
+                ctl.stop();
+            }
+            if ctl.failed() {
+                // Nobody waits for a client that gave up.
+                ctl.stop();
+                g.abort();
+            }
+            around.progress(ctl.totals().0);
+        };
+        g.ready.wait_idle(&mut || watch(around));
+        let mut ticks = Vec::new();
+        let mut phase_ns = vec![0u64; segments];
+        let mut window = Duration::ZERO;
+        match bound {
+            Bound::Count => {
+                around.open(false);
+                g.start.wait();
+                let mut t = Instant::now();
+                for (seg, ns) in phase_ns.iter_mut().enumerate() {
+                    let last = seg + 1 == segments;
+                    let end = if last { &g.done } else { &g.phase_end };
+                    end.wait_idle(&mut || watch(around));
+                    *ns = t.elapsed().as_nanos() as u64;
+                    if !last {
+                        around.phase_ended(seg);
+                        g.phase_start.wait();
+                        t = Instant::now();
+                    }
+                }
+            }
+            Bound::Time { warmup, time } => {
+                if warmup.is_zero() {
+                    around.open(false);
+                }
+                g.start.wait();
+                let opened = timed_loop(&ctl, k, warmup, time, around, &mut ticks);
+                g.done.wait_idle(&mut || watch(around));
+                window = opened.map_or(Duration::ZERO, |o| o.elapsed());
+            }
+        }
+        around.close();
+        g.closed.wait();
+        let finished: Vec<std::thread::Result<(C, Result<()>, ClientResult)>> =
+            handles.into_iter().map(|h| h.join()).collect();
+        (finished, phase_ns, ticks, window)
+    });
+    let mut clients = Vec::new();
+    let mut results = Vec::new();
+    let mut first_error = None;
+    for f in finished {
+        match f {
+            Ok((c, r, res)) => {
+                if let Err(e) = r {
+                    first_error.get_or_insert(e);
+                }
+                clients.push(c);
+                results.push(res);
+            }
+            Err(_) => {
+                first_error.get_or_insert(anyhow!("a client thread panicked"));
+            }
+        }
+    }
+    if let Some(e) = ctl.take_failure().or(first_error) {
+        return Err(e);
+    }
+    interrupt::check()?;
+    let refs: Vec<&dyn Client> = clients.iter().map(|c| c as &dyn Client).collect();
+    match bound {
+        Bound::Count => collect(&refs, results, phase_ns, ticks),
+        Bound::Time { .. } => {
+            // Each phase: the clients' average time in it; the window: as measured.
+            let per: Vec<Vec<u64>> = refs.iter().map(|c| c.phase_ns()).collect();
+            let phases = per.first().map_or(0, Vec::len);
+            let avg = (0..phases)
+                .map(|p| per.iter().map(|v| v[p]).sum::<u64>() / per.len().max(1) as u64)
+                .collect();
+            let mut t = collect(&refs, results, avg, ticks)?;
+            t.wall_ns = window.as_nanos() as u64;
+            Ok(t)
+        }
+    }
+}
+
+/// A run for a time, from the release: the warm-up, its end (a new epoch, the window
+/// opens), a tick a second, the deadline. Returns when the window opened (None: it never
+/// did, the run was stopped first).
+fn timed_loop(
+    ctl: &Ctl,
+    clients: usize,
+    warmup: Duration,
+    time: Duration,
+    around: &mut dyn Around,
+    ticks: &mut Vec<Tick>,
+) -> Option<Instant> {
+    let released = Instant::now();
+    let mut opened = warmup.is_zero().then_some(released);
+    let mut next = released + Duration::from_secs(1);
+    loop {
+        let now = Instant::now();
+        let deadline = match opened {
+            Some(o) => o + time,
+            None => released + warmup,
+        };
+        let wake = next.min(deadline);
+        if wake > now {
+            std::thread::sleep((wake - now).min(Duration::from_millis(50)));
+        }
+        if ctl.stopping() || ctl.failed() {
+            ctl.stop();
+            return opened;
+        }
+        let now = Instant::now();
+        if opened.is_none() && now >= released + warmup {
+            ctl.epoch.fetch_add(1, Relaxed);
+            around.open(true);
+            let o = Instant::now();
+            opened = Some(o);
+            next = o + Duration::from_secs(1);
+            continue;
+        }
+        if let Some(o) = opened
+            && now >= o + time
+        {
+            ctl.stop();
+            return opened;
+        }
+        if now >= next {
+            let (_, ops, bytes, max) = ctl.totals();
+            let since = opened.unwrap_or(released);
+            let tick = Tick {
+                s: now.duration_since(since).as_secs_f64().round() as u32,
+                ops,
+                bytes,
+                max_latency_ns: max,
+            };
+            if opened.is_some() {
+                ticks.push(tick);
+            }
+            around.second(&tick, clients, opened.is_none());
+            next += Duration::from_secs(1);
+        }
+    }
+}
