@@ -193,7 +193,7 @@ pub fn metric_series(points: &[Vec<RunDocument>], time_floor: f64) -> Vec<Series
                 metric,
                 exact: kind == Kind::Counter,
                 floor: match kind {
-                    Kind::Time | Kind::Latency => time_floor,
+                    Kind::Time | Kind::Latency | Kind::Throughput => time_floor,
                     _ => crate::stats::verdict::NOISE_FLOOR,
                 },
                 min_step: match kind {

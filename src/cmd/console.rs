@@ -5,6 +5,7 @@
 
 use anyhow::{Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use sigbench::exec::Tick;
 use sigbench::plan::{Case, Observer, Plan};
 use sigbench::report::text;
 use sigbench::results::CaseResult;
@@ -41,6 +42,8 @@ pub(crate) struct Console {
     shown: bool,
     cases_total: usize,
     cases_done: usize,
+    /// The previous tick's operations and bytes (and whether it was in the warm-up).
+    last_tick: Option<(u64, u64, bool)>,
 }
 
 impl Console {
@@ -61,6 +64,7 @@ impl Console {
             shown: false,
             cases_total: plan.cases().len(),
             cases_done: 0,
+            last_tick: None,
         }
     }
 
@@ -92,8 +96,15 @@ impl Observer for Console {
             b.set_position(0);
             b.set_prefix(format!("case {}/{}", self.cases_done + 1, self.cases_total));
             b.set_message(format!(
-                "{} N={} rep {}",
-                plan.dirs[case.dir].name, case.n, case.rep
+                "{} N={}{} rep {}",
+                plan.dirs[case.dir].name,
+                case.n,
+                if plan.clients.is_some() {
+                    format!(" K={}", case.clients)
+                } else {
+                    String::new()
+                },
+                case.rep
             ));
         }
     }
@@ -110,8 +121,37 @@ impl Observer for Console {
 
     fn case_done(&mut self, result: &CaseResult, plan: &Plan) -> Result<()> {
         self.cases_done += 1;
-        self.emit(&text::s3e_line(plan, result, &self.layout));
+        self.emit(&text::case_lines(plan, result, &self.layout));
         Ok(())
+    }
+
+    /// A second of a case for a time: dbench's progress line (clients, operations, MB/s
+    /// of the last second, the longest operation so far), as the bar's message on a
+    /// terminal and as a line on stderr otherwise.
+    fn second(&mut self, tick: &Tick, clients: usize, warmup: bool) {
+        let (ops, bytes) = (tick.ops, tick.bytes);
+        let dbytes = match self.last_tick {
+            Some((_, b, w)) if w == warmup => bytes.saturating_sub(b),
+            _ => bytes,
+        };
+        self.last_tick = Some((ops, bytes, warmup));
+        let line = format!(
+            "{clients:4} clients  {} {:3} s  {ops:10} ops  {:9.2} MB/sec  max latency {:.3} ms",
+            if warmup { "warmup " } else { "execute" },
+            tick.s,
+            dbytes as f64 / 1e6,
+            tick.max_latency_ns as f64 / 1e6
+        );
+        match &self.bar {
+            Some(b) => {
+                if !self.shown {
+                    b.set_draw_target(ProgressDrawTarget::stderr());
+                    self.shown = true;
+                }
+                b.set_message(line);
+            }
+            None => sigbench::say!("{line}"),
+        }
     }
 
     fn warning(&mut self, message: &str) {

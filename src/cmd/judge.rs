@@ -67,12 +67,7 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
     };
     let times: Vec<&String> = metrics
         .iter()
-        .filter(|m| {
-            matches!(
-                sigbench::stats::compare::kind_in(&base_runs, m),
-                Some(Kind::Time | Kind::Latency)
-            )
-        })
+        .filter(|m| sigbench::stats::compare::kind_in(&base_runs, m).is_some_and(Kind::timed))
         .collect();
     let bases: std::collections::BTreeSet<TimeBase> = base_runs
         .iter()

@@ -309,7 +309,7 @@ fn print_guest(args: &Args, plan: &Plan, doc: &RunDocument) {
     );
     let mut out = String::new();
     for c in &doc.cases {
-        out.push_str(&text::s3e_line(plan, c, &layout));
+        out.push_str(&text::case_lines(plan, c, &layout));
         out.push('\n');
     }
     out.push_str(&text::summary(

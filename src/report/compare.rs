@@ -269,7 +269,7 @@ fn scaling_table(c: &Comparison) -> Table {
 /// kernel-wide deltas, the profile's shares (where the time went), latency percentiles.
 fn changed_rank(kind: Kind) -> u8 {
     match kind {
-        Kind::Time | Kind::Counter => 0,
+        Kind::Throughput | Kind::Time | Kind::Counter => 0,
         Kind::Kernel => 1,
         Kind::Profile => 2,
         Kind::Latency => 3,

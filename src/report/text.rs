@@ -135,8 +135,14 @@ pub fn summary(doc: &RunDocument, verbose: bool, slab: bool) -> String {
     };
     let mut out = header(doc);
     let w = Widths::of(&s);
-    out.push_str(&cases_table(&s, doc.plan.repetitions, &w));
-    out.push_str(&latency_table(&s, &w));
+    if s.cases.iter().any(|c| c.throughput.is_some()) {
+        out.push_str(&throughput_table(&s, doc.plan.repetitions));
+        out.push_str(&operations_table(&s));
+        out.push_str(&client_scaling_tables(&s));
+    } else {
+        out.push_str(&cases_table(&s, doc.plan.repetitions, &w));
+        out.push_str(&latency_table(&s, &w));
+    }
     out.push_str(&scaling_lines(&s, &w));
     if let Some(p) = &s.phases {
         let mut headers: Vec<(&str, Align)> = vec![("dir", Align::Left), ("N", Align::Right)];
@@ -207,6 +213,282 @@ fn header(doc: &RunDocument) -> String {
             Reading::Unavailable { reason } => format!("unavailable: {reason}"),
         };
         writeln!(out, "{}: {}, {how}", c.name, c.probe).unwrap();
+    }
+    out
+}
+
+/// `v` as C's `%g` prints it: six significant digits, trailing zeros dropped (dbench's
+/// "Throughput 980.047 MB/sec").
+pub fn fmt_g(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let exp = v.abs().log10().floor() as i32;
+    if !(-5..6).contains(&exp) {
+        let t = format!("{v:.5e}");
+        let (m, e) = t.split_once('e').unwrap_or((&t, "0"));
+        let m = m.trim_end_matches('0').trim_end_matches('.');
+        let e: i32 = e.parse().unwrap_or(0);
+        return format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
+    }
+    let decimals = (5 - exp).max(0) as usize;
+    let t = format!("{v:.decimals$}");
+    if t.contains('.') {
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        t
+    }
+}
+
+/// dbench's closing line for one case: `Throughput 980.047 MB/sec  12 clients  12 procs
+/// max_latency=155.636 ms` (each client is a thread with its own descriptors and
+/// directory, as a dbench process is).
+pub fn throughput_line(r: &CaseResult) -> Option<String> {
+    let t = r.throughput?;
+    let k = r.clients.unwrap_or(1);
+    Some(format!(
+        "Throughput {} MB/sec  {k} clients  {k} procs  max_latency={:.3} ms",
+        fmt_g(t.mb_per_s),
+        t.max_latency_ns as f64 / 1e6
+    ))
+}
+
+/// The same line for a signature's case, whose throughput is first its operations.
+pub fn ops_line(r: &CaseResult) -> Option<String> {
+    let t = r.throughput?;
+    let k = r.clients.unwrap_or(1);
+    Some(format!(
+        "Throughput {} ops/sec ({} MB/sec)  {k} clients  max_latency={:.3} ms",
+        fmt_g(t.ops_per_s),
+        fmt_g(t.mb_per_s),
+        t.max_latency_ns as f64 / 1e6
+    ))
+}
+
+/// dbench's latency table of one case (its rows, in its order), with the median and the
+/// 99th percentile beside its average and maximum: milliseconds.
+pub fn dbench_table(r: &CaseResult) -> String {
+    let mut out = String::from(
+        " Operation      Count    AvgLat    MaxLat    p50Lat    p99Lat\n ------------------------------------------------------------\n",
+    );
+    for o in &r.operations {
+        writeln!(
+            out,
+            " {:<12} {:>7} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
+            o.syscall,
+            o.count,
+            o.mean_ns / 1e6,
+            o.max_ns as f64 / 1e6,
+            o.p50_ns as f64 / 1e6,
+            o.p99_ns as f64 / 1e6
+        )
+        .unwrap();
+    }
+    out
+}
+
+/// What a run prints as a case finishes: a loadfile's case as dbench does (its table and
+/// Throughput line), a signature's as s3e does, with its throughput when it has clients or
+/// ran for a time.
+pub fn case_lines(plan: &Plan, r: &CaseResult, layout: &LineLayout) -> String {
+    if !r.operations.is_empty() || plan.loadfile.is_some() {
+        let k = r.clients.unwrap_or(1);
+        let how = match r.time {
+            Some(t) => format!(
+                "{} s after a {} s warm-up",
+                fmt_g(t.time_ns as f64 / 1e9),
+                fmt_g(t.warmup_ns as f64 / 1e9)
+            ),
+            None => format!("{} pass{}", r.n, if r.n == 1 { "" } else { "es" }),
+        };
+        let mut out = format!(
+            "\n{} on {}: {k} client{}, {how}, repetition {}{}\n\n",
+            plan.signature.name,
+            r.path,
+            if k == 1 { "" } else { "s" },
+            r.rep,
+            if r.warmup { " (warm-up, excluded)" } else { "" }
+        );
+        out.push_str(&dbench_table(r));
+        out.push('\n');
+        if let Some(l) = throughput_line(r) {
+            out.push_str(&l);
+        }
+        return out;
+    }
+    let mut out = s3e_line(plan, r, layout);
+    if let Some(l) = ops_line(r) {
+        out.push('\n');
+        out.push_str(&l);
+    }
+    out
+}
+
+/// The cases of a run with clients, for a time or of a loadfile: what they got done.
+fn throughput_table(s: &RunSummary, reps: u32) -> String {
+    let counted_n = s.cases.iter().any(|c| c.n > 0);
+    let mut headers: Vec<(&str, Align)> = vec![("dir", Align::Left)];
+    if counted_n {
+        headers.push(("N", Align::Right));
+    }
+    headers.extend([
+        ("K", Align::Right),
+        ("reps", Align::Right),
+        ("MB/s", Align::Right),
+    ]);
+    if reps > 1 {
+        headers.push(("CV", Align::Right));
+    }
+    headers.extend([
+        ("ops/s", Align::Right),
+        ("max lat ms", Align::Right),
+        ("user ms", Align::Right),
+        ("sys ms", Align::Right),
+        ("off-CPU", Align::Right),
+        ("blocks/op", Align::Right),
+    ]);
+    headers.extend(s.counter_names.iter().map(|n| (n.as_str(), Align::Right)));
+    let mut t = Table::new("", &headers);
+    for c in &s.cases {
+        let Some(tp) = &c.throughput else { continue };
+        let mut row = vec![c.dir.clone()];
+        if counted_n {
+            row.push(c.n.to_string());
+        }
+        row.extend([
+            c.clients.unwrap_or(1).to_string(),
+            c.reps.to_string(),
+            format!("{:.2}", tp.mb_per_s.median),
+        ]);
+        if reps > 1 {
+            row.push(format!("{:.1}%", tp.mb_per_s.cv * 100.0));
+        }
+        row.extend([
+            format!("{:.0}", tp.ops_per_s),
+            format!("{:.3}", tp.max_latency_ms),
+            format!("{:.0}", c.user_ms),
+            format!("{:.0}", c.sys_ms),
+            format!("{:.1}%", tp.off_cpu_pct),
+            format!("{:.3}", tp.blocks_per_op),
+        ]);
+        row.extend(
+            c.counters
+                .iter()
+                .map(|v| v.map_or("-".to_string(), |v| format!("{v:.0}"))),
+        );
+        t.push(row);
+    }
+    let mut out = String::from("\n");
+    out.push_str(&t.text());
+    if reps > 1 {
+        out.push_str("(medians over the repetitions; CV of MB/s)\n");
+    }
+    out.push_str(
+        "(off-CPU: the clients' share of the window off a CPU, blocked or waiting to run; blocks/op: voluntary context switches per operation)\n",
+    );
+    out
+}
+
+/// Per operation (a loadfile's, or a syscall), per case: medians of the latencies.
+fn operations_table(s: &RunSummary) -> String {
+    let kind = if s.operations { "operation" } else { "syscall" };
+    let many_k = s
+        .cases
+        .iter()
+        .filter_map(|c| c.clients)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+        > 1
+        || s.cases
+            .iter()
+            .map(|c| &c.dir)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+            > 1;
+    let mut headers: Vec<(&str, Align)> = vec![(kind, Align::Left)];
+    if many_k {
+        headers.extend([("dir", Align::Left), ("K", Align::Right)]);
+    }
+    headers.extend([
+        ("count", Align::Right),
+        ("avg µs", Align::Right),
+        ("p50 µs", Align::Right),
+        ("p99 µs", Align::Right),
+        ("max µs", Align::Right),
+    ]);
+    let mut t = Table::new("", &headers);
+    for l in &s.latency {
+        let mut row = vec![l.syscall.clone()];
+        if many_k {
+            row.extend([l.dir.clone(), l.clients.unwrap_or(1).to_string()]);
+        }
+        row.extend([
+            l.count.to_string(),
+            format!("{:.1}", l.avg_us),
+            format!("{:.1}", l.p50_us),
+            format!("{:.1}", l.p99_us),
+            format!("{:.1}", l.max_us),
+        ]);
+        t.push(row);
+    }
+    format!("\n{}", t.text())
+}
+
+/// Throughput and each operation's latency against K, where K was swept.
+fn client_scaling_tables(s: &RunSummary) -> String {
+    let mut out = String::new();
+    for cs in &s.client_scaling {
+        let base = cs.rows.first().map_or(f64::NAN, |r| r.0);
+        let mut t = Table::new(
+            format!(
+                "scaling with clients, {}{} (medians)",
+                cs.dir,
+                if cs.n > 0 {
+                    format!(" N={}", cs.n)
+                } else {
+                    String::new()
+                }
+            ),
+            &[
+                ("K", Align::Right),
+                ("MB/s", Align::Right),
+                ("speedup", Align::Right),
+                ("per client", Align::Right),
+                ("ops/s", Align::Right),
+                ("max lat ms", Align::Right),
+                ("off-CPU", Align::Right),
+            ],
+        );
+        let k0 = cs.ks.first().copied().unwrap_or(1) as f64;
+        for (k, (mb, ops, lat, off)) in cs.ks.iter().zip(&cs.rows) {
+            let speedup = mb / base;
+            t.push(vec![
+                k.to_string(),
+                format!("{mb:.2}"),
+                format!("{speedup:.2}×"),
+                format!("{:.0}%", 100.0 * speedup * k0 / *k as f64),
+                format!("{ops:.0}"),
+                format!("{lat:.3}"),
+                format!("{off:.1}%"),
+            ]);
+        }
+        t.note = Some(format!(
+            "(speedup: MB/s against K={}; per client: the speedup per client added, 100% when they do not contend)",
+            cs.ks.first().copied().unwrap_or(1)
+        ));
+        out.push('\n');
+        out.push_str(&t.text());
+        let cols: Vec<String> = cs.ks.iter().map(|k| format!("K={k}")).collect();
+        let mut headers: Vec<(&str, Align)> = vec![("avg latency µs", Align::Left)];
+        headers.extend(cols.iter().map(|c| (c.as_str(), Align::Right)));
+        let mut t = Table::new("", &headers);
+        for (name, per_k) in &cs.ops {
+            let mut row = vec![name.clone()];
+            row.extend(per_k.iter().map(|v| format!("{v:.1}")));
+            t.push(row);
+        }
+        out.push('\n');
+        out.push_str(&t.text());
     }
     out
 }

@@ -31,7 +31,8 @@ pub struct Alert<'a> {
     pub commands: Vec<String>,
 }
 
-/// "+5.2 % regression" (a time or count that grew), "-3.1 % improvement", or
+/// "+5.2 % regression" (a time or count that grew, a throughput that fell), "-3.1 %
+/// improvement", or
 /// "0 → 1495 change".
 fn what(c: &ChangeRecord) -> String {
     let (from, to) = c
@@ -42,7 +43,7 @@ fn what(c: &ChangeRecord) -> String {
         Some(r) => format!(
             "{:+.1} % {}",
             (r - 1.0) * 100.0,
-            if to > from {
+            if (to > from) != crate::stats::compare::higher_is_better(&c.metric) {
                 "regression"
             } else {
                 "improvement"

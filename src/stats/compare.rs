@@ -26,6 +26,21 @@ pub enum Kind {
     /// A function's share of the window's profile samples, in per cent (`--profile`):
     /// `profile.self.FUNCTION` where it ran, `profile.total.FUNCTION` with its callees.
     Profile,
+    /// Work done per second (`throughput_mb_s`, `ops_per_s`): higher is better, so a drop
+    /// is the regression.
+    Throughput,
+}
+
+impl Kind {
+    /// Whether more of it is better (throughput), rather than less (time, counts).
+    pub fn higher_is_better(self) -> bool {
+        self == Kind::Throughput
+    }
+
+    /// Whether it is measured on a clock (times, latencies and the rates made of them).
+    pub fn timed(self) -> bool {
+        matches!(self, Kind::Time | Kind::Latency | Kind::Throughput)
+    }
 }
 
 /// A case as results are matched across labels.
@@ -34,12 +49,49 @@ pub struct CaseKey {
     pub signature: String,
     pub dir: String,
     pub n: u64,
+    /// K clients at once (`--clients`; None: one, in the test directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<u32>,
+    /// A run for a time: its milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_ms: Option<u64>,
 }
 
 impl CaseKey {
+    /// The case in a few characters: `zstd/N=250`, `dbench/K=12/T=10s`.
     pub fn short(&self) -> String {
-        format!("{}/N={}", self.dir, self.n)
+        let mut s = self.dir.clone();
+        // A loadfile for a time counts no N.
+        if !(self.n == 0 && self.time_ms.is_some()) {
+            s.push_str(&format!("/N={}", self.n));
+        }
+        if let Some(k) = self.clients {
+            s.push_str(&format!("/K={k}"));
+        }
+        if let Some(t) = self.time_ms {
+            s.push_str(&format!("/T={}s", t as f64 / 1000.0));
+        }
+        s
     }
+
+    /// The key of a measured case of a run of `signature`.
+    pub fn of(signature: &str, c: &CaseResult) -> CaseKey {
+        CaseKey {
+            signature: signature.to_string(),
+            dir: c.dir.clone(),
+            n: c.n,
+            clients: c.clients,
+            time_ms: c.time.map(|t| t.time_ns / 1_000_000),
+        }
+    }
+}
+
+/// The metrics of kind `Throughput` (`metrics_of` names them): higher is better.
+pub const THROUGHPUT_METRICS: &[&str] = &["throughput_mb_s", "ops_per_s"];
+
+/// Whether more of `metric` is better (a throughput), from its name alone.
+pub fn higher_is_better(metric: &str) -> bool {
+    THROUGHPUT_METRICS.contains(&metric)
 }
 
 /// The kind of `metric` as the first case of these runs has it (None: no run has it).
@@ -100,6 +152,33 @@ pub fn metrics_of(c: &CaseResult) -> Vec<(String, Kind, f64)> {
     }
     for (k, d) in c.blockstat.iter().flatten() {
         v.push((format!("block.{k}"), Kind::Kernel, *d as f64));
+    }
+    if let Some(t) = &c.throughput {
+        v.push(("throughput_mb_s".into(), Kind::Throughput, t.mb_per_s));
+        v.push(("ops_per_s".into(), Kind::Throughput, t.ops_per_s));
+        v.push((
+            "max_latency_ms".into(),
+            Kind::Latency,
+            t.max_latency_ns as f64 / 1e6,
+        ));
+    }
+    // A loadfile's operations, as dbench's table has them (µs).
+    for o in &c.operations {
+        for (what, ns) in [
+            ("avg", o.mean_ns),
+            ("p50", o.p50_ns as f64),
+            ("p99", o.p99_ns as f64),
+            ("max", o.max_ns as f64),
+        ] {
+            v.push((format!("{}.{what}_us", o.syscall), Kind::Latency, ns / 1e3));
+        }
+    }
+    // Contention: the clients' time off the CPU and how often they blocked.
+    if !c.per_client.is_empty() {
+        let off: u64 = c.per_client.iter().map(|p| p.off_cpu_ns).sum();
+        let blocked: u64 = c.per_client.iter().map(|p| p.voluntary_switches).sum();
+        v.push(("off_cpu_ms".into(), Kind::Time, off as f64 / 1e6));
+        v.push(("context_switches".into(), Kind::Kernel, blocked as f64));
     }
     if let Some(ProfileReading::Sampled(p)) = &c.profile {
         profile_metrics(&mut v, "", &p.stacks());
@@ -191,11 +270,7 @@ impl Samples {
             s.emulated |= r.host.emulated;
             s.timebases.insert(r.host.timebase());
             for c in r.cases.iter().filter(|c| !c.warmup) {
-                let key = CaseKey {
-                    signature: r.signature.name.clone(),
-                    dir: c.dir.clone(),
-                    n: c.n,
-                };
+                let key = CaseKey::of(&r.signature.name, c);
                 let metrics = s.cases.entry(key.clone()).or_default();
                 let already = metrics.get("wall_ms").map_or(0, |m| m.1.len());
                 // Kernel deltas are stored only when non-zero: earlier samples missing a
@@ -360,7 +435,7 @@ impl Judging {
     /// Times (and latencies) have their clock's noise floor; kernel counts the default.
     fn floor(&self, kind: Kind) -> f64 {
         match kind {
-            Kind::Time | Kind::Latency => self.time_floor,
+            Kind::Time | Kind::Latency | Kind::Throughput => self.time_floor,
             Kind::Counter | Kind::Kernel | Kind::Profile => NOISE_FLOOR,
         }
     }
@@ -753,10 +828,17 @@ pub fn metric_names(cmp: &Comparison) -> Vec<String> {
 /// runs on one machine drift by about 1.6 % (issue 12); reference 002's regression is 3.5 %.
 pub const DEFAULT_MIN_EFFECT_PCT: f64 = 2.0;
 
-/// Practical significance: the row's change is an increase whose confidence interval
-/// clears `pct` percent (a count that appears from 0 clears any threshold).
+/// Practical significance: the row's change is for the worse — an increase, or for a
+/// throughput a drop — and its confidence interval clears `pct` percent (a count that
+/// appears from 0 clears any threshold; a throughput that falls to 0 too).
 pub fn clears(r: &Row, pct: f64) -> bool {
     let floor = 1.0 + pct / 100.0;
+    if r.kind.higher_is_better() {
+        return match r.ratio {
+            Some(ratio) => ratio.ci.1 * floor < 1.0 && ratio.ratio * floor < 1.0,
+            None => r.base.median > 0.0 && r.other.median == 0.0,
+        };
+    }
     match r.ratio {
         Some(ratio) => ratio.ci.0 > floor && ratio.ratio > floor,
         None => r.base.median == 0.0 && r.other.median > 0.0,
@@ -783,9 +865,7 @@ pub fn cannot_judge(cmp: &Comparison, metrics: &[String]) -> Option<String> {
                 metrics.join(", ")
             ));
         }
-        let timed = judged
-            .iter()
-            .any(|r| matches!(r.kind, Kind::Time | Kind::Latency));
+        let timed = judged.iter().any(|r| r.kind.timed());
         p.mixed_clocks
             .as_ref()
             .filter(|_| timed)
@@ -800,10 +880,16 @@ pub fn cannot_judge(cmp: &Comparison, metrics: &[String]) -> Option<String> {
 /// can; in the seeded simulation a real change of `pct` at CV 1 % is ruled out by it 0.2 %
 /// of the time (when noise made every sample of the slower side faster).
 pub fn rules_out(r: &Row, pct: f64) -> bool {
+    // For a throughput the worse side is the smaller: the same rule, mirrored.
+    let (worse_max, better_min) = if r.kind.higher_is_better() {
+        (1.0 / r.other.min.max(f64::MIN_POSITIVE), 1.0 / r.base.max)
+    } else {
+        (r.other.max, r.base.min)
+    };
     r.base.n >= 3
         && r.other.n >= 3
-        && r.base.min > 0.0
-        && r.other.max / r.base.min < 1.0 + pct / 1000.0
+        && better_min > 0.0
+        && worse_max / better_min < 1.0 + pct / 1000.0
 }
 
 /// A significant increase of more than `pct` percent in any of `metrics` is a regression;

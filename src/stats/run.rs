@@ -9,22 +9,27 @@ use crate::probe::procfs::SlabDelta;
 use crate::results::{CaseResult, RunDocument};
 use std::collections::BTreeMap;
 
-/// The measured repetitions of one directory at one N, in plan order.
+/// The measured repetitions of one directory at one N with K clients, in plan order.
 pub struct Group<'a> {
     pub dir: String,
     pub n: u64,
+    pub clients: Option<u32>,
     pub cases: Vec<&'a CaseResult>,
 }
 
-/// A run's cases grouped by (directory, N) in plan order, warm-ups left out.
+/// A run's cases grouped by (directory, N, K) in plan order, warm-ups left out.
 pub fn groups(doc: &RunDocument) -> Vec<Group<'_>> {
     let mut out: Vec<Group> = Vec::new();
     for c in doc.cases.iter().filter(|c| !c.warmup) {
-        match out.iter_mut().find(|g| g.dir == c.dir && g.n == c.n) {
+        match out
+            .iter_mut()
+            .find(|g| g.dir == c.dir && g.n == c.n && g.clients == c.clients)
+        {
             Some(g) => g.cases.push(c),
             None => out.push(Group {
                 dir: c.dir.clone(),
                 n: c.n,
+                clients: c.clients,
                 cases: vec![c],
             }),
         }
@@ -46,12 +51,28 @@ fn median_or_nan(cases: &[&CaseResult], f: impl Fn(&CaseResult) -> Option<f64>) 
     summary_of(cases, f).map_or(f64::NAN, |s| s.median)
 }
 
-/// One (directory, N): its wall time over the repetitions and medians of the rest.
+/// What a case with clients, for a time or of a loadfile got done: medians over the
+/// repetitions.
+#[derive(Clone, Debug)]
+pub struct ThroughputSummary {
+    /// MB/s of reads and writes asked for, over the repetitions.
+    pub mb_per_s: Summary,
+    pub ops_per_s: f64,
+    pub max_latency_ms: f64,
+    /// Of the clients' time in the window, the share off a CPU (blocked or waiting to run).
+    pub off_cpu_pct: f64,
+    /// Times a client blocked (voluntary context switches), per operation.
+    pub blocks_per_op: f64,
+}
+
+/// One (directory, N, K): its wall time over the repetitions and medians of the rest.
 #[derive(Clone, Debug)]
 pub struct CaseSummary {
     pub dir: String,
     pub n: u64,
+    pub clients: Option<u32>,
     pub reps: usize,
+    pub throughput: Option<ThroughputSummary>,
     /// Wall time of the timed window, ms.
     pub wall: Summary,
     pub user_ms: f64,
@@ -62,17 +83,32 @@ pub struct CaseSummary {
     pub counters: Vec<Option<f64>>,
 }
 
-/// One syscall of one (directory, N): the first repetition's count, medians of the
-/// percentiles (µs).
+/// One syscall (or loadfile operation) of one (directory, N, K): the first repetition's
+/// count, medians of the mean and the percentiles (µs).
 #[derive(Clone, Debug)]
 pub struct LatencyRow {
     pub syscall: String,
     pub dir: String,
     pub n: u64,
+    pub clients: Option<u32>,
     pub count: u64,
+    pub avg_us: f64,
     pub p50_us: f64,
     pub p99_us: f64,
     pub max_us: f64,
+}
+
+/// How a (directory, N) does as K grows: one row per K, and each operation's average
+/// latency per K.
+#[derive(Clone, Debug)]
+pub struct ClientScaling {
+    pub dir: String,
+    pub n: u64,
+    pub ks: Vec<u32>,
+    /// Per K: MB/s, ops/s, the longest operation (ms), off-CPU share (%): medians.
+    pub rows: Vec<(f64, f64, f64, f64)>,
+    /// Per operation, its average latency (µs) per K.
+    pub ops: Vec<(String, Vec<f64>)>,
 }
 
 /// Per-phase wall times (ms, medians), when the signature has several phases.
@@ -132,6 +168,10 @@ pub struct RunSummary {
     pub scaling: Vec<ScalingRow>,
     pub phases: Option<PhaseTimes>,
     pub slab: SlabEvidence,
+    /// The latency rows are a loadfile's operations (dbench's rows), not syscalls.
+    pub operations: bool,
+    /// Throughput against K, where K was swept.
+    pub client_scaling: Vec<ClientScaling>,
 }
 
 impl RunSummary {
@@ -144,12 +184,16 @@ impl RunSummary {
             .into_iter()
             .filter(|s| s.metric == "wall_ms" || counter_names.contains(&s.metric))
             .collect();
+        let cases: Vec<CaseSummary> = groups
+            .iter()
+            .map(|g| case_summary(g, &counter_names))
+            .collect();
+        let latency: Vec<LatencyRow> = groups.iter().flat_map(latency_rows).collect();
         Some(RunSummary {
-            cases: groups
-                .iter()
-                .map(|g| case_summary(g, &counter_names))
-                .collect(),
-            latency: groups.iter().flat_map(latency_rows).collect(),
+            client_scaling: client_scaling(&cases, &latency),
+            operations: !first.operations.is_empty(),
+            cases,
+            latency,
             scaling,
             phases: phase_times(&groups),
             slab: slab_evidence(&groups),
@@ -163,7 +207,9 @@ fn case_summary(g: &Group, counters: &[String]) -> CaseSummary {
     CaseSummary {
         dir: g.dir.clone(),
         n: g.n,
+        clients: g.clients,
         reps: cases.len(),
+        throughput: throughput_summary(cases),
         wall: summary_of(cases, |c| Some(c.wall_ns as f64 / 1e6)).expect("cases are not empty"),
         user_ms: median_or_nan(cases, |c| Some(c.cpu.user_ns as f64 / 1e6)),
         sys_ms: median_or_nan(cases, |c| Some(c.cpu.sys_ns as f64 / 1e6)),
@@ -182,31 +228,122 @@ fn case_summary(g: &Group, counters: &[String]) -> CaseSummary {
     }
 }
 
+fn throughput_summary(cases: &[&CaseResult]) -> Option<ThroughputSummary> {
+    cases.first()?.throughput?;
+    let wall_ns = |c: &CaseResult| c.wall_ns.max(1) as f64;
+    Some(ThroughputSummary {
+        mb_per_s: summary_of(cases, |c| c.throughput.map(|t| t.mb_per_s))?,
+        ops_per_s: median_or_nan(cases, |c| c.throughput.map(|t| t.ops_per_s)),
+        max_latency_ms: median_or_nan(cases, |c| {
+            c.throughput.map(|t| t.max_latency_ns as f64 / 1e6)
+        }),
+        off_cpu_pct: median_or_nan(cases, |c| {
+            let k = c.per_client.len().max(1) as f64;
+            let off: u64 = c.per_client.iter().map(|p| p.off_cpu_ns).sum();
+            Some(100.0 * off as f64 / (k * wall_ns(c)))
+        }),
+        blocks_per_op: median_or_nan(cases, |c| {
+            let blocks: u64 = c.per_client.iter().map(|p| p.voluntary_switches).sum();
+            let ops = c.throughput?.ops.max(1);
+            Some(blocks as f64 / ops as f64)
+        }),
+    })
+}
+
+/// A case's latency rows: a loadfile's operations, else its syscalls.
+fn rows_of(c: &CaseResult) -> &[crate::exec::OpLatency] {
+    if c.operations.is_empty() {
+        &c.latency
+    } else {
+        &c.operations
+    }
+}
+
 fn latency_rows(g: &Group) -> Vec<LatencyRow> {
     let cases = &g.cases;
-    cases[0]
-        .latency
+    rows_of(cases[0])
         .iter()
         .map(|op| {
-            let pick = |f: fn(&crate::exec::OpLatency) -> u64| {
+            let pick = |f: fn(&crate::exec::OpLatency) -> f64| {
                 median_or_nan(cases, |c| {
-                    c.latency
+                    rows_of(c)
                         .iter()
                         .find(|l| l.syscall == op.syscall)
-                        .map(|l| f(l) as f64 / 1e3)
+                        .map(|l| f(l) / 1e3)
                 })
             };
             LatencyRow {
                 syscall: op.syscall.clone(),
                 dir: g.dir.clone(),
                 n: g.n,
+                clients: g.clients,
                 count: op.count,
-                p50_us: pick(|l| l.p50_ns),
-                p99_us: pick(|l| l.p99_ns),
-                max_us: pick(|l| l.max_ns),
+                avg_us: pick(|l| l.mean_ns),
+                p50_us: pick(|l| l.p50_ns as f64),
+                p99_us: pick(|l| l.p99_ns as f64),
+                max_us: pick(|l| l.max_ns as f64),
             }
         })
         .collect()
+}
+
+/// Per (directory, N) measured with more than one K: the throughput and latency per K.
+fn client_scaling(cases: &[CaseSummary], latency: &[LatencyRow]) -> Vec<ClientScaling> {
+    let mut out: Vec<ClientScaling> = Vec::new();
+    for c in cases {
+        let (Some(k), Some(t)) = (c.clients, &c.throughput) else {
+            continue;
+        };
+        let row = (
+            t.mb_per_s.median,
+            t.ops_per_s,
+            t.max_latency_ms,
+            t.off_cpu_pct,
+        );
+        match out.iter_mut().find(|s| s.dir == c.dir && s.n == c.n) {
+            Some(s) => {
+                s.ks.push(k);
+                s.rows.push(row);
+            }
+            None => out.push(ClientScaling {
+                dir: c.dir.clone(),
+                n: c.n,
+                ks: vec![k],
+                rows: vec![row],
+                ops: Vec::new(),
+            }),
+        }
+    }
+    out.retain(|s| s.ks.len() > 1);
+    for s in &mut out {
+        let mut names: Vec<&str> = Vec::new();
+        for l in latency.iter().filter(|l| l.dir == s.dir && l.n == s.n) {
+            if !names.contains(&l.syscall.as_str()) {
+                names.push(&l.syscall);
+            }
+        }
+        s.ops = names
+            .into_iter()
+            .map(|name| {
+                let per_k =
+                    s.ks.iter()
+                        .map(|&k| {
+                            latency
+                                .iter()
+                                .find(|l| {
+                                    l.dir == s.dir
+                                        && l.n == s.n
+                                        && l.clients == Some(k)
+                                        && l.syscall == name
+                                })
+                                .map_or(f64::NAN, |l| l.avg_us)
+                        })
+                        .collect();
+                (name.to_string(), per_k)
+            })
+            .collect();
+    }
+    out
 }
 
 fn phase_times(groups: &[Group]) -> Option<PhaseTimes> {

@@ -107,7 +107,7 @@ impl Steps<'_> {
     fn noise_floor(&self) -> f64 {
         let runs = self.docs.iter().flatten().flatten();
         match sigbench::stats::compare::kind_in(runs, &self.metric) {
-            Some(Kind::Time | Kind::Latency) => self.timebase.noise_floor(),
+            Some(Kind::Time | Kind::Latency | Kind::Throughput) => self.timebase.noise_floor(),
             _ => sigbench::stats::verdict::NOISE_FLOOR,
         }
     }
