@@ -338,10 +338,154 @@ pub fn changed_table(c: &Comparison) -> Table {
     t
 }
 
+/// A change as the reference writes it: `+11.5 % throughput`, `~` when not significant.
+fn said(r: &Row, what: &str) -> String {
+    let c = r.change_percent();
+    let tilde = if r.significant { "" } else { " ~" };
+    if c.is_nan() {
+        format!(
+            "{what} {} → {}{tilde}",
+            num(r.base.median),
+            num(r.other.median)
+        )
+    } else {
+        format!("{c:+.1} % {what}{tilde}").replace('-', "−")
+    }
+}
+
+/// The headline of a loadfile's comparison, as reference 001 sums up its patch: the
+/// throughput's change, the longest operation's, and the operation whose longest
+/// latency moved most ("+11.5 % throughput, −25.8 % max latency, Rename max latency
+/// −77.8 %"). None when the case has no throughput.
+pub fn headline(rows: &[&Row]) -> Option<String> {
+    let find = |m: &str| rows.iter().copied().find(|r| r.metric == m);
+    let tp = find("throughput_mb_s")?;
+    let mut parts = vec![said(tp, "throughput")];
+    if let Some(r) = find("max_latency_ms") {
+        parts.push(said(r, "max latency"));
+    }
+    // The operation users would feel: a significant change before a noisy one, then the
+    // one that moved by the most milliseconds (a tiny lock call doubling is not news).
+    let op = rows
+        .iter()
+        .copied()
+        .filter(|r| r.metric.ends_with(".max_us") && r.change_percent().is_finite())
+        .max_by(|a, b| {
+            a.significant
+                .cmp(&b.significant)
+                .then(a.delta().total_cmp(&b.delta()))
+        });
+    if let Some(r) = op {
+        let name = r.metric.trim_end_matches(".max_us");
+        parts.push(said(r, &format!("{name} max latency")));
+    }
+    Some(parts.join(", "))
+}
+
+/// dbench's table side by side for each loadfile case of a pair: count, average and
+/// longest latency (ms) of every operation on both sides, then the throughput — under the
+/// headline.
+fn dbench_tables(c: &Comparison, pair: usize) -> Vec<Table> {
+    let p = &c.pairs[pair];
+    let mut by_case: BTreeMap<String, Vec<&Row>> = BTreeMap::new();
+    for r in &p.rows {
+        by_case.entry(r.case.short()).or_default().push(r);
+    }
+    let mut out = Vec::new();
+    for (case, rows) in by_case {
+        if !rows.iter().any(|r| r.metric.ends_with(".avg_us")) {
+            continue;
+        }
+        let Some(head) = headline(&rows) else {
+            continue;
+        };
+        let find = |m: String| rows.iter().copied().find(|r| r.metric == m);
+        let (a, b) = (p.base.as_str(), p.other.as_str());
+        let h = [
+            format!("Count {a}"),
+            format!("Count {b}"),
+            format!("AvgLat {a}"),
+            format!("AvgLat {b}"),
+            format!("MaxLat {a}"),
+            format!("MaxLat {b}"),
+        ];
+        let mut t = Table::new(
+            format!("{b} compared to {a}, {case}: {head}"),
+            &[
+                ("Operation", Align::Left),
+                (h[0].as_str(), Align::Right),
+                (h[1].as_str(), Align::Right),
+                (h[2].as_str(), Align::Right),
+                (h[3].as_str(), Align::Right),
+                ("change", Align::Right),
+                (h[4].as_str(), Align::Right),
+                (h[5].as_str(), Align::Right),
+                ("change", Align::Right),
+            ],
+        );
+        let ms = |r: Option<&Row>, base: bool| {
+            r.map_or("-".to_string(), |r| {
+                let s = if base { &r.base } else { &r.other };
+                format!("{:.3}", s.median / 1e3)
+            })
+        };
+        let count = |r: Option<&Row>, base: bool| {
+            r.map_or("-".to_string(), |r| {
+                format!("{:.0}", if base { r.base.median } else { r.other.median })
+            })
+        };
+        for op in crate::loadfile::OPS.iter().filter_map(|o| o.row) {
+            let avg = find(format!("{op}.avg_us"));
+            let max = find(format!("{op}.max_us"));
+            let n = find(format!("{op}.count"));
+            if avg.is_none() && n.is_none() {
+                continue;
+            }
+            t.push(vec![
+                op.to_string(),
+                count(n, true),
+                count(n, false),
+                ms(avg, true),
+                ms(avg, false),
+                avg.map_or("-".into(), change),
+                ms(max, true),
+                ms(max, false),
+                max.map_or("-".into(), change),
+            ]);
+        }
+        let mut tail = |label: &str, r: Option<&Row>| {
+            if let Some(r) = r {
+                t.push(vec![
+                    label.to_string(),
+                    num(r.base.median),
+                    num(r.other.median),
+                    String::new(),
+                    String::new(),
+                    change(r),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                ]);
+            }
+        };
+        tail("Throughput MB/s", find("throughput_mb_s".into()));
+        tail("max_latency ms", find("max_latency_ms".into()));
+        t.note = Some(
+            "(latencies in ms, medians over the repetitions; `~`: not significant at α)".into(),
+        );
+        out.push(t);
+    }
+    out
+}
+
 pub fn tables(c: &Comparison, all: bool) -> Vec<Table> {
     let mut v = vec![labels_table(c)];
     for i in 0..c.pairs.len() {
-        v.push(s3e_table(c, i));
+        let dbench = dbench_tables(c, i);
+        if dbench.is_empty() {
+            v.push(s3e_table(c, i));
+        }
+        v.extend(dbench);
         v.push(lkp_table(c, i, all));
     }
     if !c.scaling.is_empty() {

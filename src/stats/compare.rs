@@ -172,6 +172,11 @@ pub fn metrics_of(c: &CaseResult) -> Vec<(String, Kind, f64)> {
         ] {
             v.push((format!("{}.{what}_us", o.syscall), Kind::Latency, ns / 1e3));
         }
+        v.push((
+            format!("{}.count", o.syscall),
+            Kind::Counter,
+            o.count as f64,
+        ));
     }
     // Contention: the clients' time off the CPU and how often they blocked.
     if !c.per_client.is_empty() {

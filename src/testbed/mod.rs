@@ -448,8 +448,6 @@ fn acquire_device(spec: &TestbedSpec, space: u64, ws: &Workspace) -> Result<Devi
     Ok(device)
 }
 
-/// A RAM-backed filesystem (the default loop ramdisk, zram, brd, tmpfs) must fit in
-/// memory: checked before anything is created.
 /// Whether `clients` more threads can start here: the system's thread limit
 /// (/proc/sys/kernel/threads-max against the threads running, from /proc/loadavg) and, for
 /// a user other than root, RLIMIT_NPROC. Checked before anything is created.
@@ -483,6 +481,8 @@ pub fn check_threads(clients: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A RAM-backed filesystem (the default loop ramdisk, zram, brd, tmpfs) must fit in
+/// memory: checked before anything is created.
 pub fn check_memory(spec: &TestbedSpec, space: u64) -> Result<(), String> {
     let ram_backed = spec.fs.mkfs_tool().is_none() || !matches!(spec.device, DeviceSpec::Path(_));
     if !ram_backed {
