@@ -194,14 +194,34 @@ fn header(doc: &RunDocument) -> String {
         reps,
         if reps == 1 { "" } else { "s" }
     );
-    match doc.host.timebase() {
+    let timebase = doc.host.timebase();
+    match timebase {
         crate::clock::TimeBase::Icount { .. } => {
             out.push_str(&format!("times: {}\n", crate::clock::ICOUNT_NOTE));
         }
         crate::clock::TimeBase::Emulated => {
-            out.push_str("timings are emulated (QEMU TCG): compare counts, not times\n");
+            out.push_str(&format!(
+                "timings are emulated (QEMU TCG{}): compare counts, not times\n",
+                if doc.host.cpus > 1 {
+                    format!(", multi-threaded: {} guest CPUs in parallel", doc.host.cpus)
+                } else {
+                    String::new()
+                }
+            ));
         }
         crate::clock::TimeBase::Hardware => {}
+    }
+    if let Some(k) = doc.plan.clients.as_ref().and_then(|k| k.iter().max()) {
+        out.push_str(&clients_note(*k, doc.host.cpus as u32, &timebase));
+    }
+    if let Some(t) = doc.plan.time {
+        writeln!(
+            out,
+            "each case ran for {} s after a {} s warm-up (counts start afresh after it)",
+            fmt_g(t.time_ns as f64 / 1e9),
+            fmt_g(t.warmup_ns as f64 / 1e9)
+        )
+        .unwrap();
     }
     let first = doc.cases.iter().find(|c| !c.warmup);
     for c in first.map_or(&[][..], |c| &c.counters) {
@@ -491,6 +511,23 @@ fn client_scaling_tables(s: &RunSummary) -> String {
         out.push_str(&t.text());
     }
     out
+}
+
+/// How K clients shared the CPUs: in parallel, or interleaved — deterministically under
+/// the icount clock, where one guest CPU runs them in turn.
+pub fn clients_note(k: u32, cpus: u32, timebase: &crate::clock::TimeBase) -> String {
+    let cpus = cpus.max(1);
+    let on = format!(
+        "clients: up to {k} on {cpus} CPU{}",
+        if cpus == 1 { "" } else { "s" }
+    );
+    if k as u64 <= cpus as u64 {
+        format!("{on}, in parallel\n")
+    } else if timebase.deterministic() {
+        format!("{on}, interleaved (the same way every run: the icount clock)\n")
+    } else {
+        format!("{on}, interleaved by the scheduler\n")
+    }
 }
 
 /// The widths of the directory and N columns, shared by the summary's tables.

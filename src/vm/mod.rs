@@ -136,12 +136,6 @@ fn run_in(
     machine: Machine,
 ) -> Result<GuestRun> {
     let accel = machine.accel;
-    if machine.clock == ClockKind::Icount && machine.cpus > 1 {
-        crate::diag::warn(format!(
-            "{} guest CPUs under the icount clock: one host thread runs them in turn, and a CPU waiting for another (an IPI, a TLB shootdown) spins until its turn ends — those spins count as time (test3 N = 10 took 19 s of guest time with 2 CPUs, 0.2 s with 1)",
-            machine.cpus
-        ));
-    }
     // When the guest started, by the host's clock: the guest's own is fixed (icount).
     let started_at = crate::host::now_rfc3339();
     let initrd = workdir.join("initrd.cpio");

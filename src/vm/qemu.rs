@@ -47,6 +47,8 @@ pub struct Machine {
 /// come from its own entropy pool, which under the icount clock is fed only by what the
 /// guest did (see `Machine::args`).
 pub const TCG_CPU: &str = "max,-rdrand,-rdseed";
+/// The most CPUs a guest is given (`--guest-cpus`).
+pub const MAX_GUEST_CPUS: u32 = 64;
 
 impl Machine {
     /// The machine the options ask for. `kvm_works` (a test boot, remembered) is asked
@@ -82,8 +84,17 @@ impl Machine {
             ClockKind::Icount => 1,
             ClockKind::Host => 2,
         });
-        if cpus == 0 {
-            anyhow::bail!("--guest-cpus: at least one CPU");
+        if cpus == 0 || cpus > MAX_GUEST_CPUS {
+            anyhow::bail!("--guest-cpus {cpus}: give 1 to {MAX_GUEST_CPUS} CPUs");
+        }
+        if clock == ClockKind::Icount && cpus > 1 {
+            // QEMU 7.2 runs every CPU of an icount guest on one thread in turn, and a CPU
+            // spinning on another (bringing up CPUs, IPIs, TLB shootdowns) keeps the thread
+            // for its whole time slice: Debian's 6.1 with 2 CPUs never got past "Bringing
+            // up secondary CPUs" in 40 s, while one CPU booted in 2 s of guest time.
+            anyhow::bail!(
+                "--guest-cpus {cpus} with the icount clock: its guest CPUs share one host thread and a CPU waiting for another spins through its whole turn, so the kernel hangs bringing up its second CPU; keep one CPU (clients then run interleaved on it, deterministically), or give --clock host for {cpus} CPUs on multi-threaded TCG (real parallelism, emulated real time)"
+            );
         }
         Ok(Machine { accel, clock, cpus })
     }
@@ -105,7 +116,8 @@ impl Machine {
     fn args(&self) -> Vec<String> {
         let mut v: Vec<String> = match (self.accel, self.clock) {
             (Accel::Kvm, _) => vec!["-accel".into(), "kvm".into()],
-            (Accel::Tcg, ClockKind::Host) => vec!["-accel".into(), "tcg".into()],
+            // Each guest CPU on a host thread of its own: real parallelism (emulated time).
+            (Accel::Tcg, ClockKind::Host) => vec!["-accel".into(), "tcg,thread=multi".into()],
             // One thread runs every guest CPU, and the guest's clock advances by one
             // nanosecond per instruction (sleep=off: an idle guest jumps to its next
             // timer instead of waiting in real time), so nothing of the host's time
@@ -474,11 +486,27 @@ mod tests {
         let m = resolve(Some(Accel::Tcg), Some(ClockKind::Host), true).unwrap();
         assert_eq!((m.accel, m.clock, m.cpus), (Accel::Tcg, ClockKind::Host, 2));
         // An explicit icount never asks whether KVM works.
-        let m = Machine::resolve(None, Some(ClockKind::Icount), Some(2), || {
+        let m = Machine::resolve(None, Some(ClockKind::Icount), Some(1), || {
             panic!("KVM probed")
         })
         .unwrap();
-        assert_eq!((m.accel, m.cpus), (Accel::Tcg, 2));
+        assert_eq!((m.accel, m.cpus), (Accel::Tcg, 1));
+        // Several CPUs under icount hang the boot: refused, pointing at --clock host.
+        for clock in [None, Some(ClockKind::Icount)] {
+            let e = Machine::resolve(None, clock, Some(2), || Ok(false)).unwrap_err();
+            assert!(
+                e.to_string()
+                    .starts_with("--guest-cpus 2 with the icount clock")
+                    && e.to_string().contains("--clock host"),
+                "{e}"
+            );
+        }
+        let m = Machine::resolve(None, Some(ClockKind::Host), Some(4), || Ok(false)).unwrap();
+        assert_eq!((m.accel, m.clock, m.cpus), (Accel::Tcg, ClockKind::Host, 4));
+        assert!(m.args().join(" ").contains("-accel tcg,thread=multi"));
+        assert!(
+            Machine::resolve(None, Some(ClockKind::Host), Some(4294967295), || Ok(false)).is_err()
+        );
         let e = resolve(Some(Accel::Kvm), Some(ClockKind::Icount), true).unwrap_err();
         assert!(
             e.to_string()
