@@ -53,6 +53,34 @@ fn machine(v: &mut Vec<Check>) {
         .open("/dev/loop-control")
         .is_ok();
     v.push(Check::new("loop devices", loop_ok, "/dev/loop-control"));
+    let cpu = Path::new("/sys/devices/system/cpu");
+    v.push(match crate::host::Frequency::read(cpu) {
+        None => Check::new(
+            "CPU frequency",
+            true,
+            "no cpufreq: the clock speed is not this kernel's to set (a virtual machine?)",
+        ),
+        Some(f) => {
+            let governors: Vec<String> = f
+                .governors
+                .iter()
+                .map(|(g, n)| format!("{g} on {n}"))
+                .collect();
+            let turbo = match f.turbo {
+                Some(true) => ", turbo on",
+                Some(false) => ", turbo off",
+                None => "",
+            };
+            match f.warning() {
+                Some(w) => Check::new("CPU frequency", false, w),
+                None => Check::new(
+                    "CPU frequency",
+                    true,
+                    format!("{}: {}{turbo}", f.driver, governors.join(", ")),
+                ),
+            }
+        }
+    });
 }
 
 fn filesystems(v: &mut Vec<Check>) {

@@ -29,6 +29,79 @@ pub struct Host {
     /// two images with one release are told apart (`bisect --resume`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_image: Option<String>,
+    /// How the CPUs' clock speed was governed (cpufreq), which reference 001 pins to
+    /// `performance` before measuring; absent where the OS does not set it (a VM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frequency: Option<Frequency>,
+}
+
+/// The CPU frequency policy of a machine, from /sys/devices/system/cpu.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Frequency {
+    /// The cpufreq driver (`intel_pstate`, `acpi-cpufreq`, …).
+    pub driver: String,
+    /// Each governor in use and on how many CPUs (`performance`, `powersave`, …).
+    pub governors: Vec<(String, u32)>,
+    /// Whether the CPUs may boost above their base clock (turbo), where the driver says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turbo: Option<bool>,
+}
+
+impl Frequency {
+    /// Read under `cpu` (/sys/devices/system/cpu); None without cpufreq.
+    pub fn read(cpu: &std::path::Path) -> Option<Frequency> {
+        let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok();
+        let mut governors: Vec<(String, u32)> = Vec::new();
+        let mut driver = None;
+        let mut entries: Vec<_> = std::fs::read_dir(cpu).ok()?.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !name
+                .strip_prefix("cpu")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            {
+                continue;
+            }
+            let Some(g) = read(e.path().join("cpufreq/scaling_governor")) else {
+                continue;
+            };
+            driver = driver.or_else(|| read(e.path().join("cpufreq/scaling_driver")));
+            let g = g.trim().to_string();
+            match governors.iter_mut().find(|(x, _)| *x == g) {
+                Some(x) => x.1 += 1,
+                None => governors.push((g, 1)),
+            }
+        }
+        if governors.is_empty() {
+            return None;
+        }
+        let flag = |p: &str| read(cpu.join(p)).map(|t| t.trim() == "1");
+        let turbo = flag("intel_pstate/no_turbo")
+            .map(|no| !no)
+            .or_else(|| flag("cpufreq/boost"));
+        Some(Frequency {
+            driver: driver.map_or_else(|| "unknown".into(), |d| d.trim().to_string()),
+            governors,
+            turbo,
+        })
+    }
+
+    /// What to say when not every CPU runs the `performance` governor (None: all do).
+    pub fn warning(&self) -> Option<String> {
+        let others: Vec<String> = self
+            .governors
+            .iter()
+            .filter(|(g, _)| g != "performance")
+            .map(|(g, n)| format!("`{g}` on {n} CPU{}", if *n == 1 { "" } else { "s" }))
+            .collect();
+        (!others.is_empty()).then(|| {
+            format!(
+                "the CPU frequency governor is {}: times move with the clock speed it picks (reference 001 measured with `performance`: echo performance | tee /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor)",
+                others.join(", ")
+            )
+        })
+    }
 }
 
 fn field(c: &[libc::c_char]) -> String {
@@ -77,6 +150,7 @@ impl Host {
             accelerator: None,
             clock: None,
             kernel_image: None,
+            frequency: Frequency::read(std::path::Path::new("/sys/devices/system/cpu")),
         }
     }
 }
@@ -113,6 +187,50 @@ fn rfc3339(secs: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn reads_governors_and_turbo_and_warns_unless_performance() {
+        let d = std::env::temp_dir().join(format!("sigbench-freq-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        for (cpu, g) in [
+            ("cpu0", "powersave"),
+            ("cpu1", "performance"),
+            ("cpu2", "powersave"),
+        ] {
+            std::fs::create_dir_all(d.join(cpu).join("cpufreq")).unwrap();
+            std::fs::write(
+                d.join(cpu).join("cpufreq/scaling_governor"),
+                format!("{g}\n"),
+            )
+            .unwrap();
+            std::fs::write(d.join(cpu).join("cpufreq/scaling_driver"), "intel_pstate\n").unwrap();
+        }
+        std::fs::create_dir_all(d.join("cpuidle")).unwrap();
+        std::fs::create_dir_all(d.join("intel_pstate")).unwrap();
+        std::fs::write(d.join("intel_pstate/no_turbo"), "0\n").unwrap();
+        let f = super::Frequency::read(&d).unwrap();
+        assert_eq!(f.driver, "intel_pstate");
+        assert_eq!(
+            f.governors,
+            [("powersave".to_string(), 2), ("performance".to_string(), 1)]
+        );
+        assert_eq!(f.turbo, Some(true));
+        let w = f.warning().unwrap();
+        assert!(
+            w.starts_with("the CPU frequency governor is `powersave` on 2 CPUs"),
+            "{w}"
+        );
+        let all = super::Frequency {
+            governors: vec![("performance".into(), 3)],
+            ..f
+        };
+        assert_eq!(all.warning(), None);
+        // No cpufreq at all (a VM): nothing to report.
+        std::fs::remove_dir_all(&d).unwrap();
+        std::fs::create_dir_all(d.join("cpu0")).unwrap();
+        assert_eq!(super::Frequency::read(&d), None);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
     #[test]
     fn formats_rfc3339() {
         assert_eq!(super::rfc3339(0), "1970-01-01T00:00:00Z");

@@ -348,6 +348,7 @@ pub mod fixtures {
             accelerator: None,
             clock: None,
             kernel_image: None,
+            frequency: None,
         }
     }
 

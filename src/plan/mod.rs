@@ -305,6 +305,9 @@ impl Plan {
             probes.profile(hz, &mut warnings);
         }
         self.start_op_log(&mut warnings)?;
+        if let Some(w) = doc.host.frequency.as_ref().and_then(|f| f.warning()) {
+            warnings.push(w);
+        }
         self.testbed.validate()?;
         flush(&mut warnings, doc, obs);
         self.check_fits()?;
