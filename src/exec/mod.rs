@@ -831,3 +831,311 @@ fn timed_loop(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::script::ScriptClient;
+    use super::*;
+    use crate::signature::Signature;
+    use crate::testbed::confine::run_in_dir;
+    use std::sync::Arc;
+
+    fn temp(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("sigbench-exec-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    /// What the window saw: opened while running or not, phases ended, seconds ticked.
+    #[derive(Default)]
+    struct Seen {
+        opened: Vec<bool>,
+        phases: Vec<usize>,
+        seconds: Vec<(u32, bool)>,
+        closed: bool,
+        before: bool,
+    }
+
+    impl Around for Seen {
+        fn before_clients(&mut self) {
+            self.before = true;
+        }
+        fn progress(&mut self, _: u64) {}
+        fn open(&mut self, running: bool) {
+            self.opened.push(running);
+        }
+        fn phase_ended(&mut self, k: usize) {
+            self.phases.push(k);
+        }
+        fn second(&mut self, t: &Tick, _: usize, warmup: bool) {
+            self.seconds.push((t.s, warmup));
+        }
+        fn close(&mut self) {
+            self.closed = true;
+        }
+    }
+
+    fn churn() -> Signature {
+        Signature::parse(
+            "format = 1\nname = \"c\"\n[[phase]]\nname = \"create\"\nsteps = [\n\
+             { op = \"openat\", path = \"{name}\", flags = \"O_WRONLY|O_CREAT|O_EXCL\", slot = \"f\" },\n\
+             { op = \"write\", slot = \"f\", size = 100 },\n\
+             { op = \"close\", slot = \"f\" },\n]\n\
+             [[phase]]\nname = \"delete\"\nsteps = [ { op = \"unlink\", path = \"{name}\" } ]\n",
+            "churn.toml",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn clients_run_in_directories_of_their_own_and_phases_are_released_together() {
+        let dir = temp("count");
+        let sig = churn();
+        let seats: Vec<Seat<Executor>> = (0..3)
+            .map(|i| Seat {
+                client: Executor::new(&sig, 50, 1).unwrap(),
+                dir: Some(format!("client{i}")),
+            })
+            .collect();
+        let mut seen = Seen::default();
+        let t = run_in_dir(&dir, || run(seats, Bound::Count, &mut seen))
+            .unwrap()
+            .unwrap();
+        // Every client did its own 50 files: 4 calls each, in two phases.
+        assert_eq!(t.calls, 3 * 50 * 4);
+        assert_eq!(t.clients.len(), 3);
+        assert!(t.clients.iter().all(|c| c.ops == 200 && c.bytes == 5000));
+        assert_eq!(t.bytes, 15000);
+        assert_eq!(t.phase_ns.len(), 2);
+        assert_eq!(t.wall_ns, t.phase_ns.iter().sum::<u64>());
+        // One checkpoint between the phases, with every client waiting; the window around.
+        assert_eq!(seen.phases, [0]);
+        assert_eq!(seen.opened, [false]);
+        assert!(seen.before && seen.closed);
+        let calls: Vec<(&str, u64)> = t
+            .latency
+            .iter()
+            .map(|l| (l.syscall.as_str(), l.count))
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                ("openat", 150),
+                ("write", 150),
+                ("close", 150),
+                ("unlink", 150)
+            ]
+        );
+        for i in 0..3 {
+            // Created and deleted: each directory exists and is empty again.
+            let d = dir.join(format!("client{i}"));
+            assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0, "{}", d.display());
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_run_for_a_time_loops_warms_up_and_opens_the_window_at_the_warm_ups_end() {
+        let dir = temp("time");
+        let sig = churn();
+        let seats: Vec<Seat<Executor>> = (0..2)
+            .map(|i| Seat {
+                client: Executor::new(&sig, 20, 1).unwrap(),
+                dir: Some(format!("client{i}")),
+            })
+            .collect();
+        let mut seen = Seen::default();
+        let bound = Bound::Time {
+            warmup: Duration::from_millis(300),
+            time: Duration::from_millis(1300),
+        };
+        let started = Instant::now();
+        let t = run_in_dir(&dir, || run(seats, bound, &mut seen))
+            .unwrap()
+            .unwrap();
+        let took = started.elapsed();
+        assert!(took >= Duration::from_millis(1600), "{took:?}");
+        assert!(took < Duration::from_secs(4), "{took:?}");
+        // The window opened while the clients ran, after the warm-up, and lasted its time.
+        assert_eq!(seen.opened, [true]);
+        assert!(
+            t.wall_ns >= 1_300_000_000 && t.wall_ns < 2_500_000_000,
+            "{}",
+            t.wall_ns
+        );
+        // Many passes over 20 files each; only the window's counted.
+        assert!(t.clients.iter().all(|c| c.passes >= 2.0), "{:?}", t.clients);
+        assert_eq!(t.ops, t.clients.iter().map(|c| c.ops).sum::<u64>());
+        assert_eq!(t.calls, t.ops);
+        // One tick in the warm-up is not kept; the window's second is.
+        assert!(seen.seconds.iter().any(|(_, w)| !w), "{:?}", seen.seconds);
+        assert_eq!(
+            t.ticks.len(),
+            seen.seconds.iter().filter(|(_, w)| !w).count()
+        );
+        assert!(t.ticks[0].ops > 0 && t.ticks[0].ops <= t.ops);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_client_that_fails_stops_the_others_with_its_error() {
+        let dir = temp("fail");
+        let sig = churn();
+        // Client 1 finds its files there already: its O_EXCL create fails.
+        std::fs::create_dir_all(dir.join("client1")).unwrap();
+        std::fs::write(dir.join("client1/file_7"), "x").unwrap();
+        let seats: Vec<Seat<Executor>> = (0..3)
+            .map(|i| Seat {
+                client: Executor::new(&sig, 50, 1).unwrap(),
+                dir: Some(format!("client{i}")),
+            })
+            .collect();
+        let e = run_in_dir(&dir, || run(seats, Bound::Count, &mut Quiet))
+            .unwrap()
+            .unwrap_err();
+        let e = format!("{e:#}");
+        assert!(
+            e.starts_with("client 1: churn.toml:6: phase `create`, file 7 of 50: openat(\"file_7\") failed with EEXIST"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_gate_releases_everyone_and_can_be_given_up() {
+        let g = Gate::new(3);
+        std::thread::scope(|s| {
+            let a = s.spawn(|| g.wait());
+            let b = s.spawn(|| g.wait());
+            assert!(g.wait());
+            assert!(a.join().unwrap() && b.join().unwrap());
+        });
+        // Given up: a waiter returns at once, now and later.
+        let g = Gate::new(2);
+        std::thread::scope(|s| {
+            let a = s.spawn(|| g.wait());
+            std::thread::sleep(Duration::from_millis(50));
+            g.abort();
+            assert!(!a.join().unwrap());
+        });
+        assert!(!g.wait());
+    }
+
+    fn script(text: &str) -> Arc<crate::loadfile::Script> {
+        Arc::new(crate::loadfile::parse(text, "t.txt").unwrap())
+    }
+
+    #[test]
+    fn a_loadfile_replays_with_dbench_semantics_per_client() {
+        let dir = temp("script");
+        let s = script(
+            r#"Deltree "\clients\client1" NT_STATUS_OK
+Mkdir "\clients" NT_STATUS_OK
+NTCreateX "\clients\client1" 0x1 0x2 16385 NT_STATUS_OK
+Close 16385 NT_STATUS_OK
+NTCreateX "\clients\client1\a.txt" 0x40 0x2 7 NT_STATUS_OK
+WriteX 7 0 4096 4096 NT_STATUS_OK
+ReadX 7 0 4096 4096 NT_STATUS_OK
+QUERY_FILE_INFORMATION 7 258 NT_STATUS_OK
+SET_FILE_INFORMATION 7 1004 NT_STATUS_OK
+LockX 7 2147483538 1 NT_STATUS_OK
+UnlockX 7 2147483538 1 NT_STATUS_OK
+Flush 7 NT_STATUS_OK
+Close 7 NT_STATUS_OK
+NTCreateX "\clients\client1\missing" 0x40 0x1 8 NT_STATUS_OBJECT_NAME_NOT_FOUND
+FIND_FIRST "\clients\client1\*.txt" 260 1366 0 NT_STATUS_OK
+QUERY_FS_INFORMATION 1 NT_STATUS_OK
+Rename "\clients\client1\a.txt" "\clients\client1\b.txt" NT_STATUS_OK
+QUERY_PATH_INFORMATION "\clients\client1\b.txt" 1004 NT_STATUS_OK
+"#,
+        );
+        let zeros: Arc<[u8]> = vec![0u8; 4096].into();
+        let seats: Vec<Seat<ScriptClient>> = (0..2)
+            .map(|id| Seat {
+                client: ScriptClient::new(Arc::clone(&s), id, 3, Arc::clone(&zeros)).unwrap(),
+                dir: None,
+            })
+            .collect();
+        let t = run_in_dir(&dir, || run(seats, Bound::Count, &mut Quiet))
+            .unwrap()
+            .unwrap();
+        // Three passes of 18 lines per client; every pass's Deltree unlinked b.txt (and
+        // left the directory), so each pass ended the same way.
+        for id in 0..2 {
+            let d = dir.join(format!("clients/client{id}"));
+            let names: Vec<String> = std::fs::read_dir(&d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            assert_eq!(names, ["b.txt"], "{}", d.display());
+            assert_eq!(std::fs::metadata(d.join("b.txt")).unwrap().len(), 4096);
+        }
+        assert!(t.clients.iter().all(|c| c.passes == 3.0 && c.ops == 54));
+        let rows: Vec<(&str, u64)> = t
+            .latency
+            .iter()
+            .map(|l| (l.syscall.as_str(), l.count))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("NTCreateX", 18),
+                ("Close", 12),
+                ("Rename", 6),
+                ("Deltree", 6),
+                ("Mkdir", 6),
+                ("Qpathinfo", 6),
+                ("Qfileinfo", 6),
+                ("Qfsinfo", 6),
+                ("Sfileinfo", 6),
+                ("Find", 6),
+                ("WriteX", 6),
+                ("ReadX", 6),
+                ("LockX", 6),
+                ("UnlockX", 6),
+                ("Flush", 6)
+            ]
+        );
+        // Bytes asked of reads and writes: 8 KiB a pass.
+        assert_eq!(t.bytes, 2 * 3 * 8192);
+        // The expected failure is not a note; nothing else went wrong.
+        assert!(t.notes.is_empty(), "{:?}", t.notes);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_fatal_status_names_the_client_the_line_and_the_operation() {
+        let dir = temp("script-fail");
+        let s = script(
+            "Mkdir \"\\clients\" NT_STATUS_OK\nUnlink \"\\clients\\client1\\nope\" 0x6 NT_STATUS_OK\n",
+        );
+        let zeros: Arc<[u8]> = vec![0u8; 1].into();
+        let seats = vec![Seat {
+            client: ScriptClient::new(Arc::clone(&s), 4, 1, zeros).unwrap(),
+            dir: None,
+        }];
+        let bound = Bound::Time {
+            warmup: Duration::ZERO,
+            time: Duration::from_secs(5),
+        };
+        let e = run_in_dir(&dir, || run(seats, bound, &mut Quiet))
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(
+            format!("{e:#}"),
+            "client 0: t.txt:2: Unlink clients/client4/nope failed with ENOENT (No such file or directory), the loadfile expects success"
+        );
+        // A handle that was never opened stops the client too, as it stops dbench.
+        let s = script("Close 9 NT_STATUS_OK\n");
+        let seats = vec![Seat {
+            client: ScriptClient::new(s, 0, 1, vec![0u8; 1].into()).unwrap(),
+            dir: None,
+        }];
+        let e = run_in_dir(&dir, || run(seats, Bound::Count, &mut Quiet))
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(format!("{e:#}"), "t.txt:1: Close: handle 9 is not open");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -271,7 +271,10 @@ impl<'s> Executor<'s> {
                 }
                 self.phase_ns[k] += start.elapsed().as_nanos() as u64;
                 segment += 1;
+                // Phases are released together only over a fixed amount of work; a run
+                // for a time has no checkpoints between them.
                 if segment < segments
+                    && !looping
                     && let Some(h) = hook.as_mut()
                 {
                     h(Event::PhaseEnded(k));
