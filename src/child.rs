@@ -15,6 +15,9 @@ use std::time::Duration;
 const POLL: Duration = Duration::from_millis(10);
 /// How many polls a child killed by a signal waits for sigbench's own (200 ms).
 const SIGNAL_GRACE: usize = 20;
+/// How many polls a stopped group gets to be gone (2 s): a member in uninterruptible I/O
+/// (badblocks reading a loop device) dies only when its read returns.
+const GROUP_GRACE: usize = 200;
 
 /// Run `cmd` to completion with its output captured, like `Command::output`, but stop it
 /// (and everything it started) when a signal asks sigbench to stop. `what` names it in
@@ -105,6 +108,16 @@ fn wait(child: &mut Child, what: &str, group: bool) -> Result<ExitStatus> {
             let pid = child.id() as i32;
             let _ = crate::sys::os::kill(if group { -pid } else { pid }, libc::SIGKILL);
             let _ = child.wait();
+            // The leader is reaped; its children (reparented, perhaps still in the kernel
+            // with the SIGKILL pending) are waited for, so none outlives sigbench.
+            if group {
+                for _ in 0..GROUP_GRACE {
+                    if crate::sys::os::kill(-pid, 0).is_err() {
+                        break;
+                    }
+                    std::thread::sleep(POLL);
+                }
+            }
             return Err(stop.into());
         }
         std::thread::sleep(POLL);
