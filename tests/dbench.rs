@@ -433,6 +433,56 @@ fn a_sweep_of_clients_prints_a_scaling_table() {
 /// boot: two boots print the same repetitions, to the digit. Within a boot repetitions
 /// differ (each starts from the state the one before left; docs/statistics.md has the
 /// mechanism and the figures), and the test prints that spread.
+/// `--profile` with clients samples every client thread: as many samples as the clients
+/// spent CPU, not one thread's worth (the kernel maps no ring of an inherited event that
+/// follows a task on every CPU, so there is one per CPU).
+#[test]
+fn the_profile_of_clients_samples_every_client() {
+    need_dbench();
+    let out = run(&[
+        "run",
+        "dbench",
+        "--fs",
+        "tmpfs",
+        "--clients",
+        "4",
+        "--time",
+        "2",
+        "--warmup-time",
+        "0.5",
+        "--profile",
+        "--json",
+        "-",
+        "--no-store",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let case = &doc["cases"][0];
+    let profile = &case["profile"];
+    assert_eq!(profile["status"], "sampled", "{profile}");
+    let hz = profile["hz"].as_f64().unwrap();
+    let samples = profile["samples"].as_f64().unwrap();
+    let cpu_s: f64 = case["per_client"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["cpu_ns"].as_f64().unwrap() / 1e9)
+        .sum();
+    let wall_s = case["wall_ns"].as_f64().unwrap() / 1e9;
+    // cpu-clock sampling catches ~90 % of the CPU time here (a VM's timer); one thread's
+    // share alone would be at most wall × hz.
+    assert!(
+        samples >= 0.6 * cpu_s * hz,
+        "{samples} samples for {cpu_s:.2} s of client CPU at {hz} Hz"
+    );
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2 {
+        assert!(
+            cpu_s > 1.5 * wall_s,
+            "the clients ran in parallel: {cpu_s} s in {wall_s} s"
+        );
+    }
+}
+
 #[test]
 fn an_icount_guest_interleaves_its_clients_the_same_way_every_boot() {
     need_dbench();
@@ -568,11 +618,7 @@ fn bad_input_is_one_line_naming_what_to_fix() {
     ]);
     assert!(!out.status.success());
     let e = stderr(&out);
-    let last = e
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .next_back()
-        .unwrap();
+    let last = e.lines().rfind(|l| !l.trim().is_empty()).unwrap();
     assert!(
         last.starts_with("sigbench: client ")
             && last.contains(&format!("{fatal}:2: Unlink clients/client"))

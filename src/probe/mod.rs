@@ -185,6 +185,9 @@ pub struct Probes {
 struct Profiling {
     hz: u64,
     symbols: std::result::Result<Arc<Symbols>, String>,
+    /// The online CPUs, read now: a sampler following clients needs a ring per CPU, and
+    /// it is opened on a thread confined to the test filesystem, where /sys is not.
+    cpus: Vec<i32>,
 }
 
 /// The prefix of kprobe groups sigbench creates (`sigbench_<pid>`), for cleanup.
@@ -268,7 +271,11 @@ impl Probes {
             )),
             Ok(_) => {}
         }
-        self.profiling = Some(Profiling { hz, symbols });
+        self.profiling = Some(Profiling {
+            hz,
+            symbols,
+            cpus: perf::online_cpus(),
+        });
     }
 
     pub fn specs(&self) -> impl Iterator<Item = &ProbeSpec> {
@@ -444,13 +451,15 @@ impl Window {
         };
         self.sampler = Some(match &p.symbols {
             Err(why) => Err(why.clone()),
-            Ok(symbols) => Sampler::open(p.hz, self.phase_names.len(), inherit)
-                .map(|s| (s, symbols.clone()))
-                .map_err(|e| {
-                    let why = format!("{e:#}");
-                    crate::diag::warn(format!("the profile is unavailable: {why}"));
-                    why
-                }),
+            Ok(symbols) => {
+                Sampler::open(p.hz, self.phase_names.len(), inherit.then_some(&p.cpus[..]))
+                    .map(|s| (s, symbols.clone()))
+                    .map_err(|e| {
+                        let why = format!("{e:#}");
+                        crate::diag::warn(format!("the profile is unavailable: {why}"));
+                        why
+                    })
+            }
         });
     }
 

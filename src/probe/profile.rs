@@ -245,7 +245,11 @@ impl Symbols {
 
 /// The sampler of one window, opened on the thread it samples.
 pub struct Sampler {
-    inner: perf_event::Sampler,
+    /// One ring: the thread's. Following the threads it starts: one per CPU, since the
+    /// kernel maps no ring of an inherited event that follows a task on every CPU (the
+    /// children would all write to one buffer); each CPU's ring takes the samples of
+    /// whichever of the threads ran there.
+    rings: Vec<perf_event::Sampler>,
     hz: u64,
     /// Per phase: raw call chains (leaf first; empty for a user-mode sample) → samples.
     raw: Vec<HashMap<Vec<u64>, u64>>,
@@ -253,31 +257,49 @@ pub struct Sampler {
     throttled: u64,
 }
 
+/// The smallest ring of a CPU when the buffer is shared out among several.
+const MIN_RING_BYTES: usize = 1 << 20;
+
 impl Sampler {
     /// A disabled sampler of the calling thread at `hz` samples a second of its CPU time
     /// (a fixed period, so every run samples at the same instants of its own clock). With
-    /// `inherit`, also of every thread it starts afterwards (a run's clients): their samples
-    /// go to this sampler's ring buffer, and enabling or disabling it does theirs.
-    pub fn open(hz: u64, phases: usize, inherit: bool) -> Result<Sampler> {
+    /// `inherit` (the online CPUs), also of every thread it starts afterwards (a run's
+    /// clients): their samples go to this sampler's rings, and enabling or disabling it
+    /// does theirs.
+    pub fn open(hz: u64, phases: usize, inherit: Option<&[i32]>) -> Result<Sampler> {
         let period = 1_000_000_000 / hz.clamp(1, MAX_HZ);
-        let counter = Builder::new(Software::CPU_CLOCK)
-            .observe_self()
-            .any_cpu()
-            .inherit(inherit)
-            .sample_period(period)
-            .sample(SampleFlag::IP | SampleFlag::CALLCHAIN)
-            .include_kernel()
-            .exclude_hv(true)
-            .exclude_callchain_user(true)
-            .sample_max_stack(MAX_STACK)
-            .enabled(false)
-            .build()
-            .map_err(|e| anyhow::anyhow!("perf_event_open(cpu-clock sampling): {e}"))?;
-        let inner = counter
-            .sampled(BUFFER_BYTES)
-            .map_err(|e| anyhow::anyhow!("mapping the profile's ring buffer: {e}"))?;
+        let cpus: Vec<Option<usize>> = match inherit {
+            Some(cpus) if !cpus.is_empty() => cpus.iter().map(|&c| Some(c as usize)).collect(),
+            _ => vec![None],
+        };
+        let ring_bytes = (BUFFER_BYTES / cpus.len()).max(MIN_RING_BYTES);
+        let mut rings = Vec::with_capacity(cpus.len());
+        for cpu in cpus {
+            let mut b = Builder::new(Software::CPU_CLOCK);
+            b.observe_self();
+            match cpu {
+                Some(c) => b.one_cpu(c),
+                None => b.any_cpu(),
+            };
+            let counter = b
+                .inherit(cpu.is_some())
+                .sample_period(period)
+                .sample(SampleFlag::IP | SampleFlag::CALLCHAIN)
+                .include_kernel()
+                .exclude_hv(true)
+                .exclude_callchain_user(true)
+                .sample_max_stack(MAX_STACK)
+                .enabled(false)
+                .build()
+                .map_err(|e| anyhow::anyhow!("perf_event_open(cpu-clock sampling): {e}"))?;
+            rings.push(
+                counter
+                    .sampled(ring_bytes)
+                    .map_err(|e| anyhow::anyhow!("mapping the profile's ring buffer: {e}"))?,
+            );
+        }
         Ok(Sampler {
-            inner,
+            rings,
             hz,
             raw: vec![HashMap::new(); phases.max(1)],
             lost: 0,
@@ -286,40 +308,46 @@ impl Sampler {
     }
 
     pub fn enable(&mut self) {
-        let _ = self.inner.reset();
-        let _ = self.inner.enable();
+        for r in &mut self.rings {
+            let _ = r.reset();
+            let _ = r.enable();
+        }
     }
 
     pub fn disable(&mut self) {
-        let _ = self.inner.disable();
+        for r in &mut self.rings {
+            let _ = r.disable();
+        }
     }
 
     /// Move the samples written so far to `phase`.
     pub fn drain(&mut self, phase: usize) {
         use perf_event::data::Record;
         let phase = phase.min(self.raw.len() - 1);
-        while let Some(record) = self.inner.next_record() {
-            match record.parse_record() {
-                Ok(Record::Sample(s)) => {
-                    let chain: Vec<u64> = match s.ip() {
-                        Some(ip) if ip < KERNEL_START => Vec::new(),
-                        ip => s
-                            .callchain()
-                            .map(|c| {
-                                c.iter()
-                                    .copied()
-                                    .filter(|&a| a < PERF_CONTEXT_MAX)
-                                    .collect()
-                            })
-                            .filter(|c: &Vec<u64>| !c.is_empty())
-                            .unwrap_or_else(|| ip.into_iter().collect()),
-                    };
-                    *self.raw[phase].entry(chain).or_default() += 1;
+        for ring in &mut self.rings {
+            while let Some(record) = ring.next_record() {
+                match record.parse_record() {
+                    Ok(Record::Sample(s)) => {
+                        let chain: Vec<u64> = match s.ip() {
+                            Some(ip) if ip < KERNEL_START => Vec::new(),
+                            ip => s
+                                .callchain()
+                                .map(|c| {
+                                    c.iter()
+                                        .copied()
+                                        .filter(|&a| a < PERF_CONTEXT_MAX)
+                                        .collect()
+                                })
+                                .filter(|c: &Vec<u64>| !c.is_empty())
+                                .unwrap_or_else(|| ip.into_iter().collect()),
+                        };
+                        *self.raw[phase].entry(chain).or_default() += 1;
+                    }
+                    Ok(Record::Lost(l)) => self.lost += l.lost,
+                    Ok(Record::LostSamples(l)) => self.lost += l.lost,
+                    Ok(Record::Throttle(_)) => self.throttled += 1,
+                    _ => {}
                 }
-                Ok(Record::Lost(l)) => self.lost += l.lost,
-                Ok(Record::LostSamples(l)) => self.lost += l.lost,
-                Ok(Record::Throttle(_)) => self.throttled += 1,
-                _ => {}
             }
         }
     }
