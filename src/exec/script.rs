@@ -625,31 +625,20 @@ impl Client for ScriptClient {
     ) -> Result<()> {
         let mut epoch = ctl.epoch();
         self.run_start = Instant::now();
-        let mut r = Ok(());
-        match bound {
-            Bound::Count => {
-                for _ in 0..self.passes {
-                    match self.pass(ctl, me, &mut epoch, &mut hook) {
-                        Ok(true) => {}
-                        Ok(false) => break,
-                        Err(e) => {
-                            r = Err(e);
-                            break;
-                        }
-                    }
-                }
+        // A fixed number of passes, or passes until the run is stopped.
+        let mut left = matches!(bound, Bound::Count).then_some(self.passes);
+        let r = loop {
+            match &mut left {
+                Some(0) => break Ok(()),
+                Some(n) => *n -= 1,
+                None => {}
             }
-            Bound::Time { .. } => loop {
-                match self.pass(ctl, me, &mut epoch, &mut hook) {
-                    Ok(true) => {}
-                    Ok(false) => break,
-                    Err(e) => {
-                        r = Err(e);
-                        break;
-                    }
-                }
-            },
-        }
+            match self.pass(ctl, me, &mut epoch, &mut hook) {
+                Ok(true) => {}
+                Ok(false) => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
         self.run_ns = self.run_start.elapsed().as_nanos() as u64;
         r?;
         crate::interrupt::check()?;
