@@ -397,6 +397,9 @@ pub enum Bound {
 pub trait Around {
     /// Client threads are about to start (a profile must exist before them to cover them).
     fn before_clients(&mut self) {}
+    /// The clients of a run for a time are ready and about to be released, the window to
+    /// open only after the warm-up (a guest waits for a quiet machine and a timer tick).
+    fn before_release(&mut self) {}
     /// Units of work done, for a progress bar (setup and a run over a fixed amount).
     fn progress(&mut self, done: u64);
     /// Arm the window. `running`: the clients are already working (after a warm-up), so
@@ -741,6 +744,8 @@ fn coordinate<C: Client>(
             Bound::Time { warmup, time } => {
                 if warmup.is_zero() {
                     around.open(false);
+                } else {
+                    around.before_release();
                 }
                 g.start.wait();
                 let opened = timed_loop(&ctl, k, warmup, time, around, &mut ticks);

@@ -623,6 +623,12 @@ impl Around for CaseAround<'_> {
         }
     }
 
+    fn before_release(&mut self) {
+        if let Some(w) = &mut self.window {
+            w.settle_release();
+        }
+    }
+
     fn progress(&mut self, done: u64) {
         let base = if self.opened { self.populated } else { 0 };
         self.obs.tick(base + done);

@@ -412,13 +412,7 @@ impl Window {
             self.open_sampler(false);
         }
         if self.settle {
-            let s = self.sources.settle(SETTLE_STEP, SETTLE_LIMIT);
-            if !s.quiet {
-                crate::diag::warn(format!(
-                    "the machine did not settle before a window: still busy after {:.1} s (something else runs: the window's times include it)",
-                    s.waited_ns as f64 / 1e9
-                ));
-            }
+            self.wait_quiet();
         }
         self.before = Some(Snapshot::take(&self.sources));
         self.segment = self.before.clone();
@@ -433,6 +427,28 @@ impl Window {
         }
         if let Some(Ok((s, _))) = &mut self.sampler {
             s.enable();
+        }
+    }
+
+    /// Wait until nothing else runs, warning when the machine stays busy.
+    fn wait_quiet(&self) {
+        let s = self.sources.settle(SETTLE_STEP, SETTLE_LIMIT);
+        if !s.quiet {
+            crate::diag::warn(format!(
+                "the machine did not settle before a window: still busy after {:.1} s (something else runs: the window's times include it)",
+                s.waited_ns as f64 / 1e9
+            ));
+        }
+    }
+
+    /// With `settle`, the release of a run for a time, whose window opens later while the
+    /// clients work: wait until nothing else runs, then return at a timer tick. In a guest
+    /// every repetition's clients then start from a quiet machine at the same offset from
+    /// the tick, as a window of one client does.
+    pub fn settle_release(&mut self) {
+        if self.settle {
+            self.wait_quiet();
+            at_tick();
         }
     }
 
