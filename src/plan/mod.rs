@@ -488,6 +488,12 @@ impl Plan {
             profiled: self.profile.is_some() && segments > 1,
             warmup_s: self.time.map_or(0, |t| t.warmup.as_secs()),
         };
+        // The op log too (one client only: the request refuses it with clients): the
+        // workload's thread cannot reach it once confined.
+        let mut op_log = match &self.op_log {
+            Some(path) => Some(self.op_log_writer(path, dir, case)?),
+            None => None,
+        };
         // The workload — setup, prelude and the timed window — runs confined to the test
         // filesystem (testbed::confine).
         let timed = fs.run_workload(|| -> Result<Timed> {
@@ -513,8 +519,8 @@ impl Plan {
                     let mut seats = Vec::with_capacity(k);
                     for id in 0..k {
                         let mut e = Executor::new(sig, case.n, self.seed)?;
-                        if let Some(path) = &self.op_log {
-                            e.log_to(self.op_log_writer(path, dir, case)?);
+                        if let Some(log) = op_log.take() {
+                            e.log_to(log);
                         }
                         seats.push(Seat {
                             client: e,
