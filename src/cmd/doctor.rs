@@ -30,6 +30,9 @@ fn line(what: &str, ok: bool, detail: impl AsRef<str>) {
 
 pub fn run(args: Args) -> Result<i32> {
     if args.cleanup {
+        // A leftover's unmount and loop detach are filesystem work a measuring run would
+        // count (its tracepoints are system-wide): wait until no run measures.
+        let lock = workspace::lock()?;
         let done = workspace::cleanup();
         if done.is_empty() {
             println!("nothing to clean up");
@@ -40,9 +43,7 @@ pub fn run(args: Args) -> Result<i32> {
         }
         // Runs a SIGKILL stopped stay `running` in the store: with no sigbench measuring
         // now (the machine lock is free), every such run is dead.
-        if args.store.db.exists()
-            && let Some(_lock) = workspace::try_lock()?
-        {
+        if args.store.db.exists() {
             let n = sigbench::store::Store::open(&args.store.db)?.mark_running("killed")?;
             if n > 0 {
                 println!(
@@ -52,6 +53,7 @@ pub fn run(args: Args) -> Result<i32> {
                 );
             }
         }
+        drop(lock);
         return Ok(if failed > 0 { 1 } else { 0 });
     }
     let tracefs = Tracefs::find_or_mount();

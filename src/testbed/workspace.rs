@@ -73,26 +73,6 @@ fn machine_lock(mode: libc::c_int) -> Result<File> {
     lock_file_as(&Path::new(ROOT).join("lock"), "sigbench run", mode)
 }
 
-/// The machine-wide lock if no run holds it now (None while a run is measuring).
-pub fn try_lock() -> Result<Option<File>> {
-    use std::os::fd::AsFd;
-    std::fs::create_dir_all(ROOT)
-        .with_context(|| format!("cannot create {ROOT} (are you root?)"))?;
-    let path = Path::new(ROOT).join("lock");
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .with_context(|| format!("cannot open {}", path.display()))?;
-    Ok(
-        crate::sys::os::flock(f.as_fd(), libc::LOCK_EX | libc::LOCK_NB)
-            .ok()
-            .map(|()| f),
-    )
-}
-
 /// Take an exclusive lock on `path` (created if missing), waiting for its holder — whose
 /// pid is in the file — and saying so on stderr. Released when the file is dropped. The
 /// wait polls (every 50 ms) so that SIGINT/SIGTERM end it at once: a blocking flock is
