@@ -6,7 +6,7 @@
 //! not files and pass.
 
 use crate::store::Location;
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
 /// The files a command reads and writes, to be checked together.
@@ -110,9 +110,139 @@ impl Outputs {
     }
 }
 
+/// Write `bytes` to the file `dest` whole: into a temporary file created exclusively
+/// (`O_CREAT|O_EXCL|O_NOFOLLOW`, a name no one can predict) in `dest`'s directory, then
+/// renamed over `dest` — a reader never sees half a file, and a planted symlink (at the
+/// temporary name or at `dest`) is never followed: the link itself is replaced. A device
+/// (`/dev/null`, a guest's results port) is written straight through.
+pub fn write_file(dest: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let shown = dest.display();
+    // A stream: a character device, a pipe or socket — itself, or through one of the
+    // system's own links (`/dev/stdout`, `/proc/self/fd/1`); a link elsewhere is replaced.
+    let through_link = dest.starts_with("/dev") || dest.starts_with("/proc");
+    let stream = |m: std::fs::Metadata| {
+        let t = m.file_type();
+        t.is_char_device() || t.is_fifo() || t.is_socket()
+    };
+    if std::fs::symlink_metadata(dest).is_ok_and(stream)
+        || through_link && std::fs::metadata(dest).is_ok_and(stream)
+    {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dest)
+            .with_context(|| format!("cannot open {shown}"))?;
+        f.write_all(bytes)
+            .and_then(|()| f.flush())
+            .with_context(|| format!("cannot write {shown}"))?;
+        return Ok(());
+    }
+    let Some(name) = dest.file_name() else {
+        bail!("{shown}: give a file name");
+    };
+    let dir = dest
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut attempt = 0u32;
+    let (tmp, mut f) = loop {
+        let tmp = dir.join(format!(
+            ".{}.{:016x}.tmp",
+            name.to_string_lossy(),
+            unpredictable()
+        ));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o666)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)
+        {
+            Ok(f) => break (tmp, f),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
+            Err(e) => {
+                return Err(e).with_context(|| {
+                    format!("cannot create a file in {} for {shown}", dir.display())
+                });
+            }
+        }
+    };
+    let written = f
+        .write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .with_context(|| format!("cannot write {shown}"))
+        .and_then(|()| {
+            std::fs::rename(&tmp, dest).with_context(|| format!("cannot write {shown}"))
+        });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// 64 bits no other process can predict: std's per-process random hash keys (seeded from
+/// the kernel's random source) over the time and a counter.
+fn unpredictable() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNT.fetch_add(1, Ordering::Relaxed));
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn write_file_never_follows_a_planted_symlink() {
+        let d = dir();
+        let victim = d.join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let out = d.join("out.json");
+        // The old fixed temporary name, and a link at the destination itself.
+        std::os::unix::fs::symlink(&victim, d.join("out.json.tmp")).unwrap();
+        write_file(&out, b"{}\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "{}\n");
+        std::fs::remove_file(&out).unwrap();
+        std::os::unix::fs::symlink(&victim, &out).unwrap();
+        write_file(&out, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert!(!std::fs::symlink_metadata(&out).unwrap().is_symlink());
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "new");
+        // Nothing else is left in the directory; a device is written through.
+        let mut left: Vec<_> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["out.json", "out.json.tmp", "victim"]);
+        write_file(Path::new("/dev/null"), b"x").unwrap();
+        // A link to a device outside /dev is replaced, not written through.
+        std::os::unix::fs::symlink("/dev/null", &out).unwrap_or_else(|_| {
+            std::fs::remove_file(&out).unwrap();
+            std::os::unix::fs::symlink("/dev/null", &out).unwrap()
+        });
+        write_file(&out, b"file").unwrap();
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "file");
+        let e = write_file(&d.join("no/such/dir/x"), b"x").unwrap_err();
+        assert!(e.to_string().contains("cannot create a file in"), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn temporary_names_differ() {
+        let a: std::collections::HashSet<u64> = (0..1000).map(|_| unpredictable()).collect();
+        assert_eq!(a.len(), 1000);
+    }
 
     fn dir() -> PathBuf {
         let d = std::env::temp_dir().join(format!(

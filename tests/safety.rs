@@ -394,3 +394,49 @@ mod generated {
         }
     }
 }
+
+/// Issue 39, 1: `--json OUT` never writes through a link planted at OUT's temporary name
+/// (it was the fixed `OUT.tmp`) or at OUT itself: any local user could clobber any file.
+#[test]
+fn a_json_output_never_follows_a_planted_symlink() {
+    let v = Victim::new("json");
+    let out = v.dir.join("out.json");
+    std::os::unix::fs::symlink(v.dir.join("precious"), v.dir.join("out.json.tmp")).unwrap();
+    let o = run(&[
+        "run",
+        "--fs",
+        "tmpfs",
+        "-n",
+        "5",
+        "--dir",
+        "a",
+        "--no-store",
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        std::fs::read_to_string(&out)
+            .unwrap()
+            .contains("\"sigbench.run\"")
+    );
+    std::fs::remove_file(&out).unwrap();
+    std::os::unix::fs::symlink(v.dir.join("precious"), &out).unwrap();
+    let o = run(&[
+        "run",
+        "--fs",
+        "tmpfs",
+        "-n",
+        "5",
+        "--dir",
+        "a",
+        "--no-store",
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!std::fs::symlink_metadata(&out).unwrap().is_symlink());
+    std::fs::remove_file(&out).unwrap();
+    std::fs::remove_file(v.dir.join("out.json.tmp")).unwrap();
+    v.assert_untouched();
+}

@@ -60,9 +60,7 @@ pub fn export(args: ExportArgs) -> Result<i32> {
         .runs(&runs)
         .expect("every --format choice renders runs");
     match &args.output {
-        Some(p) => {
-            std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?
-        }
+        Some(p) => sigbench::outputs::write_file(p, text.as_bytes())?,
         None => std::io::stdout().write_all(text.as_bytes())?,
     }
     Ok(0)

@@ -142,8 +142,7 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
     let text = m.source.render(&min, &header)?;
     Signature::parse(&text, &args.output.display().to_string())
         .context("the minimized signature does not parse (a sigbench bug)")?;
-    std::fs::write(&args.output, &text)
-        .with_context(|| format!("cannot write {}", args.output.display()))?;
+    sigbench::outputs::write_file(&args.output, text.as_bytes())?;
 
     let mut o = evaluations(&m.log);
     let steps =

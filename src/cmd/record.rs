@@ -152,12 +152,11 @@ pub fn run(args: Args) -> Result<i32> {
                 c.line, c.file, c.phase, c.syscall
             ));
         }
-        std::fs::write(k, tsv).with_context(|| format!("cannot write {}", k.display()))?;
+        sigbench::outputs::write_file(k, tsv.as_bytes())?;
     }
     match &args.output {
         Some(o) => {
-            std::fs::write(o, &rec.toml)
-                .with_context(|| format!("cannot write {}", o.display()))?;
+            sigbench::outputs::write_file(o, rec.toml.as_bytes())?;
             super::out(&format!("{summary}wrote {}\n", o.display()))?;
         }
         None => {

@@ -135,8 +135,7 @@ fn write(args: &Args, doc: &sigbench::report::document::Document) -> Result<()> 
         .check()?;
     for (name, content) in r.files {
         let p = dir.join(&name);
-        std::fs::write(&p, content).with_context(|| format!("cannot write {}", p.display()))?;
+        sigbench::outputs::write_file(&p, content.as_bytes())?;
     }
-    std::fs::write(&args.output, r.text)
-        .with_context(|| format!("cannot write {}", args.output.display()))
+    sigbench::outputs::write_file(&args.output, r.text.as_bytes())
 }

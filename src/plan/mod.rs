@@ -359,8 +359,9 @@ impl Plan {
 
     fn start_op_log(&self, warnings: &mut Vec<String>) -> Result<()> {
         if let Some(log) = &self.op_log {
-            std::fs::write(log, "# phase\tfile\tsyscall\tpaths\tresult\n")
-                .with_context(|| format!("cannot write the op log {}", log.display()))?;
+            // A new file (a link planted at its name is replaced, never followed) ...
+            crate::outputs::write_file(log, b"# phase\tfile\tsyscall\tpaths\tresult\n")
+                .with_context(|| format!("the op log {}", log.display()))?;
             warnings.push(format!(
                 "every timed call is logged to {}: timings include the logging",
                 log.display()
@@ -595,9 +596,15 @@ impl Plan {
         dir: &DirSpec,
         case: &Case,
     ) -> Result<Box<dyn std::io::Write + Send>> {
+        // ... appended to, and a link put there since is not followed either.
+        use std::os::unix::fs::OpenOptionsExt;
         let mut f = std::fs::OpenOptions::new()
-            .create(true)
             .append(true)
+            .custom_flags(if path.starts_with("/dev") || path.starts_with("/proc") {
+                0
+            } else {
+                libc::O_NOFOLLOW
+            })
             .open(path)
             .with_context(|| format!("cannot open the op log {}", path.display()))?;
         use std::io::Write;

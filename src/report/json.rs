@@ -44,20 +44,8 @@ pub fn write<T: Serialize>(doc: &T, dest: &str) -> Result<()> {
         out.write_all(text.as_bytes())
             .context("writing JSON to stdout")?;
         out.flush()?;
-    } else if std::fs::metadata(dest).is_ok_and(|m| !m.is_file()) {
-        // A device (the results port of a guest): write it straight through.
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(dest)
-            .with_context(|| format!("cannot open {dest}"))?;
-        f.write_all(text.as_bytes())
-            .with_context(|| format!("cannot write {dest}"))?;
-        f.flush()?;
     } else {
-        // Write beside the target and rename, so a reader never sees half a document.
-        let tmp = format!("{dest}.tmp");
-        std::fs::write(&tmp, text).with_context(|| format!("cannot write {tmp}"))?;
-        std::fs::rename(&tmp, dest).with_context(|| format!("cannot write {dest}"))?;
+        crate::outputs::write_file(std::path::Path::new(dest), text.as_bytes())?;
     }
     Ok(())
 }

@@ -203,8 +203,8 @@ pub(super) fn write_report(
             dir.join(format!("{stem}.txt")),
             dir.join(format!("{stem}.html")),
         );
-        std::fs::write(&txt, &text).with_context(|| format!("cannot write {}", txt.display()))?;
-        std::fs::write(&page, html).with_context(|| format!("cannot write {}", page.display()))?;
+        sigbench::outputs::write_file(&txt, text.as_bytes())?;
+        sigbench::outputs::write_file(&page, html.as_bytes())?;
         sigbench::say!(
             "sigbench: watch: wrote {} and {}",
             txt.display(),
