@@ -12,7 +12,11 @@ use std::sync::Mutex;
 macro_rules! say {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        let _ = writeln!(
+            std::io::stderr(),
+            "{}",
+            $crate::report::shell::printable(&format!($($arg)*))
+        );
     }};
 }
 
@@ -21,7 +25,11 @@ macro_rules! say {
 macro_rules! say_raw {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = write!(std::io::stderr(), $($arg)*);
+        let _ = write!(
+            std::io::stderr(),
+            "{}",
+            $crate::report::shell::printable(&format!($($arg)*))
+        );
     }};
 }
 

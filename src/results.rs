@@ -211,6 +211,28 @@ pub struct Export {
 /// `schema` of an export.
 pub const EXPORT_SCHEMA: &str = "sigbench.export";
 
+/// The longest label a run may have, in characters: a label is a name (a kernel
+/// release, `nightly-2026-11-25`, a commit), shown in tables, reports and commands.
+pub const MAX_LABEL: usize = 200;
+
+/// Refuse a label sigbench cannot show or keep: longer than [`MAX_LABEL`], or holding a
+/// control character (a newline would forge a line in every report, an escape sequence
+/// would drive the reader's terminal).
+pub fn check_label(label: &str) -> anyhow::Result<()> {
+    let n = label.chars().count();
+    if n > MAX_LABEL {
+        anyhow::bail!("a label of {n} characters: at most {MAX_LABEL}");
+    }
+    if let Some(c) = label.chars().find(|c| c.is_control()) {
+        anyhow::bail!(
+            "the label `{}` holds the control character {}: use printable characters",
+            crate::report::table::escape_control(label),
+            c.escape_default().to_string().replace("\\u{", "\\x{")
+        );
+    }
+    Ok(())
+}
+
 /// Read a run document or an export from JSON text.
 pub fn parse_documents(text: &str, origin: &str) -> anyhow::Result<Vec<RunDocument>> {
     let v: serde_json::Value =
@@ -226,10 +248,8 @@ pub fn parse_documents(text: &str, origin: &str) -> anyhow::Result<Vec<RunDocume
             "{origin}: {schema} version {version} is newer than this sigbench reads ({SCHEMA_VERSION}); upgrade sigbench"
         );
     }
-    match schema.as_str() {
-        SCHEMA => Ok(vec![
-            serde_json::from_value(v).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?,
-        ]),
+    let runs = match schema.as_str() {
+        SCHEMA => vec![serde_json::from_value(v).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?],
         EXPORT_SCHEMA => {
             // Each run inside carries its own version: a newer run inside an older export
             // is as unreadable as a newer export.
@@ -244,12 +264,17 @@ pub fn parse_documents(text: &str, origin: &str) -> anyhow::Result<Vec<RunDocume
                     }
                 }
             }
-            Ok(serde_json::from_value::<Export>(v)
+            serde_json::from_value::<Export>(v)
                 .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?
-                .runs)
+                .runs
         }
         other => anyhow::bail!("{origin}: not a sigbench document (schema `{other}`)"),
+    };
+    for (k, r) in runs.iter().enumerate() {
+        check_label(&r.label)
+            .map_err(|e| anyhow::anyhow!("{origin}: run {}: field `label`: {e}", k + 1))?;
     }
+    Ok(runs)
 }
 
 impl CaseResult {
@@ -508,6 +533,44 @@ mod machine_tests {
         assert_eq!(
             on_machines(vec![on("n1"), on("n2")], &["n2".into()]).len(),
             1
+        );
+    }
+}
+
+#[cfg(test)]
+mod label_tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_bounded_and_printable() {
+        assert!(check_label("6.1.0-56-amd64/ext4 w-$(x) ünï").is_ok());
+        assert!(check_label(&"x".repeat(MAX_LABEL)).is_ok());
+        let e = check_label(&"x".repeat(70_000)).unwrap_err().to_string();
+        assert_eq!(e, "a label of 70000 characters: at most 200");
+        let e = check_label("a\nBenchmarkX 1 1 ns/op")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`a\\nBenchmarkX 1 1 ns/op` holds the control character \\n"),
+            "{e}"
+        );
+        assert!(!e.contains('\n'));
+    }
+
+    #[test]
+    fn an_import_names_the_run_and_field_of_a_bad_label() {
+        let mut d = fixtures::doc("l", &[1.0], &[0]);
+        d.label = "y".repeat(300);
+        let text = serde_json::to_string(&Export {
+            schema: EXPORT_SCHEMA.into(),
+            version: SCHEMA_VERSION,
+            runs: vec![fixtures::doc("ok", &[1.0], &[0]), d],
+        })
+        .unwrap();
+        let e = parse_documents(&text, "x.json").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "x.json: run 2: field `label`: a label of 300 characters: at most 200"
         );
     }
 }

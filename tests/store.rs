@@ -718,3 +718,74 @@ fn small_things_are_errors_or_escaped() {
     assert!(text.contains("&lt;script&gt;"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 39, 2: a label made to run a command when pasted (`w-$(touch …)`) is printed
+/// quoted in every "to reproduce" command: bash reads it back as one word and runs
+/// nothing. Issue 39, 6: a label no report could show is refused at input.
+#[test]
+fn hostile_labels_are_quoted_in_commands_and_bounded_at_input() {
+    let dir = tmp("hostile-labels");
+    let db = dir.join("s.db");
+    let db = db.to_str().unwrap();
+    let pwned = dir.join("pwned");
+    let prefix = format!("w-$(touch {})-'`id`-", pwned.display());
+    let series = stepped_series_named(&dir, &prefix);
+    let out = run(&["import", series.to_str().unwrap(), "--db", db]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reports = dir.join("reports");
+    std::fs::create_dir_all(&reports).unwrap();
+    let glob = format!("{prefix}*").replace('[', "[[]");
+    let out = run(&[
+        "watch",
+        "--db",
+        db,
+        "--report-dir",
+        reports.to_str().unwrap(),
+        "--series-glob",
+        &glob,
+    ]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let commands: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("sigbench compare ") || l.starts_with("sigbench run "))
+        .collect();
+    assert_eq!(commands.len(), 2, "{text}");
+    for c in &commands {
+        // What a person pasting the line would run, with `sigbench` replaced by printf.
+        let words = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "printf '%s\\n' {}",
+                c.trim_start_matches("sigbench ")
+            ))
+            .output()
+            .unwrap();
+        assert!(words.status.success(), "{c}");
+        let words = String::from_utf8(words.stdout).unwrap();
+        assert!(
+            words
+                .lines()
+                .any(|w| w == format!("{prefix}3") || w == format!("<{prefix}3's kernel>")),
+            "{c}\n{words}"
+        );
+    }
+    assert!(!pwned.exists(), "pasting a printed command ran the label");
+
+    // A label too long, or with a control character, is refused in one line.
+    let long = "x".repeat(70_000);
+    for label in [long.as_str(), "a\nBenchmarkFake 1 1 ns/op"] {
+        let out = run(&[
+            "run", "--fs", "tmpfs", "-n", "5", "--label", label, "--db", db,
+        ]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = stderr(&out);
+        assert!(
+            err.starts_with("sigbench: --label: ") && err.lines().count() == 1,
+            "{err}"
+        );
+        assert!(err.len() < 300, "{}", &err[..300]);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

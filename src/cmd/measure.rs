@@ -184,9 +184,12 @@ pub(crate) enum RunOption {
     OpLog,
 }
 
-/// Refuse the options `command` has no use for, naming the first one given: an option is
-/// never silently ignored.
+/// Refuse the options `command` has no use for, naming the first one given — an option is
+/// never silently ignored — and a label no report could show.
 pub(crate) fn refuse(args: &Args, command: &str, unused: &[RunOption]) -> Result<()> {
+    if let Some(l) = &args.label {
+        sigbench::results::check_label(l).map_err(|e| anyhow::anyhow!("--label: {e}"))?;
+    }
     for o in unused {
         let (flag, given) = match o {
             RunOption::Json => ("--json", args.json.is_some()),

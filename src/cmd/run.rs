@@ -30,6 +30,7 @@ fn name_it(args: &Args, doc: &mut RunDocument) {
 }
 
 pub fn run(args: Args) -> Result<i32> {
+    super::measure::refuse(&args, "run", &[])?;
     interrupt::install()?;
     let several = filesystems(&args)?.len() > 1;
     if let Some(sel) = &args.slice {

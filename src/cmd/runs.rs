@@ -2,13 +2,18 @@
 
 use anyhow::Result;
 use sigbench::report::table::escape_control;
-use sigbench::store::Store;
+use sigbench::store::{RunRow, Store};
 
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
     store: super::options::StoreOptions,
 }
+
+/// The widest a column is padded to: a label stored by an older sigbench (or imported
+/// before labels were bounded) can be any length, and `format!` panics on a width over
+/// 65,535.
+const MAX_PAD: usize = 200;
 
 pub fn run(args: Args) -> Result<i32> {
     if !args.store.db.exists() {
@@ -25,18 +30,26 @@ pub fn run(args: Args) -> Result<i32> {
         super::out(&o)?;
         return Ok(0);
     }
+    o.push_str(&listing(&runs));
+    super::out(&o)?;
+    Ok(0)
+}
+
+/// The runs as a table, one line each.
+fn listing(runs: &[RunRow]) -> String {
+    let mut o = String::new();
     let lw = runs
         .iter()
-        .map(|r| escape_control(&r.label).len())
+        .map(|r| escape_control(&r.label).chars().count())
         .max()
         .unwrap_or(5)
-        .max(5);
+        .clamp(5, MAX_PAD);
     let sw = runs
         .iter()
-        .map(|r| r.signature.len())
+        .map(|r| escape_control(&r.signature).chars().count())
         .max()
         .unwrap_or(9)
-        .max(9);
+        .clamp(9, MAX_PAD);
     super::outln!(
         o,
         "{:>4}  {:<lw$}  {:<20}  {:<sw$}  {:<5}  {:<18}  {:>4}  {:>5}  status",
@@ -49,7 +62,7 @@ pub fn run(args: Args) -> Result<i32> {
         "dirs",
         "cases"
     );
-    for r in &runs {
+    for r in runs {
         let ns: Vec<String> = r.ns.iter().map(u64::to_string).collect();
         super::outln!(
             o,
@@ -69,6 +82,36 @@ pub fn run(args: Args) -> Result<i32> {
             r.status
         );
     }
-    super::out(&o)?;
-    Ok(0)
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 39, 6: a label of 70,000 characters stored by an older sigbench listed
+    /// without a panic (format! refuses widths over 65,535).
+    #[test]
+    fn a_huge_stored_label_is_listed() {
+        let row = |label: String| RunRow {
+            id: 1,
+            uuid: "u".into(),
+            label,
+            started_at: "2026-11-25T00:00:00Z".into(),
+            signature: "s3e-test3".into(),
+            fs: "btrfs".into(),
+            kernel_release: "6.18".into(),
+            status: "complete".into(),
+            ns: vec![250],
+            dirs: 1,
+            cases: 3,
+        };
+        let text = listing(&[row("x".repeat(70_000)), row("short\x1b[2J".into())]);
+        assert_eq!(text.lines().count(), 3);
+        assert!(
+            text.contains("short\\x{1b}[2J"),
+            "{}",
+            &text[text.len() - 200..]
+        );
+    }
 }

@@ -109,16 +109,7 @@ pub fn task_argv(argv: &[String], command: &str, own: &[(&str, Takes)]) -> Vec<S
     out
 }
 
-/// `s` as one shell word.
-pub fn quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,@%+".contains(&b))
-    {
-        return s.to_string();
-    }
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
+pub use sigbench::report::shell::quote;
 
 impl SlurmArgs {
     /// The job script's header: `tasks` array tasks named `name`, output under `log_dir`.
@@ -429,14 +420,6 @@ mod tests {
             ),
             ["test3", "--fs", "btrfs"]
         );
-    }
-
-    #[test]
-    fn quotes_for_the_shell() {
-        assert_eq!(quote("btrfs,ext4"), "btrfs,ext4");
-        assert_eq!(quote("a b"), "'a b'");
-        assert_eq!(quote("it's"), "'it'\\''s'");
-        assert_eq!(quote(""), "''");
     }
 
     #[test]

@@ -4,18 +4,7 @@
 /// `s` with control characters written as `\x1b`, `\n`…: safe to print on a terminal
 /// and inside one table cell.
 pub fn escape_control(s: &str) -> String {
-    if !s.chars().any(char::is_control) {
-        return s.to_string();
-    }
-    s.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string().replace("\\u{", "\\x{")
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    super::shell::escape_controls(s, &[]).into_owned()
 }
 
 /// A table as a bisect document keeps it (`bisect::Changed`): the cells as printed.

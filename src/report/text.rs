@@ -88,7 +88,7 @@ impl LineLayout {
         LineLayout {
             n_width,
             // "<mount>/<dir>:"
-            path_width: mount_point_len + 1 + longest + 1,
+            path_width: (mount_point_len + 1 + longest + 1).min(MAX_PAD),
         }
     }
 }
@@ -531,6 +531,10 @@ pub fn clients_note(k: u32, cpus: u32, timebase: &crate::clock::TimeBase) -> Str
 }
 
 /// The widths of the directory and N columns, shared by the summary's tables.
+/// The widest a column is padded to: a name from a stored document can be any length, and
+/// `format!` panics on a width over 65,535.
+const MAX_PAD: usize = 200;
+
 struct Widths {
     dir: usize,
     n: usize,
@@ -545,7 +549,7 @@ impl Widths {
                 .map(|c| c.dir.len())
                 .max()
                 .unwrap_or(3)
-                .max(3),
+                .clamp(3, MAX_PAD),
             n: s.cases
                 .iter()
                 .map(|c| c.n.to_string().len())
@@ -594,7 +598,7 @@ fn cases_table(s: &RunSummary, reps: u32, w: &Widths) -> String {
         )
         .unwrap();
         for (name, v) in s.counter_names.iter().zip(&c.counters) {
-            let w = name.len().max(8);
+            let w = name.len().clamp(8, MAX_PAD);
             match v {
                 Some(v) => write!(out, " {v:>w$}").unwrap(),
                 None => write!(out, " {:>w$}", "-").unwrap(),

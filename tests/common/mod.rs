@@ -318,6 +318,11 @@ pub fn marked_first_bad(text: &str) -> String {
 /// could hide the step), 30 % longer in the last three. Written as one export file
 /// `dir/series.json`, the labels shuffled (the releases give the order).
 pub fn stepped_series(dir: &Path) -> PathBuf {
+    stepped_series_named(dir, "nightly-")
+}
+
+/// [`stepped_series`] with labels `PREFIX1` … `PREFIX6`.
+pub fn stepped_series_named(dir: &Path, prefix: &str) -> PathBuf {
     let one = dir.join("one.json");
     let out = run(&[
         "run",
@@ -340,7 +345,7 @@ pub fn stepped_series(dir: &Path) -> PathBuf {
         .map(|&k: &u64| {
             let mut d = base.clone();
             d["id"] = format!("series-{k}-{}", std::process::id()).into();
-            d["label"] = format!("nightly-{k}").into();
+            d["label"] = format!("{prefix}{k}").into();
             d["host"]["kernel_release"] = format!("6.1.0-4{k}-amd64").into();
             d["started_at"] = format!("2026-11-0{k}T00:00:00Z").into();
             let scale = if k > 3 { 1.3 } else { 1.0 };

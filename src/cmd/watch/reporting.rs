@@ -2,6 +2,7 @@
 //! and HTML written to `--report-dir`, `--exec` run on it.
 
 use super::*;
+use sigbench::report::shell::command;
 
 /// The machine that runs the guests, as a report names it.
 pub(super) fn machine() -> String {
@@ -80,40 +81,43 @@ pub(super) fn case_lines(
     .into()
 }
 
-/// `sigbench run SIGNATURE --fs FS -n N --dir …` for the plan of `d`.
+/// `sigbench run SIGNATURE --fs FS -n N --dir …` for the plan of `d`, quoted for a shell.
 pub(super) fn run_command(signature: &str, d: &RunDocument) -> String {
-    format!("sigbench run {signature} {}", plan_options(d))
+    let mut w = words(&["sigbench", "run", signature]);
+    w.extend(plan_options(d));
+    command(&w)
+}
+
+fn words(w: &[&str]) -> Vec<String> {
+    w.iter().map(|s| s.to_string()).collect()
 }
 
 /// The options that give a run's plan: `--fs FS -n N… [--dir DIR]…`.
-fn plan_options(d: &RunDocument) -> String {
+fn plan_options(d: &RunDocument) -> Vec<String> {
     let n: Vec<String> = d.plan.n.iter().map(u64::to_string).collect();
-    let mut c = format!("--fs {} -n {}", d.testbed.fs, n.join(","));
+    let mut c = words(&["--fs", &d.testbed.fs, "-n", &n.join(",")]);
     for dir in &d.plan.dirs {
-        c.push_str(&format!(" --dir '{dir}'"));
+        c.extend(words(&["--dir", dir]));
     }
     c
 }
 
-/// The commands that measure the change again.
+/// The commands that measure the change again, quoted for a shell.
 fn commands(w: &Watch, g: usize, b: usize, metric: &str) -> Vec<String> {
     let a = &w.args.run;
     let run = run_command(&a.signature, &w.points[b][0]);
     let metric_name = metric.split_once(' ').map_or(metric, |x| x.1);
+    let (good, bad) = (w.specs[g].0.to_string(), w.specs[b].0.to_string());
+    let reps = w.args.confirm_reps.max(3).to_string();
+    let mut bisect = words(&["sigbench", "bisect", &a.signature]);
+    bisect.extend(plan_options(&w.points[b][0]));
+    bisect.extend(words(&["--kernels", &good, &bad, "--metric", metric_name]));
     vec![
         format!(
-            "{run} -r {} --kernel {} --kernel {}",
-            w.args.confirm_reps.max(3),
-            w.specs[g].0,
-            w.specs[b].0
+            "{run} {}",
+            command(&["-r", &reps, "--kernel", &good, "--kernel", &bad])
         ),
-        format!(
-            "sigbench bisect {} {} --kernels {} {} --metric {metric_name}",
-            a.signature,
-            plan_options(&w.points[b][0]),
-            w.specs[g].0,
-            w.specs[b].0
-        ),
+        command(&bisect),
     ]
 }
 
@@ -129,19 +133,22 @@ fn tree_command(
             .unwrap_or("?")
             .to_string()
     };
-    let mut c = format!(
-        "sigbench bisect {} {} --tree {} --good {} --bad {} --metric {}",
-        w.args.run.signature,
-        plan_options(&w.points[b][0]),
-        dir.display(),
-        id(r.kernels.first()),
-        id(r.kernels.last()),
-        r.outcome.metric
-    );
+    let mut c = words(&["sigbench", "bisect", &w.args.run.signature]);
+    c.extend(plan_options(&w.points[b][0]));
+    c.extend(words(&[
+        "--tree",
+        &dir.display().to_string(),
+        "--good",
+        &id(r.kernels.first()),
+        "--bad",
+        &id(r.kernels.last()),
+        "--metric",
+        &r.outcome.metric,
+    ]));
     if let Some(config) = &w.args.config {
-        c.push_str(&format!(" --config {}", config.display()));
+        c.extend(words(&["--config", &config.display().to_string()]));
     }
-    c
+    command(&c)
 }
 
 /// What a report is written from, and where it goes.

@@ -3,6 +3,7 @@
 
 use super::reporting::{Reporting, case_lines, run_command, write_report};
 use super::*;
+use sigbench::report::shell::{command, quote};
 
 /// `--series LABEL… | --series-glob PATTERN`: the change points of what the store holds.
 /// Each plan among the labels' runs is a series; a change the store does not know is
@@ -95,16 +96,20 @@ pub(super) fn over_stored(args: &WatchArgs) -> Result<i32> {
                 exec: None,
             };
             let commands = vec![
+                command(&[
+                    "sigbench",
+                    "compare",
+                    &names[g],
+                    &names[b],
+                    "--db",
+                    &store.location.to_string(),
+                ]),
                 format!(
-                    "sigbench compare {} {} --db {}",
-                    names[g], names[b], store.location
-                ),
-                format!(
-                    "{} -r {} --kernel <{}'s kernel> --kernel <{}'s kernel>",
+                    "{} -r {} --kernel {} --kernel {}",
                     run_command(&d.signature.name, d),
                     args.confirm_reps.max(3),
-                    names[g],
-                    names[b]
+                    quote(&format!("<{}'s kernel>", names[g])),
+                    quote(&format!("<{}'s kernel>", names[b]))
                 ),
             ];
             out.push_str(&write_report(
