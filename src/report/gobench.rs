@@ -19,6 +19,12 @@ fn clean(s: &str) -> String {
         .collect()
 }
 
+/// Free text on one line: a newline in a stored label must not start a line benchstat
+/// reads as a result (`BenchmarkFake 1 1 ns/op`).
+fn one_line(s: &str) -> String {
+    super::table::escape_control(s)
+}
+
 /// Go requires `Benchmark` to be followed by an upper-case letter or digit.
 fn bench_name(sig: &str) -> String {
     let c = clean(sig);
@@ -54,9 +60,10 @@ fn lines(runs: &[RunDocument]) -> String {
             };
             writeln!(
                 out,
-                "goos: linux\ngoarch: {goarch}\npkg: sigbench/{}\ncpu: {}",
+                "goos: linux\ngoarch: {}\npkg: sigbench/{}\ncpu: {}",
+                clean(goarch),
                 clean(&run.signature.name),
-                run.host.cpu_model
+                one_line(&run.host.cpu_model)
             )
             .unwrap();
             last_header = Some(header);
@@ -66,7 +73,9 @@ fn lines(runs: &[RunDocument]) -> String {
         writeln!(
             out,
             "# sigbench label {}, kernel {}, fs {}",
-            run.label, run.host.kernel_release, run.testbed.fs
+            one_line(&run.label),
+            one_line(&run.host.kernel_release),
+            one_line(&run.testbed.fs)
         )
         .unwrap();
         for c in run.cases.iter().filter(|c| !c.warmup) {
@@ -92,4 +101,24 @@ fn lines(runs: &[RunDocument]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::fixtures;
+
+    /// Issue 39, 12: a newline in a label (stored by an older sigbench, or in a document
+    /// never imported) cannot inject a result line into benchstat's input.
+    #[test]
+    fn a_label_cannot_inject_a_benchmark_line() {
+        let mut d = fixtures::doc("x", &[1.0, 1.0], &[0, 0]);
+        d.label = "x\nBenchmarkFake 1 1 ns/op".into();
+        d.host.kernel_release = "6.1\r\nBenchmarkFake2 1 1 ns/op".into();
+        d.host.cpu_model = "cpu\nBenchmarkFake3 1 1 ns/op".into();
+        let text = lines(&[d]);
+        assert!(!text.contains("\nBenchmarkFake"), "{text}");
+        let results = text.lines().filter(|l| l.starts_with("Benchmark")).count();
+        assert_eq!(results, 2, "{text}");
+    }
 }
