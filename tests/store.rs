@@ -721,7 +721,8 @@ fn small_things_are_errors_or_escaped() {
 
 /// Issue 39, 2: a label made to run a command when pasted (`w-$(touch …)`) is printed
 /// quoted in every "to reproduce" command: bash reads it back as one word and runs
-/// nothing. Issue 39, 6: a label no report could show is refused at input.
+/// nothing. Issue 39, 6: a label no report could show is refused at input; 17 and 18:
+/// watch's messages about stored changes name real flags and never create a store.
 #[test]
 fn hostile_labels_are_quoted_in_commands_and_bounded_at_input() {
     let dir = tmp("hostile-labels");
@@ -772,6 +773,37 @@ fn hostile_labels_are_quoted_in_commands_and_bounded_at_input() {
         );
     }
     assert!(!pwned.exists(), "pasting a printed command ran the label");
+
+    // Issue 39, 17: `--ack` of a change that is not there names a flag that exists.
+    let out = run(&["watch", "--db", db, "--ack", "0"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("(`sigbench watch --changes` lists them)"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(run(&["watch", "--db", db, "--changes"]).status.success());
+    // Issue 39, 18: a reading watch never creates a store where none is.
+    let typo = dir.join("typo.db");
+    for mode in [
+        &["--series-glob", "w-*"][..],
+        &["--ack", "1"],
+        &["--changes"],
+    ] {
+        let mut a = vec!["watch", "--db", typo.to_str().unwrap()];
+        a.extend_from_slice(mode);
+        let out = run(&a);
+        assert_eq!(out.status.code(), Some(1), "{mode:?}");
+        assert!(
+            stderr(&out).contains(&format!(
+                "there is no results database at {}",
+                typo.display()
+            )),
+            "{mode:?}: {}",
+            stderr(&out)
+        );
+        assert!(!typo.exists(), "{mode:?} created {}", typo.display());
+    }
 
     // A label too long, or with a control character, is refused in one line.
     let long = "x".repeat(70_000);

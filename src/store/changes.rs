@@ -198,7 +198,7 @@ impl Store {
     pub fn acknowledge(&self, id: i64) -> Result<ChangeRecord> {
         let Some(mut c) = self.changes(None)?.into_iter().find(|c| c.id == id) else {
             bail!(
-                "there is no change point {id} in {} (`sigbench watch --list` shows them)",
+                "there is no change point {id} in {} (`sigbench watch --changes` lists them)",
                 self.location
             );
         };
@@ -247,6 +247,7 @@ mod tests {
         assert_eq!(s.acknowledge(c.id).unwrap().status, Status::Acknowledged);
         let e = s.acknowledge(99).unwrap_err().to_string();
         assert!(e.contains("no change point 99"), "{e}");
+        assert!(e.contains("`sigbench watch --changes` lists them"), "{e}");
         let _ = std::fs::remove_file(&p);
     }
 }

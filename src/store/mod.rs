@@ -173,6 +173,20 @@ impl Store {
         Ok(store)
     }
 
+    /// An existing store, to read and write (`watch --series`, `--ack`: they record change
+    /// points in what is there); a SQLite file that is not there is an error, never created.
+    pub fn open_existing(loc: &Location) -> Result<Store> {
+        if let Location::Sqlite(p) = loc
+            && !p.exists()
+        {
+            bail!(
+                "there is no results database at {} (--db to choose another)",
+                p.display()
+            );
+        }
+        Store::open(loc)
+    }
+
     /// Open an existing database for reading only (`runs`, `compare`, `export`, `report`).
     pub fn open_read(loc: &Location) -> Result<Store> {
         let db: Box<dyn Backend> = match loc {

@@ -238,7 +238,7 @@ pub fn run(args: WatchArgs) -> Result<i32> {
         );
     }
     if let Some(id) = args.ack {
-        let store = Store::open(&args.run.store.db)?;
+        let store = Store::open_existing(&args.run.store.db)?;
         let c = store.acknowledge(id)?;
         super::out(&format!(
             "change point {id} acknowledged: {} {} from {} to {}\n",

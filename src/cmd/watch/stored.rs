@@ -10,7 +10,7 @@ use sigbench::report::shell::{command, quote};
 /// recorded as a candidate (nothing can be measured again: the runs may come from any
 /// machine) and reported, `--exec` staying quiet until it is confirmed by measuring.
 pub(super) fn over_stored(args: &WatchArgs) -> Result<i32> {
-    let store = Store::open(&args.run.store.db)?;
+    let store = Store::open_existing(&args.run.store.db)?;
     let labels: Vec<String> = match &args.series_glob {
         Some(p) => {
             let pattern = glob::Pattern::new(p)
