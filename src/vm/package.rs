@@ -84,10 +84,12 @@ pub struct Package {
 }
 
 impl Package {
-    /// `path` as a package, when its name says it is one.
+    /// `path` as a package, when its name says it is one. The path is made absolute:
+    /// dpkg-deb, rpm and bsdtar take it as an argument, and a relative `-evil.deb` would
+    /// be read as an option.
     pub fn new(path: &Path) -> Option<Package> {
         Format::of(path).map(|format| Package {
-            path: path.to_path_buf(),
+            path: std::path::absolute(path).unwrap_or_else(|_| Path::new("./").join(path)),
             format,
         })
     }
@@ -229,6 +231,14 @@ pub fn release_in<'a>(files: impl IntoIterator<Item = &'a str>) -> Option<String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 39, 19: `--kernel=-evil.deb` reached dpkg-deb as an option.
+    #[test]
+    fn a_package_path_is_never_an_option() {
+        let p = Package::new(Path::new("-evil.deb")).unwrap();
+        assert!(p.path.is_absolute(), "{}", p.path.display());
+        assert!(p.path.ends_with("-evil.deb"));
+    }
 
     #[test]
     fn formats_are_told_by_name() {
