@@ -900,3 +900,68 @@ fn a_bisect_on_slurm_names_the_first_612_build() {
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
     assert!(!mounts.contains("/run/sigbench/"), "{mounts}");
 }
+
+/// Issue 39, 22: a dry run changes nothing (the log directory is not created), and no
+/// option can add a line to the job script.
+#[test]
+fn submit_dry_run_creates_nothing_and_options_stay_on_one_line() {
+    let dir = std::env::temp_dir().join(format!("sigbench-dry-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let logs = dir.join("logs");
+    let db = dir.join("s.db");
+    let base = [
+        "submit",
+        "test3",
+        "--fs",
+        "tmpfs",
+        "-n",
+        "5",
+        "--dir",
+        "a",
+        "--slurm",
+        "--dry-run",
+        "--log-dir",
+        logs.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ];
+    let out = run(&base);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("#SBATCH --array=0-0\n"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(!logs.exists(), "a dry run created {}", logs.display());
+    for (flag, v) in [
+        ("--partition", "debug\n#SBATCH --uid=0"),
+        ("--time-limit", "30:00\r\n#SBATCH --uid=0"),
+        ("--sbatch-arg", "--exclusive\n#SBATCH --uid=0"),
+    ] {
+        let mut a = base.to_vec();
+        a.extend([flag, v]);
+        let out = run(&a);
+        assert_eq!(out.status.code(), Some(1), "{flag}: {}", stdout(&out));
+        let err = stderr(&out);
+        assert!(
+            err.starts_with(&format!("sigbench: {flag} ")) && err.lines().count() == 1,
+            "{err}"
+        );
+    }
+    let nl = dir.join("a\n#SBATCH --uid=0");
+    let a: Vec<&str> = base
+        .iter()
+        .map(|&w| {
+            if w == logs.to_str().unwrap() {
+                nl.to_str().unwrap()
+            } else {
+                w
+            }
+        })
+        .collect();
+    let out = run(&a);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("--log-dir "), "{}", stderr(&out));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -129,21 +129,47 @@ impl SlurmArgs {
             s.push_str(&format!("#SBATCH --time={}\n", quote(t)));
         }
         for a in &self.sbatch_args {
-            if a.contains('\n') {
-                bail!("--sbatch-arg {a:?}: one line, please");
-            }
+            // `prepare` refused control characters.
             s.push_str(&format!("#SBATCH {a}\n"));
         }
         Ok(s)
     }
 
-    /// Check what a job needs before anything is submitted: --max-parallel ≥ 1, a store
-    /// the tasks can reach (said when it is an SQLite file), the log directory. Returns
-    /// the store's password (handed to sbatch in the environment, never written) and the
-    /// log directory, absolute.
-    pub fn prepare(&self, db: &Location, reach: bool) -> Result<(Option<String>, PathBuf)> {
+    /// Check what a job needs before anything is submitted: --max-parallel ≥ 1, options
+    /// that fit on one `#SBATCH` line, a store the tasks can reach (said when it is an
+    /// SQLite file), the log directory (created unless `dry_run`: a dry run changes
+    /// nothing). Returns the store's password (handed to sbatch in the environment, never
+    /// written) and the log directory, absolute.
+    pub fn prepare(
+        &self,
+        db: &Location,
+        reach: bool,
+        dry_run: bool,
+    ) -> Result<(Option<String>, PathBuf)> {
         if self.max_parallel == Some(0) {
             bail!("--max-parallel: at least 1");
+        }
+        let log_dir = self.log_dir.display().to_string();
+        let lines = [
+            ("--partition", self.partition.as_deref()),
+            ("--time-limit", self.time_limit.as_deref()),
+            ("--log-dir", Some(log_dir.as_str())),
+        ]
+        .into_iter()
+        .chain(
+            self.sbatch_args
+                .iter()
+                .map(|a| ("--sbatch-arg", Some(a.as_str()))),
+        );
+        for (flag, v) in lines {
+            if let Some(v) = v
+                && v.chars().any(char::is_control)
+            {
+                bail!(
+                    "{flag} {}: a control character (a newline would add a line to the job script): give it on one line",
+                    sigbench::report::table::escape_control(v)
+                );
+            }
         }
         let mut password = None;
         match db {
@@ -161,6 +187,9 @@ impl SlurmArgs {
                     Store::open(db)?;
                 }
             }
+        }
+        if dry_run {
+            return Ok((password, std::path::absolute(&self.log_dir)?));
         }
         std::fs::create_dir_all(&self.log_dir)
             .with_context(|| format!("cannot create {}", self.log_dir.display()))?;
@@ -300,7 +329,7 @@ pub fn run_round(
     if tasks.is_empty() {
         return Ok(Vec::new());
     }
-    let (password, log_dir) = slurm.prepare(db, false)?;
+    let (password, log_dir) = slurm.prepare(db, false, false)?;
     let exe = std::env::current_exe().context("cannot find the sigbench binary")?;
     let mut s = slurm.header(name, tasks.len(), &log_dir)?;
     s.push_str(&format!(

@@ -74,7 +74,9 @@ pub fn run(args: SubmitArgs) -> Result<i32> {
         bail!("submit runs the plan on Slurm: give --slurm (or --status JOBID)");
     }
     let slices = super::measure::slices(&args.run)?;
-    let (password, log_dir) = args.slurm.prepare(&args.run.store.db, !args.dry_run)?;
+    let (password, log_dir) =
+        args.slurm
+            .prepare(&args.run.store.db, !args.dry_run, args.dry_run)?;
     let argv: Vec<String> = std::env::args().collect();
     let run = task_argv(&argv, "submit", OWN);
     let text = script(&args, slices.len(), &run, &log_dir)?;
