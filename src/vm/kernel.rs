@@ -59,6 +59,11 @@ impl KernelSpec {
                 "--kernel {s}: a directory must be a kernel build tree with arch/x86/boot/bzImage"
             );
         }
+        if main.exists() && !main.is_file() {
+            bail!(
+                "--kernel {s}: not a regular file (give a kernel package, an image, a build tree or host)"
+            );
+        }
         if !main.is_file() {
             bail!(
                 "--kernel {s}: no such file (give a kernel package — .deb, .rpm, .pkg.tar.zst, several of one kernel joined by commas —, IMAGE[:MODULES_DIR], a build tree, or host)"
@@ -89,6 +94,9 @@ fn packages(s: &str) -> Result<KernelSpec> {
                 "--kernel {s}: {part} is not a kernel package (.deb, .rpm, .pkg.tar.zst): only packages of one kernel are given together"
             );
         };
+        if path.exists() && !path.is_file() {
+            bail!("--kernel {s}: {part}: not a regular file");
+        }
         if !path.is_file() {
             bail!("--kernel {s}: {part}: no such file");
         }
@@ -197,7 +205,21 @@ pub fn short_hash(s: &str) -> String {
 /// The release string a bzImage carries (boot protocol: `kernel_version` at 0x20E points
 /// to "6.1.0-18-amd64 (debian-kernel@…) #1 SMP …", 0x200 bytes into the image).
 pub fn image_release(image: &Path) -> Result<String> {
-    let data = std::fs::read(image).with_context(|| format!("cannot read {}", image.display()))?;
+    use std::io::Read;
+    let f = std::fs::File::open(image)
+        .with_context(|| format!("cannot read the kernel image {}", image.display()))?;
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        bail!(
+            "{} is not a regular file: give a kernel image (bzImage)",
+            image.display()
+        );
+    }
+    // The header and the version string it points to lie within the first 64 KiB + 1 KiB
+    // (a 16-bit pointer from 0x200): the rest of the image is never read here.
+    let mut data = Vec::new();
+    f.take(0x200 + 0x1_0000 + 0x200)
+        .read_to_end(&mut data)
+        .with_context(|| format!("cannot read {}", image.display()))?;
     if data.len() < 0x210 || &data[0x202..0x206] != b"HdrS" {
         bail!(
             "{} is not a bootable x86 kernel image (no HdrS header)",
@@ -452,6 +474,8 @@ fn prepare_locked(spec: &KernelSpec, name: &str, cache: &Path) -> Result<Kernel>
                 }
             }
             let found = Unpacked::find(&root, name, packages[0].format)?;
+            // Checked here, not by QEMU at boot: a package's "image" may be anything.
+            image_release(&found.image)?;
             if let Some(m) = &found.modules {
                 depmod_at(m, &found.release, &dir.join("depmod"))?;
             }
@@ -775,6 +799,8 @@ mod tests {
                 format!("{},{}", p("c.rpm"), p("x.rpm")),
                 "x.rpm: no such file",
             ),
+            // Issue 39, 21: a device is not "no such file".
+            ("/dev/zero".to_string(), "/dev/zero: not a regular file"),
             (
                 format!("{}:{}", p("c.rpm"), dir.display()),
                 "brings its own modules",
@@ -795,6 +821,17 @@ mod tests {
         let p = std::env::temp_dir().join(format!("sigbench-bz-{}", std::process::id()));
         std::fs::write(&p, &img).unwrap();
         assert_eq!(image_release(&p).unwrap(), "6.1.0-18-amd64");
+        // Issue 39, 8: a 2 GiB image is not read whole to check its header.
+        // (Peak RSS is the process's: other tests run beside this one, hence the margin.)
+        let before = crate::probe::peak_rss_kib();
+        let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+        f.set_len(2 << 30).unwrap();
+        drop(f);
+        assert_eq!(image_release(&p).unwrap(), "6.1.0-18-amd64");
+        let grew = crate::probe::peak_rss_kib().saturating_sub(before);
+        assert!(grew < 512 * 1024, "checking a header took {grew} KiB");
+        let e = image_release(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(e.contains("/dev/zero is not a regular file"), "{e}");
         std::fs::write(&p, &img[..0x100]).unwrap();
         assert!(
             image_release(&p)
