@@ -23,6 +23,13 @@ const GROUP_GRACE: usize = 200;
 /// (and everything it started) when a signal asks sigbench to stop. `what` names it in
 /// errors.
 pub fn output(cmd: &mut Command, what: &str) -> Result<Output> {
+    output_capped(cmd, what, usize::MAX)
+}
+
+/// [`output`] keeping at most `cap` bytes of stdout: past that the pipe is closed (the
+/// child dies of SIGPIPE) and the result is an error saying so — a decompressor given a
+/// bomb stops at the cap instead of filling memory.
+pub fn output_capped(cmd: &mut Command, what: &str, cap: usize) -> Result<Output> {
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -30,12 +37,16 @@ pub fn output(cmd: &mut Command, what: &str) -> Result<Output> {
         .process_group(0)
         .spawn()
         .with_context(|| format!("cannot run {what}"))?;
-    let out = drain(child.stdout.take());
-    let err = drain(child.stderr.take());
+    let out = drain(child.stdout.take(), cap);
+    let err = drain(child.stderr.take(), usize::MAX);
     let status = wait(&mut child, what, true)?;
+    let stdout = out.join().unwrap_or_default();
+    if stdout.len() > cap {
+        anyhow::bail!("{what}: its output passed the limit of {cap} bytes");
+    }
     Ok(Output {
         status,
-        stdout: out.join().unwrap_or_default(),
+        stdout,
         stderr: err.join().unwrap_or_default(),
     })
 }
@@ -53,13 +64,17 @@ pub fn checked(cmd: &mut Command, what: &str) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// Read a child's pipe to the end on a thread of its own (so neither pipe can fill up and
-/// stall the child while the other is read).
-fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<Vec<u8>> {
+/// Read a child's pipe to the end, or to one byte past `cap` (then the pipe is closed), on
+/// a thread of its own (so neither pipe can fill up and stall the child while the other is
+/// read).
+fn drain<R: Read + Send + 'static>(
+    pipe: Option<R>,
+    cap: usize,
+) -> std::thread::JoinHandle<Vec<u8>> {
     std::thread::spawn(move || {
         let mut buf = Vec::new();
-        if let Some(mut r) = pipe {
-            let _ = r.read_to_end(&mut buf);
+        if let Some(r) = pipe {
+            let _ = r.take(cap.saturating_add(1) as u64).read_to_end(&mut buf);
         }
         buf
     })

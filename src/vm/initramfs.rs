@@ -156,35 +156,49 @@ impl Index {
     /// `wanted` and everything it needs, dependencies first; built-ins and names this
     /// kernel does not have are skipped (the kernel has them built in, or never needs them).
     fn closure(&self, wanted: &[&str]) -> Vec<String> {
-        fn visit(ix: &Index, m: &str, seen: &mut BTreeSet<String>, out: &mut Vec<String>) {
-            if !seen.insert(m.to_string()) {
-                return;
-            }
-            let Some((_, deps)) = ix.modules.get(m) else {
-                return;
-            };
-            let soft: Vec<String> = ix
-                .softdeps
-                .get(m)
-                .into_iter()
-                .flatten()
-                .flat_map(|s| ix.resolve(s))
-                .collect();
-            for d in deps.iter().chain(&soft) {
-                visit(ix, d, seen, out);
-            }
-            out.push(m.to_string());
-        }
+        // Depth first, dependencies before their module, on a stack of our own: a
+        // package's modules.dep may chain modules any depth (50,000 overflowed the
+        // thread's stack when this recursed).
         let mut seen = BTreeSet::new();
         let mut out = Vec::new();
         for w in wanted {
             for m in self.resolve(w) {
-                if !self.builtin.contains(&m) {
-                    visit(self, &m, &mut seen, &mut out);
+                if self.builtin.contains(&m) || !seen.insert(m.clone()) {
+                    continue;
+                }
+                let mut stack = vec![(m.clone(), self.needs(&m), 0usize)];
+                while let Some((name, needs, next)) = stack.last_mut() {
+                    let Some(d) = needs.get(*next).cloned() else {
+                        if self.modules.contains_key(name.as_str()) {
+                            out.push(std::mem::take(name));
+                        }
+                        stack.pop();
+                        continue;
+                    };
+                    *next += 1;
+                    if seen.insert(d.clone()) {
+                        let needs = self.needs(&d);
+                        stack.push((d, needs, 0));
+                    }
                 }
             }
         }
         out
+    }
+
+    /// What module `m` needs loaded first: its dependencies, then its soft
+    /// dependencies (none for a name this kernel does not have).
+    fn needs(&self, m: &str) -> Vec<String> {
+        let Some((_, deps)) = self.modules.get(m) else {
+            return Vec::new();
+        };
+        let soft = self
+            .softdeps
+            .get(m)
+            .into_iter()
+            .flatten()
+            .flat_map(|s| self.resolve(s));
+        deps.iter().cloned().chain(soft).collect()
     }
 }
 
@@ -257,7 +271,21 @@ fn shared_libraries(exe: &Path) -> Result<Vec<PathBuf>> {
     Ok(libs)
 }
 
-fn decompress(path: &Path) -> Result<Vec<u8>> {
+/// The most one module may decompress to: the largest in Debian's 6.12 kernels is
+/// under 20 MB; a 66 KB `btrfs.ko.zst` that unpacks to 2 GiB is a bomb.
+pub const MAX_MODULE_BYTES: usize = 256 << 20;
+/// The most a guest's modules may decompress to in all.
+pub const MAX_MODULES_BYTES: usize = 1 << 30;
+
+/// The file at `path`, decompressed by its extension, at most `cap` bytes.
+fn decompress(path: &Path, cap: usize) -> Result<Vec<u8>> {
+    let too_big = || {
+        anyhow::anyhow!(
+            "{} decompresses to more than {} MiB, the limit for one module",
+            path.display(),
+            cap >> 20
+        )
+    };
     let name = path.to_string_lossy();
     let tool = if name.ends_with(".xz") {
         "xz"
@@ -266,12 +294,31 @@ fn decompress(path: &Path) -> Result<Vec<u8>> {
     } else if name.ends_with(".gz") {
         "gzip"
     } else {
-        return std::fs::read(path).with_context(|| format!("cannot read {}", path.display()));
+        use std::io::Read;
+        let f =
+            std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let mut data = Vec::new();
+        f.take(cap as u64 + 1)
+            .read_to_end(&mut data)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        return if data.len() > cap {
+            Err(too_big())
+        } else {
+            Ok(data)
+        };
     };
-    let out = crate::child::output(
-        Command::new(tool).args(["-dc"]).arg(path),
+    let out = crate::child::output_capped(
+        Command::new(tool).args(["-dc", "--"]).arg(path),
         &format!("{tool} (sudo make deps installs it)"),
-    )?;
+        cap,
+    )
+    .map_err(|e| {
+        if e.to_string().contains("passed the limit") {
+            too_big()
+        } else {
+            e
+        }
+    })?;
     if !out.status.success() {
         bail!("{tool} -dc {} failed", path.display());
     }
@@ -362,6 +409,9 @@ pub fn base(kernel: &Kernel, fs: Fs, cache: &Path) -> Result<PathBuf> {
     let ix = kernel.modules.as_deref().map(Index::load).transpose()?;
     check_fs(kernel, ix.as_ref(), fs)?;
     let tmp = path.with_extension("tmp");
+    // Removed on every way out but the rename: an error (a module too large), a panic,
+    // SIGINT — a failed build left 17 MB behind each time.
+    let partial = Partial(Some(tmp.clone()));
     let mut b = Builder {
         cpio: Cpio::new(std::io::BufWriter::new(std::fs::File::create(&tmp)?)),
         dirs: BTreeSet::new(),
@@ -419,6 +469,7 @@ pub fn base(kernel: &Kernel, fs: Fs, cache: &Path) -> Result<PathBuf> {
             let stage = cache.join("stage").join(&key);
             let _ = std::fs::remove_dir_all(&stage);
             let sdir = stage.join("lib/modules").join(&kernel.release);
+            let mut staged = 0usize;
             for m in &load {
                 let (rel, _) = &ix.modules[m];
                 let plain = rel
@@ -435,7 +486,15 @@ pub fn base(kernel: &Kernel, fs: Fs, cache: &Path) -> Result<PathBuf> {
                         mdir.display()
                     );
                 }
-                let data = decompress(&src)?;
+                let data = decompress(&src, MAX_MODULE_BYTES)?;
+                staged += data.len();
+                if staged > MAX_MODULES_BYTES {
+                    bail!(
+                        "{}: its modules decompress to more than {} MiB in all, the limit",
+                        kernel.name,
+                        MAX_MODULES_BYTES >> 20
+                    );
+                }
                 let dst = sdir.join(&plain);
                 std::fs::create_dir_all(dst.parent().unwrap_or(&sdir))?;
                 std::fs::write(&dst, &data)?;
@@ -472,8 +531,26 @@ pub fn base(kernel: &Kernel, fs: Fs, cache: &Path) -> Result<PathBuf> {
     let out = b.cpio.finish()?;
     out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
     std::fs::rename(&tmp, &path)?;
+    partial.keep();
     prune(&dir, &kin, &path);
     Ok(path)
+}
+
+/// A file being written, removed when dropped unless kept.
+struct Partial(Option<PathBuf>);
+
+impl Partial {
+    fn keep(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Partial {
+    fn drop(&mut self) {
+        if let Some(p) = &self.0 {
+            let _ = std::fs::remove_file(p);
+        }
+    }
 }
 
 /// Remove the images in `dir` named `{kin}…` (one kernel and filesystem, an earlier
@@ -565,6 +642,96 @@ mod tests {
             c,
             ["loop", "libcrc32c", "raid6_pq", "crc32c_generic", "btrfs"]
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Issue 39, 7: decompression stops at the cap (a 66 KB module unpacked to 2 GiB in
+    /// memory, then into the initramfs), and says the limit.
+    #[test]
+    fn decompressing_stops_at_the_cap() {
+        use std::io::Write;
+        let dir = std::env::temp_dir().join(format!("sigbench-bomb-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let gz = dir.join("btrfs.ko.gz");
+        let mut c = std::process::Command::new("gzip")
+            .arg("-c")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::fs::File::create(&gz).unwrap())
+            .spawn()
+            .unwrap();
+        c.stdin
+            .take()
+            .unwrap()
+            .write_all(&vec![0u8; 8 << 20])
+            .unwrap();
+        assert!(c.wait().unwrap().success());
+        assert_eq!(decompress(&gz, 8 << 20).unwrap().len(), 8 << 20);
+        let e = decompress(&gz, 1 << 20).unwrap_err().to_string();
+        assert!(
+            e.ends_with("btrfs.ko.gz decompresses to more than 1 MiB, the limit for one module"),
+            "{e}"
+        );
+        let plain = dir.join("plain.ko");
+        std::fs::write(&plain, vec![0u8; (1 << 20) + 1]).unwrap();
+        assert!(decompress(&plain, 1 << 20).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Issue 39, 16: a build that fails half-way (here: a module its modules.dep names
+    /// is missing) leaves no `.tmp` image in the cache.
+    #[test]
+    fn a_failed_build_leaves_no_partial_image() {
+        let dir = std::env::temp_dir().join(format!("sigbench-partial-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mdir = dir.join("lib/modules/6.1.0-1-amd64");
+        std::fs::create_dir_all(&mdir).unwrap();
+        std::fs::write(mdir.join("modules.dep"), "kernel/fs/xfs/xfs.ko.zst:\n").unwrap();
+        let k = Kernel {
+            name: "k.deb".into(),
+            release: "6.1.0-1-amd64".into(),
+            image: dir.join("vmlinuz"),
+            modules: Some(mdir.clone()),
+            config: None,
+            key: "k".into(),
+        };
+        let cache = dir.join("cache");
+        let e = base(&k, Fs::Xfs, &cache).unwrap_err().to_string();
+        assert!(
+            e.contains("xfs.ko.zst (from its modules.dep) is missing"),
+            "{e}"
+        );
+        let left: Vec<_> = std::fs::read_dir(cache.join("initramfs"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Issue 39, 5: a modules.dep chaining 50,000 modules deep (and a cycle) resolves
+    /// without overflowing the stack (it aborted the process, exit 134).
+    #[test]
+    fn a_deep_module_chain_resolves_without_recursion() {
+        let dir = std::env::temp_dir().join(format!("sigbench-deep-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let n = 50_000;
+        let mut dep = String::new();
+        for i in 0..n {
+            // m0 needs m1, …, the last needs m0 again: a cycle at the end.
+            dep.push_str(&format!("kernel/m{i}.ko: kernel/m{}.ko\n", (i + 1) % n));
+        }
+        std::fs::write(dir.join("modules.dep"), dep).unwrap();
+        let ix = Index::load(&dir).unwrap();
+        // A small stack, as a guest-building thread might have.
+        let c = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || ix.closure(&["m0"]))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(c.len(), n);
+        assert_eq!(c.first().map(String::as_str), Some("m49999"));
+        assert_eq!(c.last().map(String::as_str), Some("m0"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -830,7 +830,9 @@ mod tests {
         assert_eq!(image_release(&p).unwrap(), "6.1.0-18-amd64");
         let grew = crate::probe::peak_rss_kib().saturating_sub(before);
         assert!(grew < 512 * 1024, "checking a header took {grew} KiB");
-        let e = image_release(Path::new("/dev/zero")).unwrap_err().to_string();
+        let e = image_release(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("/dev/zero is not a regular file"), "{e}");
         std::fs::write(&p, &img[..0x100]).unwrap();
         assert!(
