@@ -6,6 +6,7 @@ mod common;
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 /// An empty directory of this test process's own under the temporary directory.
 fn fresh_dir(name: &str) -> PathBuf {
@@ -173,6 +174,81 @@ fn a_kernel_that_cannot_boot_is_reported_and_the_host_results_kept() {
         "{listed}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The processes whose command line holds `needle`.
+fn processes_with(needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            String::from_utf8_lossy(&cmdline)
+                .contains(needle)
+                .then_some(pid)
+        })
+        .collect()
+}
+
+/// Issue 39, 15: a guest run killed with SIGKILL takes its QEMU with it (it ran on as an
+/// orphan), and doctor finds and removes the boot directory it left in the cache.
+#[test]
+fn a_guest_run_killed_with_sigkill_leaves_no_qemu_and_doctor_cleans_its_cache() {
+    let _alone = ALONE.read().unwrap_or_else(|e| e.into_inner());
+    let k61 = debian_kernel(DEB_61);
+    let mut child = spawn(&[
+        "run",
+        "--kernel",
+        k61.to_str().unwrap(),
+        "-n",
+        "20000",
+        "--dir",
+        "a",
+        "--no-store",
+    ]);
+    let needle = format!("/runs/{}-", child.id());
+    let started = std::time::Instant::now();
+    let qemu = loop {
+        let found = processes_with(&needle);
+        if let Some(&q) = found.iter().find(|&&p| p != child.id()) {
+            break q;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before its guest booted"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "no QEMU after 300 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    signal(&child, libc::SIGKILL);
+    child.wait().unwrap();
+    let killed = std::time::Instant::now();
+    while std::path::Path::new(&format!("/proc/{qemu}")).exists() {
+        let state = std::fs::read_to_string(format!("/proc/{qemu}/stat")).unwrap_or_default();
+        if state.contains(") Z ") {
+            break; // a zombie: dead, waiting for init to reap it
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(10),
+            "QEMU {qemu} still runs 10 s after its sigbench was killed"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = run(&["doctor"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains(&needle),
+        "doctor did not list the boot directory:\n{text}"
+    );
+    let out = run(&["doctor", "--cleanup"]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(stdout(&out).contains(&needle), "{}", stdout(&out));
+    assert!(!stdout(&run(&["doctor"])).contains(&needle));
+    assert_eq!(leftovers_of(child.id()), Vec::<String>::new());
 }
 
 #[test]

@@ -33,7 +33,8 @@ pub fn run(args: Args) -> Result<i32> {
         // A leftover's unmount and loop detach are filesystem work a measuring run would
         // count (its tracepoints are system-wide): wait until no run measures.
         let lock = workspace::lock()?;
-        let done = workspace::cleanup();
+        let mut done = workspace::cleanup();
+        done.extend(sigbench::vm::cleanup(&args.cache.cache_dir));
         if done.is_empty() {
             println!("nothing to clean up");
         }
@@ -72,7 +73,8 @@ pub fn run(args: Args) -> Result<i32> {
     for c in sigbench::capability::checks(&tracefs, &args.cache.cache_dir) {
         line(&c.name, c.ok, &c.detail);
     }
-    let left = workspace::leftovers();
+    let mut left = workspace::leftovers();
+    left.extend(sigbench::vm::leftovers(&args.cache.cache_dir));
     if left.is_empty() {
         println!("\nno leftovers of killed runs");
     } else {

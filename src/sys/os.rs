@@ -323,6 +323,31 @@ pub fn record_signal(sig: libc::c_int, slot: &'static std::sync::atomic::AtomicI
     .map(|_| ())
 }
 
+/// Have the child `cmd` starts killed (SIGKILL) when the thread that started it ends —
+/// also when sigbench is killed with SIGKILL, which leaves no chance to stop it: a QEMU
+/// would run on as an orphan. The starting thread must own the child to its end (`vm::run`
+/// boots and waits on one thread).
+pub fn die_with_parent(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: getpid has no arguments and cannot fail.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the closure runs in the child between fork and exec, where only
+    // async-signal-safe calls may be made: prctl, getppid and _exit are, and it allocates
+    // nothing and takes no lock (an io::Error from an errno is a plain integer).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(Error::last_os_error());
+            }
+            // The parent died before the prctl: nothing would ever deliver the signal.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
 /// `kill(2)`.
 pub fn kill(pid: i32, sig: libc::c_int) -> Result<()> {
     // SAFETY: no pointers; signalling a pid is memory-safe whatever the pid.

@@ -149,7 +149,7 @@ fn lock_file_as(path: &Path, holder_is: &str, mode: libc::c_int) -> Result<File>
 }
 
 /// Whether `pid` is a live sigbench process.
-fn alive(pid: u32) -> bool {
+pub fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/comm"))
         .map(|c| c.trim() == "sigbench")
         .unwrap_or(false)

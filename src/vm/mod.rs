@@ -17,7 +17,7 @@ use crate::testbed::Fs;
 use anyhow::{Context, Result, bail};
 use kernel::Kernel;
 use qemu::{Accel, Machine, Outcome};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How guests are run.
@@ -237,4 +237,84 @@ fn run_in(
         machine,
         error,
     })
+}
+
+/// The boot directories (`<cache>/runs/<pid>-…`) of sigbench processes no longer running.
+fn dead_boots(cache: &Path) -> Vec<(u32, PathBuf)> {
+    let Ok(rd) = std::fs::read_dir(cache.join("runs")) else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .filter_map(|e| {
+            let name = e.file_name();
+            let pid: u32 = name.to_str()?.split('-').next()?.parse().ok()?;
+            (!crate::testbed::workspace::alive(pid)).then(|| (pid, e.path()))
+        })
+        .collect()
+}
+
+/// Processes (a QEMU) whose command line names a file in one of `dirs`.
+fn processes_in(dirs: &[(u32, PathBuf)]) -> Vec<(u32, u32, String)> {
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in rd.flatten() {
+        let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = cmdline
+            .split(|&b| b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        if let Some((owner, _)) = dirs.iter().find(|(_, d)| {
+            let d = format!("{}/", d.display());
+            args.iter().any(|a| a.contains(&d))
+        }) {
+            let exe = args.first().cloned().unwrap_or_default();
+            out.push((*owner, p, exe));
+        }
+    }
+    out
+}
+
+/// What killed guest runs left: QEMU processes still running (a sigbench killed with
+/// SIGKILL before QEMU died with it) and boot directories in the cache.
+pub fn leftovers(cache: &Path) -> Vec<crate::testbed::workspace::Leftover> {
+    use crate::testbed::workspace::Leftover;
+    let dead = dead_boots(cache);
+    let mut out: Vec<Leftover> = processes_in(&dead)
+        .into_iter()
+        .map(|(pid, p, exe)| Leftover {
+            pid,
+            what: format!("process {p}: {exe} (a guest)"),
+        })
+        .collect();
+    out.extend(dead.into_iter().map(|(pid, d)| Leftover {
+        pid,
+        what: format!("directory: {}", d.display()),
+    }));
+    out
+}
+
+/// Stop what killed guest runs left running and remove their boot directories.
+pub fn cleanup(cache: &Path) -> Vec<String> {
+    let dead = dead_boots(cache);
+    let mut done = Vec::new();
+    for (_, p, exe) in processes_in(&dead) {
+        match crate::sys::os::kill(p as i32, libc::SIGKILL) {
+            Ok(()) => done.push(format!("stopped process {p} ({exe})")),
+            Err(e) => done.push(format!("FAILED to stop process {p} ({exe}): {e}")),
+        }
+    }
+    for (_, d) in dead {
+        match std::fs::remove_dir_all(&d) {
+            Ok(()) => done.push(format!("removed {}", d.display())),
+            Err(e) => done.push(format!("FAILED to remove {}: {e}", d.display())),
+        }
+    }
+    done
 }

@@ -279,7 +279,10 @@ pub fn start(
     let results = workdir.join("results.json");
     let _ = std::fs::remove_file(&console);
     let _ = std::fs::remove_file(&results);
-    let child = Command::new(qemu()?)
+    let mut cmd = Command::new(qemu()?);
+    // A sigbench killed with SIGKILL takes its QEMU with it.
+    crate::sys::os::die_with_parent(&mut cmd);
+    let child = cmd
         .args(machine.args())
         .args(["-m", &mem_mib.to_string()])
         .args([
