@@ -176,6 +176,85 @@ fn a_kernel_that_cannot_boot_is_reported_and_the_host_results_kept() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Issue 39, 3: when the confirming boots cannot run, the change is not stored as
+/// rejected (later watches never raised it again): watch says "could not be confirmed",
+/// exits 1, keeps it new, and the next watch that can boot confirms it.
+#[test]
+fn a_change_whose_confirmation_cannot_boot_stays_new_and_is_confirmed_later() {
+    let _alone = ALONE.read().unwrap_or_else(|e| e.into_inner());
+    let ks: Vec<String> = [
+        debian_kernel_nth(DEB_61, 1),
+        debian_kernel_nth(DEB_61, 0),
+        debian_kernel_nth(DEB_612, 1),
+        debian_kernel_nth(DEB_612, 0),
+    ]
+    .iter()
+    .map(|p| p.to_str().unwrap().to_string())
+    .collect();
+    let dir = fresh_dir("sigbench-unconfirmed");
+    let db = dir.join("w.db");
+    let db = db.to_str().unwrap();
+    // The series' runs, stored: the watch below measures nothing but the confirmation.
+    let mut a = vec!["run"];
+    a.extend_from_slice(CHURN_20000);
+    a.extend(["--db", db]);
+    for k in &ks {
+        a.extend(["--kernel", k.as_str()]);
+    }
+    let out = run(&a);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // A QEMU that cannot start a guest (its version answered, for the machine's probe).
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let real = sh("sh", &["-c", "command -v qemu-system-x86_64"]);
+    let fake = bin.join("qemu-system-x86_64");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = --version ] && exec {} \"$@\"\necho 'qemu: cannot start (a test)' >&2\nexit 1\n",
+            real.trim()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let watch = |path: Option<&Path>| {
+        let mut c = sigbench();
+        c.arg("watch")
+            .args(CHURN_20000)
+            .args(["--db", db, "--kernels"])
+            .args(&ks);
+        if let Some(p) = path {
+            c.env(
+                "PATH",
+                format!("{}:{}", p.display(), std::env::var("PATH").unwrap()),
+            );
+        }
+        c.output().unwrap()
+    };
+    let out = watch(Some(&bin));
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{text}{err}");
+    assert!(text.contains("could not be confirmed"), "{text}");
+    assert!(!text.contains("rejected"), "{text}");
+    assert!(
+        err.contains("change(s) could not be confirmed (exit 1)"),
+        "{err}"
+    );
+    let listed = stdout(&run(&["watch", "--changes", "--db", db]));
+    assert!(!listed.contains("rejected"), "{listed}");
+    assert!(listed.lines().any(|l| l.contains(" new ")), "{listed}");
+    // QEMU works again: the same change is measured again and confirmed.
+    let out = watch(None);
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{err}");
+    assert!(
+        text.lines().any(|l| l.starts_with("sigbench noticed a ")),
+        "{text}\n{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The processes whose command line holds `needle`.
 fn processes_with(needle: &str) -> Vec<u32> {
     std::fs::read_dir("/proc")

@@ -23,12 +23,22 @@ pub(super) fn confirm(
     let (good, bad) = (side(0), side(1));
     let judged = sigbench::watch::confirm(&good, &bad, here, w.timebase.noise_floor());
     let mut out = Vec::new();
+    let mut unconfirmed = Vec::new();
     for (c, (confirmation, yes)) in here.iter().zip(judged) {
         let mut r = match sigbench::watch::known(c, &w.names, stored) {
             Some(k) => stored[k].clone(),
             None => sigbench::watch::new_record(key, c, &w.names),
         };
-        let p = confirmation.as_ref().map_or(1.0, |k| k.p);
+        let Some(k) = &confirmation else {
+            // Nothing was measured on one side (its boots failed): no evidence either
+            // way. The change stays new, so the next watch measures it again.
+            unconfirmed.push(c.metric.clone());
+            r.status = Status::New;
+            w.store.keep_change(&mut r)?;
+            out.push(r);
+            continue;
+        };
+        let p = k.p;
         r.confirmed = confirmation;
         r.status = if yes {
             Status::Confirmed
@@ -42,6 +52,16 @@ pub(super) fn confirm(
         ));
         w.store.keep_change(&mut r)?;
         out.push(r);
+    }
+    if let Some(first) = unconfirmed.first() {
+        w.unconfirmed += 1;
+        w.say(&format!(
+            "could not confirm {} metric(s) ({first}{}): {} and {} gave no runs again (see the boots above); they stay new, and the next watch measures them again",
+            unconfirmed.len(),
+            if unconfirmed.len() > 1 { ", …" } else { "" },
+            w.names[g],
+            w.names[b]
+        ));
     }
     Ok(out)
 }

@@ -125,6 +125,8 @@ struct Watch<'a> {
     /// Each kernel's runs of this plan (stored, or measured now).
     points: Vec<Vec<RunDocument>>,
     measured: usize,
+    /// Changes whose confirmation could not run (no runs of a side): exit 1.
+    unconfirmed: usize,
     /// `--slurm`: the `run` arguments of every task (the kernels are measured there).
     slurm: Option<Vec<String>>,
 }
@@ -278,6 +280,7 @@ pub fn run(args: WatchArgs) -> Result<i32> {
         points: vec![Vec::new(); specs.len()],
         specs,
         measured: 0,
+        unconfirmed: 0,
         slurm: args.slurm.slurm.then(|| {
             super::slurm::task_argv(
                 &std::env::args().collect::<Vec<_>>(),
@@ -318,6 +321,13 @@ pub fn run(args: WatchArgs) -> Result<i32> {
         started.elapsed().as_secs_f64()
     );
     super::out(&out)?;
+    if w.unconfirmed > 0 {
+        sigbench::say!(
+            "sigbench: watch: {} change(s) could not be confirmed (exit 1): they stay new, and the next watch measures them again",
+            w.unconfirmed
+        );
+        return Ok(1);
+    }
     Ok(0)
 }
 
@@ -409,11 +419,17 @@ fn examine(
             .filter(|&k| records[k].status == Status::Confirmed)
             .collect();
         if confirmed.is_empty() {
+            let retry = records.iter().any(|r| r.status == Status::New);
             super::outln!(
                 out,
-                "change from {} to {}: not confirmed (rejected)",
+                "change from {} to {}: {}",
                 w.names[g],
-                w.names[b]
+                w.names[b],
+                if retry {
+                    "could not be confirmed (its kernels gave no runs again); the next watch tries again"
+                } else {
+                    "not confirmed (rejected)"
+                }
             );
             continue;
         }
