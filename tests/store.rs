@@ -821,3 +821,56 @@ fn hostile_labels_are_quoted_in_commands_and_bounded_at_input() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 39, 4: in --series mode a --report-dir that cannot take the report is refused
+/// before anything is recorded, and a report that fails to be written leaves the change
+/// unrecorded: the next watch reports it (the store said "no new change" before).
+#[test]
+fn a_series_change_is_recorded_only_with_its_report() {
+    let dir = tmp("series-report-dir");
+    let db = dir.join("s.db");
+    let db = db.to_str().unwrap();
+    let series = stepped_series(&dir);
+    let out = run(&["import", series.to_str().unwrap(), "--db", db]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let watch = |report_dir: &str| {
+        run(&[
+            "watch",
+            "--db",
+            db,
+            "--report-dir",
+            report_dir,
+            "--series-glob",
+            "nightly-*",
+        ])
+    };
+    let changes = || stdout(&run(&["watch", "--changes", "--db", db]));
+    let none = changes();
+    // The store itself as --report-dir: refused up front, nothing recorded.
+    let out = watch(db);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("not a directory"), "{}", stderr(&out));
+    assert_eq!(changes(), none);
+    // A directory where the report cannot be written (its name is taken by a directory).
+    let reports = dir.join("reports");
+    std::fs::create_dir_all(reports.join("change-1.txt")).unwrap();
+    let out = watch(reports.to_str().unwrap());
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("the next watch reports it again"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(changes(), none, "a change was recorded without its report");
+    std::fs::remove_dir_all(reports.join("change-1.txt")).unwrap();
+    // Once the report can be written, the change is reported.
+    let out = watch(reports.to_str().unwrap());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("sigbench noticed a candidate"),
+        "{}",
+        stdout(&out)
+    );
+    assert_ne!(changes(), none);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

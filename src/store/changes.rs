@@ -194,6 +194,18 @@ impl Store {
         Ok(())
     }
 
+    /// Remove change points recorded moments ago whose report could not be written: a
+    /// change is kept as found only once its report exists, so the next watch raises it
+    /// again.
+    pub fn forget_changes(&self, ids: &[i64]) -> Result<()> {
+        self.write("forgetting change points", |db| {
+            for &id in ids {
+                db.exec("DELETE FROM changes WHERE id = $1", &[Val::Int(id)])?;
+            }
+            Ok(())
+        })
+    }
+
     /// `watch --ack ID`: silence a change point.
     pub fn acknowledge(&self, id: i64) -> Result<ChangeRecord> {
         let Some(mut c) = self.changes(None)?.into_iter().find(|c| c.id == id) else {

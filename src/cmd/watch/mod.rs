@@ -354,6 +354,12 @@ fn check(args: &WatchArgs) -> Result<()> {
             &[Label, Interleave, Slice, SplitReps, OpLog],
         )?;
     }
+    check_report_dir(args)
+}
+
+/// The outputs, `--report-dir` among them, checked before anything is measured or
+/// recorded: a directory, not the store, writable.
+fn check_report_dir(args: &WatchArgs) -> Result<()> {
     let mut o = super::measure::outputs(&args.run);
     if let Some(d) = &args.report_dir {
         if !d.is_dir() {
@@ -362,6 +368,15 @@ fn check(args: &WatchArgs) -> Result<()> {
                 d.display()
             );
         }
+        // Writable by this process (root passes mode bits, not a read-only mount).
+        let probe = d.join(format!(".sigbench-write-test-{}", std::process::id()));
+        // Created exclusively: a link planted at the name is not followed.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&probe)
+            .with_context(|| format!("--report-dir {}: cannot write there", d.display()))?;
+        let _ = std::fs::remove_file(&probe);
         o = o.output("--report-dir", d.join("x"));
     }
     o.check()

@@ -10,6 +10,7 @@ use sigbench::report::shell::{command, quote};
 /// recorded as a candidate (nothing can be measured again: the runs may come from any
 /// machine) and reported, `--exec` staying quiet until it is confirmed by measuring.
 pub(super) fn over_stored(args: &WatchArgs) -> Result<i32> {
+    check_report_dir(args)?;
     let store = Store::open_existing(&args.run.store.db)?;
     let labels: Vec<String> = match &args.series_glob {
         Some(p) => {
@@ -112,14 +113,16 @@ pub(super) fn over_stored(args: &WatchArgs) -> Result<i32> {
                     quote(&format!("<{}'s kernel>", names[b]))
                 ),
             ];
-            out.push_str(&write_report(
-                &reporting,
-                g,
-                b,
-                &mut records[lead],
-                &[],
-                commands,
-            )?);
+            match write_report(&reporting, g, b, &mut records[lead], &[], commands) {
+                Ok(text) => out.push_str(&text),
+                Err(e) => {
+                    let ids: Vec<i64> = records.iter().map(|r| r.id).collect();
+                    store.forget_changes(&ids)?;
+                    return Err(
+                        e.context("the change is not recorded: the next watch reports it again")
+                    );
+                }
+            }
             let others: Vec<String> = all
                 .iter()
                 .filter(|&&k| k != lead)
