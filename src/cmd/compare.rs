@@ -16,6 +16,10 @@ pub const ERROR_EXIT: i32 = 128;
 #[derive(clap::Args)]
 pub struct Args {
     /// Labels from the store (or JSON files from `run --json` / `export`); the first is the baseline
+    /// Also use runs that did not complete (interrupted, killed, failed, running): the
+    /// label says how many
+    #[arg(long)]
+    incomplete: bool,
     #[arg(required = true, num_args = 2..)]
     labels: Vec<String>,
     #[arg(long, value_enum, default_value = "text")]
@@ -66,7 +70,7 @@ pub fn run(args: Args) -> Result<i32> {
     let mut store = None;
     let mut sets = Vec::new();
     for l in &args.labels {
-        let (label, runs) = runs_of(l, &args.store.db, &mut store)?;
+        let (label, runs) = runs_of(l, &args.store.db, &mut store, args.incomplete)?;
         // A label may come from anyone's export: never print its control characters.
         let label = sigbench::report::table::escape_control(&label);
         let measured_on: std::collections::BTreeSet<String> = runs

@@ -52,7 +52,7 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
     let plan = super::measure::plan_of(&args.run)?;
     // The baseline must exist before anything is booted.
     let mut store = None;
-    let (base_label, base_runs) = runs_of(&args.baseline, &args.run.store.db, &mut store)?;
+    let (base_label, base_runs) = runs_of(&args.baseline, &args.run.store.db, &mut store, false)?;
     drop(store);
     check_baseline(&base_label, &base_runs, &plan, &metrics)?;
     let spec = kernel::KernelSpec::parse(&args.run.kernels[0])?;

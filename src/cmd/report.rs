@@ -13,6 +13,10 @@ pub struct Args {
     /// Labels from the store or JSON files (default: every label with runs of the
     /// signature run last)
     labels: Vec<String>,
+    /// Also use runs that did not complete (interrupted, killed, failed, running): the
+    /// label says how many
+    #[arg(long)]
+    incomplete: bool,
     /// Output file
     #[arg(short, long, default_value = "report.html")]
     output: PathBuf,
@@ -68,12 +72,20 @@ pub fn run(args: Args) -> Result<i32> {
         store = Some(Store::open_read(&args.store.db)?);
         let s = store.as_ref().expect("opened");
         for label in s.labels()? {
-            let (l, runs) = runs_of(&label, &args.store.db, &mut store)?;
-            sets.push((l, runs));
+            // Every label: one whose runs all stopped early is left out, not an error.
+            let (l, runs) = sigbench::store::all_runs_of(&label, &args.store.db, &mut store)?;
+            if args.incomplete || runs.iter().any(|r| r.status == "complete") {
+                sets.push(sigbench::store::keep_complete(
+                    &label,
+                    l,
+                    runs,
+                    args.incomplete,
+                )?);
+            }
         }
     } else {
         for l in &args.labels {
-            sets.push(runs_of(l, &args.store.db, &mut store)?);
+            sets.push(runs_of(l, &args.store.db, &mut store, args.incomplete)?);
         }
     }
     // Labels may come from anyone's export: never print their control characters.

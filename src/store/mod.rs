@@ -552,9 +552,62 @@ fn insert_case(
     Ok(())
 }
 
+/// Of `runs` (named `arg`), the complete ones — a run interrupted, killed, failed or
+/// still running measured only part of its plan — unless `incomplete` (`--incomplete`),
+/// when every run is kept and the label shown says how many did not complete. What was
+/// left out is said on stderr; none complete is an error naming the flag.
+pub fn keep_complete(
+    arg: &str,
+    label: String,
+    runs: Vec<RunDocument>,
+    incomplete: bool,
+) -> Result<(String, Vec<RunDocument>)> {
+    let others: Vec<&str> = runs
+        .iter()
+        .filter(|r| r.status != "complete")
+        .map(|r| r.status.as_str())
+        .collect();
+    if others.is_empty() {
+        return Ok((label, runs));
+    }
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+    for s in &others {
+        *counts.entry(s).or_default() += 1;
+    }
+    let said = counts
+        .iter()
+        .map(|(s, n)| format!("{n} {s}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if incomplete {
+        return Ok((format!("{label} (incl. {said})"), runs));
+    }
+    let complete: Vec<RunDocument> = runs
+        .into_iter()
+        .filter(|r| r.status == "complete")
+        .collect();
+    if complete.is_empty() {
+        bail!("`{arg}` has no complete runs ({said}): give --incomplete to use them anyway");
+    }
+    crate::say!("sigbench: `{arg}`: left out {said} run(s) (--incomplete to include them)");
+    Ok((label, complete))
+}
+
 /// The runs an argument names: a JSON file (`run --json`, `export`), or a label in the
-/// store at `db` (opened into `store` on first use). Returns the label to show.
+/// store at `db` (opened into `store` on first use) — complete runs only unless
+/// `incomplete` ([`keep_complete`]). Returns the label to show.
 pub fn runs_of(
+    arg: &str,
+    db: &Location,
+    store: &mut Option<Store>,
+    incomplete: bool,
+) -> Result<(String, Vec<RunDocument>)> {
+    let (label, runs) = all_runs_of(arg, db, store)?;
+    keep_complete(arg, label, runs, incomplete)
+}
+
+/// Every run an argument names, whatever its status.
+pub fn all_runs_of(
     arg: &str,
     db: &Location,
     store: &mut Option<Store>,
@@ -673,5 +726,41 @@ mod tests {
             .collect();
         assert_eq!(found, [Some("12_0".into()), Some("12_3".into())]);
         let _ = std::fs::remove_file(p.path().unwrap());
+    }
+}
+
+#[cfg(test)]
+mod complete_tests {
+    use super::*;
+    use crate::results::fixtures;
+
+    /// Issue 39, 13: compare and report pooled runs of any status without a word.
+    #[test]
+    fn only_complete_runs_unless_asked() {
+        let run = |status: &str| {
+            let mut d = fixtures::doc("x", &[1.0], &[0]);
+            d.status = status.into();
+            d
+        };
+        let runs = vec![
+            run("complete"),
+            run("interrupted"),
+            run("killed"),
+            run("complete"),
+        ];
+        let (label, kept) = keep_complete("x", "x".into(), runs.clone(), false).unwrap();
+        assert_eq!((label.as_str(), kept.len()), ("x", 2));
+        let (label, kept) = keep_complete("x", "x".into(), runs, true).unwrap();
+        assert_eq!(
+            (label.as_str(), kept.len()),
+            ("x (incl. 1 interrupted, 1 killed)", 4)
+        );
+        let e = keep_complete("x", "x".into(), vec![run("failed")], false)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "`x` has no complete runs (1 failed): give --incomplete to use them anyway"
+        );
     }
 }
