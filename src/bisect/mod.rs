@@ -79,6 +79,11 @@ pub struct Outcome {
     /// for the repetitions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doubt: Option<String>,
+    /// The newer end is better than the older (less time, more throughput): the search
+    /// found the first improved kernel — a legitimate bisect, labelled so, never a "bad"
+    /// one.
+    #[serde(default)]
+    pub improvement: bool,
 }
 
 /// A bisect's outcome as `--bisect-json` writes it and `report --bisect` reads it.
@@ -530,18 +535,64 @@ pub fn conclude(
         Some((good, bad)) => confirm(m, good, bad, &mut steps, p, progress)?,
         None => None,
     };
+    let improvement = improved(&p.metric, &steps);
     Ok(Outcome {
         metric: p.metric.clone(),
         steps,
         first_bad: answer.filter(|_| doubt.is_none()).map(|(_, bad)| bad),
         candidates,
         doubt,
+        improvement,
     })
+}
+
+/// Whether the bad end (the newer) is better than the good end on `metric`: its median
+/// lower, or higher for a throughput. The ends are the first two steps.
+pub fn improved(metric: &str, steps: &[Step]) -> bool {
+    let end = |call: Call| {
+        steps
+            .iter()
+            .take(2)
+            .find(|s| s.call == call && !s.samples.is_empty())
+            .map(|s| median(&s.samples))
+    };
+    let (Some(good), Some(bad)) = (end(Call::Good), end(Call::Bad)) else {
+        return false;
+    };
+    let name = metric.rsplit(' ').next().unwrap_or(metric);
+    if crate::stats::compare::higher_is_better(name) {
+        bad > good
+    } else {
+        bad < good
+    }
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    /// Issue 39, 14: a newer end 50 % faster is an improvement (it was "first bad" with
+    /// verdict bad); a throughput that drops is not.
+    #[test]
+    fn a_better_newer_end_is_an_improvement() {
+        let step = |call, samples: Vec<f64>| Step {
+            index: 0,
+            kernel: "k".into(),
+            samples,
+            call,
+            why: String::new(),
+        };
+        let ends = |good: f64, bad: f64| {
+            vec![
+                step(Call::Good, vec![good; 3]),
+                step(Call::Bad, vec![bad; 3]),
+            ]
+        };
+        assert!(improved("a/N=250 wall_ms", &ends(10.0, 5.0)));
+        assert!(!improved("a/N=250 wall_ms", &ends(5.0, 10.0)));
+        assert!(improved("dbench/N=1 throughput_mb_s", &ends(400.0, 500.0)));
+        assert!(!improved("dbench/N=1 throughput_mb_s", &ends(500.0, 400.0)));
+    }
 
     pub(crate) fn params(reps: u32, max_reps: u32) -> Params {
         Params {

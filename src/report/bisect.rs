@@ -55,13 +55,23 @@ pub fn steps_table(r: &Report) -> Table {
             ]),
             None => row.extend(["0", "-", "-", "-", "-", "-"].map(String::from)),
         }
-        let verdict = match s.call {
-            Call::Good => "good",
-            Call::Bad => "bad",
-            Call::Skipped => "skipped",
+        // Bisecting an improvement: "bad" is "like the newer, better end".
+        let verdict = match (s.call, r.outcome.improvement) {
+            (Call::Good, false) => "good",
+            (Call::Bad, false) => "bad",
+            (Call::Good, true) => "old",
+            (Call::Bad, true) => "improved",
+            (Call::Skipped, _) => "skipped",
         };
         row.push(if r.outcome.first_bad == Some(s.index) {
-            format!("{verdict}  <- first bad")
+            format!(
+                "{verdict}  <- first {}",
+                if r.outcome.improvement {
+                    "improved"
+                } else {
+                    "bad"
+                }
+            )
         } else {
             verdict.to_string()
         });
@@ -73,6 +83,9 @@ pub fn steps_table(r: &Report) -> Table {
 /// The HTML/Markdown report of a bisect.
 pub fn document(r: &Report) -> Result<Document> {
     let title = match (&r.first_bad, &r.outcome.doubt) {
+        (Some(k), _) if r.outcome.improvement => {
+            format!("bisect: first improved {k} (an improvement, not a regression)")
+        }
         (Some(k), _) => format!("bisect: first bad {k}"),
         (None, Some(_)) => {
             "bisect: no answer (the last good and first bad found do not differ)".to_string()
@@ -174,6 +187,7 @@ mod tests {
                 first_bad: Some(2),
                 candidates: vec![2],
                 doubt: None,
+                improvement: false,
             },
         )
     }

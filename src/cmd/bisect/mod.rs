@@ -664,7 +664,12 @@ fn conclusion(o: &mut String, b: &Bisected, changed: Option<&sigbench::bisect::C
     let step = outcome.steps.iter().find(|s| s.index == i);
     super::outln!(
         o,
-        "\nfirst bad: {}{}; evidence: {}",
+        "\n{}: {}{}; evidence: {}",
+        if outcome.improvement {
+            "first improved (an improvement: the newer end is better)"
+        } else {
+            "first bad"
+        },
         names[i],
         b.sources[i]
             .as_ref()
