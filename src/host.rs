@@ -113,6 +113,16 @@ fn field(c: &[libc::c_char]) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// This machine's memory (MemTotal), in KiB; 0 when /proc/meminfo does not say.
+pub fn mem_total_kib() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
 impl Host {
     /// What this machine's times count: runs compare their times only within one base.
     pub fn timebase(&self) -> crate::clock::TimeBase {
@@ -130,11 +140,7 @@ impl Host {
                 (k.trim() == "model name").then(|| v.trim().to_string())
             })
             .unwrap_or_else(|| "unknown".into());
-        let mem_total_kib = read("/proc/meminfo")
-            .lines()
-            .find_map(|l| l.strip_prefix("MemTotal:"))
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0);
+        let mem_total_kib = mem_total_kib();
         Host {
             hostname: field(&u.nodename),
             kernel_release: field(&u.release),

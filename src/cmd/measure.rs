@@ -134,9 +134,9 @@ pub struct Args {
     /// or `host` (real time: KVM's default)
     #[arg(long, value_enum, value_name = "CLOCK")]
     pub(crate) clock: Option<super::options::ClockChoice>,
-    /// Guest memory in MiB
-    #[arg(long, default_value_t = 2048, value_name = "MiB")]
-    pub(crate) guest_mem: u32,
+    /// Guest memory in MiB (default 2048)
+    #[arg(long, value_name = "MiB")]
+    pub(crate) guest_mem: Option<u32>,
     /// Guest CPUs (default 1 under the icount clock, else 2)
     #[arg(long, value_name = "N")]
     pub(crate) guest_cpus: Option<u32>,
@@ -300,6 +300,60 @@ pub(crate) fn outputs(args: &Args) -> Outputs {
     o
 }
 
+/// A guest's memory unless --guest-mem says otherwise.
+const DEFAULT_GUEST_MEM_MIB: u32 = 2048;
+/// The least memory a guest boots in: the initramfs alone (this binary, mkfs and its
+/// libraries, the modules) is ~130 MB.
+const MIN_GUEST_MEM_MIB: u32 = 512;
+/// The most CPUs a guest is given.
+const MAX_GUEST_CPUS: u32 = 64;
+/// The shortest and longest --guest-timeout, in seconds.
+const GUEST_TIMEOUT_S: std::ops::RangeInclusive<u64> = 10..=7 * 24 * 3600;
+
+/// The guest options' values, checked before QEMU sees them (0, 1 and 4294967295 went
+/// straight to it).
+fn check_guest_options(args: &Args) -> Result<()> {
+    if let Some(m) = args.guest_mem {
+        let host_mib = sigbench::host::mem_total_kib() / 1024;
+        if m < MIN_GUEST_MEM_MIB || (host_mib > 0 && u64::from(m) > host_mib) {
+            bail!("--guest-mem {m}: give MiB from {MIN_GUEST_MEM_MIB} to the host's {host_mib}");
+        }
+    }
+    if let Some(c) = args.guest_cpus
+        && !(1..=MAX_GUEST_CPUS).contains(&c)
+    {
+        bail!("--guest-cpus {c}: give 1 to {MAX_GUEST_CPUS}");
+    }
+    if let Some(t) = args.guest_timeout
+        && !GUEST_TIMEOUT_S.contains(&t)
+    {
+        bail!(
+            "--guest-timeout {t}: give seconds from {} to {}",
+            GUEST_TIMEOUT_S.start(),
+            GUEST_TIMEOUT_S.end()
+        );
+    }
+    Ok(())
+}
+
+/// The guest options given on a command line that boots no guest: an option is never
+/// silently ignored.
+pub(crate) fn refuse_guest_options(args: &Args) -> Result<()> {
+    use super::options::AccelChoice;
+    let given = [
+        ("--clock", args.clock.is_some()),
+        ("--accel", !matches!(args.accel, AccelChoice::Auto)),
+        ("--guest-mem", args.guest_mem.is_some()),
+        ("--guest-cpus", args.guest_cpus.is_some()),
+        ("--guest-timeout", args.guest_timeout.is_some()),
+        ("--jobs", args.jobs.is_some()),
+    ];
+    if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
+        bail!("{flag} is for guests: give --kernel (a run here uses this machine's kernel)");
+    }
+    Ok(())
+}
+
 /// How guests are run, from the options.
 pub(crate) fn vm_options(args: &Args) -> Result<VmOptions> {
     use super::options::AccelChoice;
@@ -308,11 +362,12 @@ pub(crate) fn vm_options(args: &Args) -> Result<VmOptions> {
         AccelChoice::Kvm => Some(Accel::Kvm),
         AccelChoice::Tcg => Some(Accel::Tcg),
     };
+    check_guest_options(args)?;
     let opts = VmOptions {
         cache: args.cache.cache_dir.clone(),
         accel,
         clock: args.clock.map(Into::into),
-        mem_mib: args.guest_mem,
+        mem_mib: args.guest_mem.unwrap_or(DEFAULT_GUEST_MEM_MIB),
         cpus: args.guest_cpus,
         timeout: args.guest_timeout.map(Duration::from_secs),
     };
@@ -338,6 +393,52 @@ mod tests {
         Run::try_parse_from(std::iter::once("run").chain(argv.iter().copied()))
             .unwrap_or_else(|e| panic!("{argv:?}: {e}"))
             .args
+    }
+
+    /// Issue 39, 21: guest options are checked before QEMU sees them, and refused on a
+    /// run that boots no guest.
+    #[test]
+    fn guest_options_are_checked_and_never_ignored() {
+        for (argv, want) in [
+            (
+                &["--guest-mem", "0"][..],
+                "--guest-mem 0: give MiB from 512",
+            ),
+            (
+                &["--guest-mem", "4294967295"],
+                "--guest-mem 4294967295: give MiB",
+            ),
+            (&["--guest-cpus", "0"], "--guest-cpus 0: give 1 to 64"),
+            (
+                &["--guest-cpus", "4294967295"],
+                "--guest-cpus 4294967295: give 1 to 64",
+            ),
+            (
+                &["--guest-timeout", "1"],
+                "--guest-timeout 1: give seconds from 10",
+            ),
+            (
+                &["--guest-timeout", "4294967295"],
+                "--guest-timeout 4294967295",
+            ),
+        ] {
+            let e = vm_options(&args(argv)).err().map(|e| e.to_string());
+            assert!(
+                e.as_deref().is_some_and(|e| e.starts_with(want)),
+                "{argv:?}: {e:?}"
+            );
+        }
+        assert!(vm_options(&args(&["--guest-mem", "1024", "--guest-cpus", "1"])).is_ok());
+        for (argv, flag) in [
+            (&["--jobs", "2"][..], "--jobs"),
+            (&["--accel", "tcg"], "--accel"),
+            (&["--guest-mem", "1024"], "--guest-mem"),
+            (&["--guest-timeout", "60"], "--guest-timeout"),
+        ] {
+            let e = refuse_guest_options(&args(argv)).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("{flag} is for guests")), "{e}");
+        }
+        assert!(refuse_guest_options(&args(&["-n", "5"])).is_ok());
     }
 
     /// `--profile` without a rate is the library's default rate (clap needs it as text).

@@ -97,9 +97,7 @@ fn run_one(args: Args) -> Result<i32> {
     if args.interleave {
         bail!("--interleave alternates kernels: give at least two --kernel");
     }
-    if args.clock.is_some() {
-        bail!("--clock chooses a guest's clock: give --kernel (a run here has the host's)");
-    }
+    super::measure::refuse_guest_options(&args)?;
     let store = if args.no_store {
         None
     } else {
