@@ -15,6 +15,7 @@ pub mod clock;
 pub mod diag;
 pub mod exec;
 pub mod host;
+pub mod input;
 pub mod interrupt;
 pub mod kbuild;
 pub mod loadfile;

@@ -135,8 +135,11 @@ impl Report {
 
     /// Read a `--bisect-json` file.
     pub fn read(path: &std::path::Path) -> Result<Report> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        let text = crate::input::read_text(
+            path,
+            "the bisect document",
+            crate::input::MAX_DOCUMENT_BYTES,
+        )?;
         let r: Report = serde_json::from_str(&text).map_err(|e| {
             anyhow::anyhow!("{}: not a sigbench bisect document ({e})", path.display())
         })?;

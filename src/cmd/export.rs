@@ -1,6 +1,6 @@
 //! `sigbench export` / `sigbench import`: move runs between machines.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use sigbench::report::renderer;
 use sigbench::results::parse_documents;
 use sigbench::store::{Selector, Store};
@@ -71,7 +71,7 @@ pub fn import(args: ImportArgs) -> Result<i32> {
     let (mut added, mut present) = (0, 0);
     for f in &args.files {
         let text =
-            std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?;
+            sigbench::input::read_text(f, "the document", sigbench::input::MAX_DOCUMENT_BYTES)?;
         for doc in parse_documents(&text, &f.display().to_string())? {
             if doc.id.is_empty() {
                 bail!("{}: a run without an id cannot be imported", f.display());

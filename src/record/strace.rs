@@ -414,6 +414,10 @@ fn parse_ret(s: &str) -> Result<Ret, String> {
     Ok(Ret::Value { value, path })
 }
 
+/// The longest trace line read: strace's lines are a few hundred bytes (strings cut at
+/// `-s`), so a longer one is not a trace, and reading it whole would take its size twice.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
 /// Read a trace a line at a time, handing each completed call to `sink`: memory stays
 /// with the caller's. Malformed lines — also a line that is not UTF-8 (strace escapes
 /// non-ASCII bytes, so such a line is damage) — are an error naming the line, or, with
@@ -429,13 +433,25 @@ pub fn read(
     let mut k = 0;
     loop {
         buf.clear();
+        use std::io::{BufRead, Read};
         let n = r
+            .by_ref()
+            .take(MAX_LINE_BYTES as u64 + 1)
             .read_until(b'\n', &mut buf)
             .map_err(|e| err(k + 1, format!("cannot read the trace: {e}")))?;
         if n == 0 {
             break;
         }
         k += 1;
+        if buf.len() > MAX_LINE_BYTES {
+            return Err(err(
+                k,
+                format!(
+                    "longer than {} MiB, the limit of a trace line (strace writes short lines: is this a trace?)",
+                    MAX_LINE_BYTES >> 20
+                ),
+            ));
+        }
         let ends_cleanly = buf.ends_with(b"\n");
         let bytes = buf.strip_suffix(b"\n").unwrap_or(&buf);
         let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
@@ -719,5 +735,19 @@ mod tests {
         assert!(e.message.contains("truncated"), "{e}");
         let (calls, skipped) = parse("close(3) = 0\ngarbage\nclose(4) = 0\n", true).unwrap();
         assert_eq!((calls.len(), skipped), (2, 1));
+    }
+
+    /// Issue 39, 9: a 300 MB line took 591 MB, and `record /dev/zero` aborted: a line is
+    /// read to 1 MiB at most.
+    #[test]
+    fn a_line_longer_than_the_limit_stops_the_read() {
+        let zeros = std::fs::File::open("/dev/zero").unwrap();
+        let e = read(std::io::BufReader::new(zeros), true, &mut |_| {}).unwrap_err();
+        assert_eq!(e.line, 1);
+        assert!(e.message.contains("longer than 1 MiB"), "{e}");
+        let mut long = "close(3) = 0\n".to_string();
+        long.push_str(&"x".repeat(MAX_LINE_BYTES + 10));
+        let e = read(long.as_bytes(), false, &mut |_| {}).unwrap_err();
+        assert_eq!(e.line, 2);
     }
 }

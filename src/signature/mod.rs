@@ -18,7 +18,7 @@ pub mod template;
 pub use step::{Expect, Op, Step};
 pub use template::{Template, Vars};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -477,8 +477,11 @@ impl Signature {
 
     /// Load a signature file from disk.
     pub fn from_file(path: &Path) -> Result<Signature> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read signature file {}", path.display()))?;
+        let text = crate::input::read_text(
+            path,
+            "the signature file",
+            crate::input::MAX_SIGNATURE_BYTES,
+        )?;
         Signature::parse(&text, &path.display().to_string())
     }
 

@@ -614,7 +614,7 @@ pub fn all_runs_of(
 ) -> Result<(String, Vec<RunDocument>)> {
     let path = Path::new(arg);
     if path.is_file() {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {arg}"))?;
+        let text = crate::input::read_text(path, "the document", crate::input::MAX_DOCUMENT_BYTES)?;
         let docs = parse_documents(&text, arg)?;
         let first = docs.first().map(|d| d.label.clone()).unwrap_or_default();
         let label = if !first.is_empty() && docs.iter().all(|d| d.label == first) {
