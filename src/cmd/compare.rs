@@ -16,6 +16,10 @@ pub const ERROR_EXIT: i32 = 128;
 #[derive(clap::Args)]
 pub struct Args {
     /// Labels from the store (or JSON files from `run --json` / `export`); the first is the baseline
+    /// Compare runs of signatures that share a name but not their content (by default
+    /// refused: a minimized signature keeps its name)
+    #[arg(long)]
+    different_signatures: bool,
     /// Also use runs that did not complete (interrupted, killed, failed, running): the
     /// label says how many
     #[arg(long)]
@@ -91,6 +95,7 @@ pub fn run(args: Args) -> Result<i32> {
             sets.push((label, runs));
         }
     }
+    super::report::check_signatures(&sets, args.different_signatures)?;
     if let Some(w) = results::machines_warning(&sets).filter(|_| !args.by_machine) {
         sigbench::say!("sigbench: warning: {w}");
     }

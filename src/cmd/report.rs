@@ -13,6 +13,10 @@ pub struct Args {
     /// Labels from the store or JSON files (default: every label with runs of the
     /// signature run last)
     labels: Vec<String>,
+    /// Compare runs of signatures that share a name but not their content (by default
+    /// refused: a minimized signature keeps its name)
+    #[arg(long)]
+    different_signatures: bool,
     /// Also use runs that did not complete (interrupted, killed, failed, running): the
     /// label says how many
     #[arg(long)]
@@ -88,6 +92,7 @@ pub fn run(args: Args) -> Result<i32> {
             sets.push(runs_of(l, &args.store.db, &mut store, args.incomplete)?);
         }
     }
+    check_signatures(&sets, args.different_signatures)?;
     // Labels may come from anyone's export: never print their control characters.
     for (label, _) in &mut sets {
         *label = sigbench::report::table::escape_control(label);
@@ -150,4 +155,24 @@ fn write(args: &Args, doc: &sigbench::report::document::Document) -> Result<()> 
         sigbench::outputs::write_file(&p, content.as_bytes())?;
     }
     sigbench::outputs::write_file(&args.output, r.text.as_bytes())
+}
+
+/// Refuse to compare labels whose signatures share a name but not their content, unless
+/// `allowed` (`--different-signatures`: then said as a warning).
+pub(crate) fn check_signatures(
+    sets: &[(String, Vec<sigbench::results::RunDocument>)],
+    allowed: bool,
+) -> Result<()> {
+    let found = sigbench::stats::compare::signature_mismatches(sets);
+    match found.first() {
+        Some(first) if !allowed => {
+            bail!("{first}: compare runs of one signature, or give --different-signatures")
+        }
+        _ => {
+            for w in &found {
+                sigbench::say!("sigbench: warning: {w}");
+            }
+            Ok(())
+        }
+    }
 }

@@ -86,6 +86,41 @@ impl CaseKey {
     }
 }
 
+/// Labels whose runs share a signature's name but not its content (its file's sha256): a
+/// minimized or edited signature keeps the name, and its times are another workload's.
+/// One line per name, naming the labels and the hashes; empty when every name means one
+/// file.
+pub fn signature_mismatches(sets: &[(String, Vec<RunDocument>)]) -> Vec<String> {
+    let mut by_name: BTreeMap<&str, BTreeMap<&str, BTreeSet<&str>>> = BTreeMap::new();
+    for (label, runs) in sets {
+        for r in runs {
+            by_name
+                .entry(&r.signature.name)
+                .or_default()
+                .entry(&r.signature.sha256)
+                .or_default()
+                .insert(label);
+        }
+    }
+    by_name
+        .into_iter()
+        .filter(|(_, hashes)| hashes.len() > 1)
+        .map(|(name, hashes)| {
+            let which: Vec<String> = hashes
+                .iter()
+                .map(|(h, labels)| {
+                    let labels: Vec<&str> = labels.iter().copied().collect();
+                    format!("{} ({})", labels.join(", "), h.get(..12).unwrap_or(h))
+                })
+                .collect();
+            format!(
+                "the signature `{name}` differs between labels: {} — same name, different content (a minimized or edited signature?)",
+                which.join(" vs ")
+            )
+        })
+        .collect()
+}
+
 /// The metrics of kind `Throughput` (`metrics_of` names them): higher is better.
 pub const THROUGHPUT_METRICS: &[&str] = &["throughput_mb_s", "ops_per_s"];
 
@@ -1247,6 +1282,32 @@ mod tests {
                 &["wall_ms", "create.slabinfo.maple_node.active_objs"]
             ),
             (Verdict::Regression, 1)
+        );
+    }
+}
+
+#[cfg(test)]
+mod signature_tests {
+    use super::*;
+    use crate::results::fixtures;
+
+    /// Issue 39, 11: runs of a minimized signature (same name, other content) compared
+    /// with the original's reported "0.31× time" without a word.
+    #[test]
+    fn same_name_different_content_is_found() {
+        let a = fixtures::doc("a", &[1.0], &[0]);
+        let mut b = fixtures::doc("b", &[1.0], &[0]);
+        assert!(
+            signature_mismatches(&[("a".into(), vec![a.clone()]), ("b".into(), vec![b.clone()])])
+                .is_empty()
+        );
+        b.signature.sha256 = "f".repeat(64);
+        let found = signature_mismatches(&[("a".into(), vec![a]), ("b".into(), vec![b])]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].contains("differs between labels") && found[0].contains("ffffffffffff"),
+            "{}",
+            found[0]
         );
     }
 }
