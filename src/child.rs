@@ -58,10 +58,34 @@ pub fn checked(cmd: &mut Command, what: &str) -> Result<String> {
     if !out.status.success() {
         anyhow::bail!(
             "{what} failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
+            first_line(&String::from_utf8_lossy(&out.stderr))
         );
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// What a tool said on stderr as one line: its first line with something in it (a tool's
+/// later lines mostly follow from the first: bsdtar's "Error exit delayed from previous
+/// errors"), without a misleading ": Success" errno (libarchive prints one for errors
+/// that are not system calls'), and how many lines more there were.
+pub fn first_line(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let Some(first) = lines.first() else {
+        return "(it said nothing)".to_string();
+    };
+    let first = first
+        .strip_suffix(": Success")
+        .or_else(|| first.strip_suffix(": Unknown error -1"))
+        .unwrap_or(first);
+    match lines.len() - 1 {
+        0 => first.to_string(),
+        1 => format!("{first} (and 1 more line)"),
+        n => format!("{first} (and {n} more lines)"),
+    }
 }
 
 /// Read a child's pipe to the end, or to one byte past `cap` (then the pipe is closed), on
@@ -136,5 +160,30 @@ fn wait(child: &mut Child, what: &str, group: bool) -> Result<ExitStatus> {
             return Err(stop.into());
         }
         std::thread::sleep(POLL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 39, 20: a rejected package printed bsdtar's lines whole, "…: Success" and all.
+    #[test]
+    fn a_tools_complaint_is_one_line() {
+        let said = "bsdtar: Cannot extract through symlink boot/x: Success\n\
+                    bsdtar: Error exit delayed from previous errors.\n";
+        assert_eq!(
+            first_line(said),
+            "bsdtar: Cannot extract through symlink boot/x (and 1 more line)"
+        );
+        assert_eq!(first_line("\n  tar: bad\n"), "tar: bad");
+        assert_eq!(first_line(""), "(it said nothing)");
+        let e = checked(
+            Command::new("sh").args(["-c", "echo one >&2; echo two >&2; echo three >&2; exit 3"]),
+            "sh",
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(e, "sh failed: one (and 2 more lines)");
     }
 }

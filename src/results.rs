@@ -264,9 +264,17 @@ pub fn parse_documents(text: &str, origin: &str) -> anyhow::Result<Vec<RunDocume
                     }
                 }
             }
-            serde_json::from_value::<Export>(v)
-                .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?
-                .runs
+            // Run by run, so an error names the run as well as the field.
+            let Some(runs) = v.get("runs").and_then(|r| r.as_array()) else {
+                anyhow::bail!("{origin}: an export without its `runs` list");
+            };
+            runs.iter()
+                .enumerate()
+                .map(|(k, r)| {
+                    serde_json::from_value::<RunDocument>(r.clone())
+                        .map_err(|e| anyhow::anyhow!("{origin}: run {}: {e}", k + 1))
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?
         }
         other => anyhow::bail!("{origin}: not a sigbench document (schema `{other}`)"),
     };
@@ -555,6 +563,28 @@ mod label_tests {
             "{e}"
         );
         assert!(!e.contains('\n'));
+    }
+
+    /// Issue 39, 20: import errors name the run and the field.
+    #[test]
+    fn an_import_error_names_the_run_and_the_field() {
+        let mut v = serde_json::to_value(Export {
+            schema: EXPORT_SCHEMA.into(),
+            version: SCHEMA_VERSION,
+            runs: vec![
+                fixtures::doc("a", &[1.0], &[0]),
+                fixtures::doc("b", &[1.0], &[0]),
+            ],
+        })
+        .unwrap();
+        v["runs"][1]["cases"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("latency");
+        let e = parse_documents(&v.to_string(), "x.json")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "x.json: run 2: missing field `latency`");
     }
 
     #[test]

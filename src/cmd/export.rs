@@ -52,7 +52,7 @@ pub fn export(args: ExportArgs) -> Result<i32> {
     for s in &sels {
         let found = store.load(s)?;
         if found.is_empty() {
-            bail!("no runs match {s:?} in {}", args.store.db);
+            bail!("no runs match {s} in {}", args.store.db);
         }
         runs.extend(found);
     }

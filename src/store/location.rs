@@ -14,8 +14,13 @@ pub enum Location {
 }
 
 impl std::str::FromStr for Location {
-    type Err = std::convert::Infallible;
+    type Err = String;
+    /// Refused here, as clap parses `--db`: an empty name (`--db ''` read as a file
+    /// named "" gave "no results database at  (…)").
     fn from_str(s: &str) -> std::result::Result<Location, Self::Err> {
+        if s.trim().is_empty() {
+            return Err("empty: give a database file or a postgres:// URL".into());
+        }
         Ok(Location::parse(s))
     }
 }

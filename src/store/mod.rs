@@ -65,6 +65,18 @@ pub enum Selector {
     SlurmJob(String),
 }
 
+/// As a person gives it: `--label x`, `--run 29` (never `Label("x")`, `Run(29)`).
+impl std::fmt::Display for Selector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Selector::All => write!(f, "any run"),
+            Selector::Label(l) => write!(f, "--label {}", crate::report::shell::quote(l)),
+            Selector::Run(r) => write!(f, "--run {r}"),
+            Selector::SlurmJob(j) => write!(f, "Slurm job {j}"),
+        }
+    }
+}
+
 fn wal_is_empty(db: &Path) -> bool {
     std::fs::metadata(format!("{}-wal", db.display())).map_or(true, |m| m.len() == 0)
 }
@@ -91,9 +103,9 @@ fn open_err(loc: &Location) -> String {
 fn check_sqlite_path(path: &Path) -> Result<()> {
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => bail!(
-            "--db {} is a directory: give a database file in it (e.g. {}/sigbench.db)",
+            "--db {} is a directory: give a database file in it (e.g. {})",
             path.display(),
-            path.display()
+            path.join("sigbench.db").display()
         ),
         Ok(m) if !m.is_file() => bail!(
             "--db {} is not a regular file: give a database file (--no-store not to store)",

@@ -200,6 +200,16 @@ impl DirSpec {
                     props.push(chattr_prop(v.trim_start_matches('+'), fs).map_err(bad)?)
                 }
                 (k, Some(v)) if k.starts_with("user.") || k.starts_with("trusted.") => {
+                    // What setxattr(2) refuses, refused before any mkfs: an empty name
+                    // after the namespace, a name over XATTR_NAME_MAX (255), a value over
+                    // XATTR_SIZE_MAX (64 KiB), a NUL.
+                    let name = k.split_once('.').map_or("", |x| x.1);
+                    if name.is_empty() || k.len() > 255 || v.len() > 65536 || kv.contains('\0') {
+                        return Err(bad(format!(
+                            "`{kv}`: an xattr needs a name after `{}` (at most 255 bytes in all) and a value of at most 64 KiB",
+                            k.split_once('.').map_or(k, |x| x.0).to_string() + "."
+                        )));
+                    }
                     props.push(Prop::Xattr {
                         name: k.to_string(),
                         value: v.to_string(),
@@ -726,6 +736,20 @@ mod tests {
         );
         let d = DirSpec::parse("plain", Fs::Xfs).unwrap();
         assert!(d.props.is_empty());
+    }
+
+    /// Issue 39, 21: `--dir 'x:user.=bar'` failed only after mkfs.
+    #[test]
+    fn rejects_an_xattr_setxattr_would_refuse() {
+        for bad in [
+            "x:user.=bar",
+            "x:trusted.=v",
+            &format!("x:user.{}=v", "n".repeat(260)),
+        ] {
+            let e = DirSpec::parse(bad, Fs::Btrfs).unwrap_err().to_string();
+            assert!(e.contains("an xattr needs a name after"), "{bad}: {e}");
+        }
+        assert!(DirSpec::parse("x:user.k=v", Fs::Btrfs).is_ok());
     }
 
     #[test]
