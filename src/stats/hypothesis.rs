@@ -108,6 +108,7 @@ pub fn mann_whitney_u(a: &[f64], b: &[f64]) -> f64 {
         return 1.0;
     }
     let z = (u - mu - 0.5) / sigma;
+    // Cannot fail: a mean of 0 and a deviation of 1 are always valid.
     let normal = Normal::new(0.0, 1.0).expect("standard normal");
     (2.0 * normal.sf(z)).min(1.0)
 }
@@ -143,8 +144,7 @@ pub fn welch_t(a: &[f64], b: &[f64]) -> f64 {
     }
     let t = (ma - mb) / (va + vb).sqrt();
     let df = (va + vb).powi(2) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
-    let dist = StudentsT::new(0.0, 1.0, df).expect("df > 0");
-    (2.0 * dist.sf(t.abs())).min(1.0)
+    two_sided_t(t, df)
 }
 
 /// Two-sided p-value of Student's t-test with pooled variance (SciPy's
@@ -163,8 +163,16 @@ pub fn student_t(a: &[f64], b: &[f64]) -> f64 {
         return if ma == mb { 1.0 } else { 0.0 };
     }
     let t = (ma - mb) / (pooled * (1.0 / na + 1.0 / nb)).sqrt();
-    let dist = StudentsT::new(0.0, 1.0, df).expect("df > 0");
-    (2.0 * dist.sf(t.abs())).min(1.0)
+    two_sided_t(t, df)
+}
+
+/// The two-sided p-value of `t` with `df` degrees of freedom; NaN (no decision, never a
+/// panic) when stored values made either not finite — an infinite rate from a zero time.
+fn two_sided_t(t: f64, df: f64) -> f64 {
+    match StudentsT::new(0.0, 1.0, df) {
+        Ok(dist) if t.is_finite() => (2.0 * dist.sf(t.abs())).min(1.0),
+        _ => f64::NAN,
+    }
 }
 
 #[cfg(test)]
@@ -237,5 +245,19 @@ mod tests {
         assert!(close(min_p_value(3, 3), 0.1, 1e-12));
         assert!(close(min_p_value(8, 8), 2.0 / 12870.0, 1e-9));
         assert!(min_p_value(5, 5) < 0.05);
+    }
+}
+
+#[cfg(test)]
+mod nonfinite_tests {
+    use super::*;
+
+    /// A rate from a zero time is infinite: the tests say "no decision", never panic.
+    #[test]
+    fn infinite_values_give_no_decision() {
+        let a = [1.0, f64::INFINITY, 2.0];
+        let b = [1.0, 2.0, 3.0];
+        assert!(welch_t(&a, &b).is_nan());
+        assert!(student_t(&a, &b).is_nan());
     }
 }
