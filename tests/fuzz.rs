@@ -85,3 +85,94 @@ proptest! {
         let _ = Template::parse_link_target(&text);
     }
 }
+
+/// Text with what hostile input carries: control characters, quotes, shell syntax,
+/// non-ASCII, and now and then a great deal of it.
+fn hostile_text() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        any::<String>(),
+        Just("\n".to_string()),
+        Just("\r\n".to_string()),
+        Just("\u{1b}[2J\u{1b}]0;x\u{7}".to_string()),
+        Just("$(touch /tmp/sigbench-fuzz-pwned)".to_string()),
+        Just("`id`".to_string()),
+        Just("'\"\\".to_string()),
+        Just("../".repeat(40)),
+        Just("x".repeat(70_000)),
+    ];
+    proptest::collection::vec(piece, 0..4).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Issue 39: labels are bounded and printable, or refused in one line; what is
+    /// printed of any text reaches a terminal without control characters.
+    #[test]
+    fn labels_are_refused_or_safe(label in hostile_text()) {
+        use sigbench::report::{shell, table};
+        match sigbench::results::check_label(&label) {
+            Ok(()) => {
+                prop_assert!(label.chars().count() <= sigbench::results::MAX_LABEL);
+                prop_assert!(!label.chars().any(char::is_control));
+            }
+            Err(e) => {
+                let e = e.to_string();
+                prop_assert!(!e.contains('\n') && e.len() < 1_000, "{e}");
+            }
+        }
+        prop_assert!(!table::escape_control(&label).chars().any(char::is_control));
+        prop_assert!(!shell::printable(&label).chars().any(|c| c.is_control() && c != '\n' && c != '\t'));
+        let q = shell::command(&["sigbench", "compare", &label]);
+        prop_assert!(!q.chars().any(char::is_control), "{q:?}");
+    }
+
+    /// Any file name (control characters, 70,000 bytes, `..`) is written whole or refused,
+    /// never panics and never leaves a temporary file beside it.
+    #[test]
+    fn any_output_name_is_written_or_refused(name in hostile_text(), body in any::<Vec<u8>>()) {
+        let dir = std::env::temp_dir().join(format!("sigbench-fuzz-out-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let name = name.replace(['/', '\0'], "_");
+        let target = dir.join(if name.is_empty() { "x" } else { &name });
+        if sigbench::outputs::write_file(&target, &body).is_ok() {
+            prop_assert_eq!(std::fs::read(&target).unwrap(), body);
+            std::fs::remove_file(&target).unwrap();
+        }
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name()).collect();
+        prop_assert!(left.is_empty(), "{left:?}");
+    }
+
+    /// A package's file list, however deep, long or strange its paths, gives one release
+    /// or none; a --kernel argument gives a spec or a one-line error.
+    #[test]
+    fn package_contents_and_kernel_specs_never_panic(
+        files in proptest::collection::vec(hostile_text(), 0..20),
+        depth in 0..400usize,
+        spec in hostile_text(),
+    ) {
+        let mut files = files;
+        files.push(format!("lib/modules/6.1.0-1-amd64/{}", "d/".repeat(depth)));
+        let _ = sigbench::vm::package::release_in(files.iter().map(String::as_str));
+        if let Err(e) = sigbench::vm::kernel::KernelSpec::parse(&spec) {
+            prop_assert!(!e.to_string().is_empty());
+        }
+    }
+
+    /// Run documents and exports of any shape: parsed or refused, never a panic — also
+    /// with huge numbers and deep nesting.
+    #[test]
+    fn documents_never_panic(
+        text in hostile_text(),
+        depth in 0..200usize,
+        big in any::<u64>(),
+    ) {
+        let _ = sigbench::results::parse_documents(&text, "fuzz.json");
+        let nested = format!(
+            r#"{{"schema":"sigbench.export","version":1,"runs":[{}{big}{}]}}"#,
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        let _ = sigbench::results::parse_documents(&nested, "fuzz.json");
+    }
+}
