@@ -154,10 +154,32 @@ pub fn every(count: usize, k: usize) -> Vec<usize> {
     v
 }
 
+/// Whether a change of `metric` (as `compare` names it, `PHASE.` prefixed or not) raises
+/// an alert: what users feel — the window's and each phase's wall time, CPU time,
+/// throughput, the signature's own counts — and the metrics named with `--metric`. Profile
+/// shares, kernel-wide counts (slab, vmstat, block), latency percentiles and the user/system
+/// split are evidence shown with an alert: over seventeen bookworm kernels four of six
+/// alerts were profile shares of small functions while the time stood still.
+pub fn primary(metric: &str, kind: Kind, named: &[String]) -> bool {
+    if named.iter().any(|n| n == metric) {
+        return true;
+    }
+    match kind {
+        Kind::Throughput | Kind::Counter => true,
+        Kind::Time => metric == "wall_ms" || metric == "cpu_ms" || metric.ends_with(".wall_ms"),
+        Kind::Latency | Kind::Kernel | Kind::Profile => false,
+    }
+}
+
 /// Every metric of every case over the kernels (`points[i]`: kernel i's runs, empty when
 /// it was not measured), named `DIR/N=… METRIC` as `compare`'s rows are. Times are judged
-/// against `time_floor` (their clock's), everything else against the default floor.
-pub fn metric_series(points: &[Vec<RunDocument>], time_floor: f64) -> Vec<Series> {
+/// against `time_floor` (their clock's), everything else against the default floor;
+/// `named` are the metrics that alert besides the primary ones ([`primary`]).
+pub fn metric_series(
+    points: &[Vec<RunDocument>],
+    time_floor: f64,
+    named: &[String],
+) -> Vec<Series> {
     let mut by: BTreeMap<String, (Kind, Vec<Vec<f64>>)> = BTreeMap::new();
     // Per kernel and case, its repetitions: a kernel-wide delta is stored only when it is
     // not 0, so a kernel measured without it had 0 in every repetition.
@@ -189,8 +211,9 @@ pub fn metric_series(points: &[Vec<RunDocument>], time_floor: f64) -> Vec<Series
                     }
                 }
             }
+            let bare = metric.split_once(' ').map_or(metric.as_str(), |m| m.1);
             Series {
-                metric,
+                primary: primary(bare, kind, named),
                 exact: kind == Kind::Counter,
                 floor: match kind {
                     Kind::Time | Kind::Latency | Kind::Throughput => time_floor,
@@ -201,8 +224,88 @@ pub fn metric_series(points: &[Vec<RunDocument>], time_floor: f64) -> Vec<Series
                     Kind::Profile => PROFILE_MIN_STEP,
                     _ => 0.0,
                 },
+                metric,
                 points,
             }
+        })
+        .collect()
+}
+
+/// The changes of `series` (`changepoint::changes`), split into those that alert (of a
+/// primary series) and the evidence (profile, kernel-wide and latency rows).
+pub fn changes(
+    series: &[Series],
+    p: &crate::stats::changepoint::Params,
+) -> (Vec<Change>, Vec<Change>) {
+    let primary: std::collections::BTreeSet<&str> = series
+        .iter()
+        .filter(|s| s.primary)
+        .map(|s| s.metric.as_str())
+        .collect();
+    crate::stats::changepoint::changes(series, p)
+        .into_iter()
+        .partition(|c| primary.contains(c.metric.as_str()))
+}
+
+/// `--metric` names that none of `series` has (typos): one line naming them and what the
+/// series does have.
+pub fn check_named(series: &[Series], named: &[String]) -> anyhow::Result<()> {
+    let bare = |s: &Series| {
+        s.metric
+            .split_once(' ')
+            .map_or(s.metric.clone(), |m| m.1.to_string())
+    };
+    let have: std::collections::BTreeSet<String> = series.iter().map(bare).collect();
+    let missing: Vec<&str> = named
+        .iter()
+        .filter(|n| !have.contains(n.as_str()))
+        .map(String::as_str)
+        .collect();
+    if let Some(first) = missing.first() {
+        let some: Vec<&str> = have
+            .iter()
+            .filter(|m| !m.contains("profile.") && !m.contains("vmstat."))
+            .take(12)
+            .map(String::as_str)
+            .collect();
+        anyhow::bail!(
+            "--metric {first}: no such metric in this series (it has {} metrics, among them {}; the runs are stored, so running again measures nothing)",
+            have.len(),
+            some.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// One line on the evidence that moved where no primary metric did: `(last good, first
+/// bad)` index pairs of `evidence` not among `alerting`'s, with how many rows moved there
+/// and the one that moved most — said, not alerted.
+pub fn evidence_only(alerting: &[Change], evidence: &[Change], names: &[String]) -> Vec<String> {
+    let at: std::collections::BTreeSet<(usize, usize)> = alerting
+        .iter()
+        .map(|c| (c.last_before, c.first_after))
+        .collect();
+    let mut by: BTreeMap<(usize, usize), Vec<&Change>> = BTreeMap::new();
+    for c in evidence {
+        if !at.contains(&(c.last_before, c.first_after)) {
+            by.entry((c.last_before, c.first_after))
+                .or_default()
+                .push(c);
+        }
+    }
+    by.into_iter()
+        .map(|((g, b), cs)| {
+            let most = cs
+                .iter()
+                .max_by(|x, y| x.effect().abs().total_cmp(&y.effect().abs()))
+                .map(|c| format!("{} {} → {}", c.metric, crate::report::compare::num(c.before), crate::report::compare::num(c.after)))
+                .unwrap_or_default();
+            format!(
+                "{} to {}: {} evidence row(s) moved (most: {most}) while no time, throughput or count did: no alert",
+                names[g],
+                names[b],
+                cs.len()
+            )
         })
         .collect()
 }
@@ -273,7 +376,7 @@ pub fn new_record(key: &str, c: &Change, names: &[String]) -> ChangeRecord {
 /// The value of `metric` (`DIR/N=… NAME`) per repetition, per kernel of `points` (a
 /// kernel-wide delta a kernel's runs lack is 0 in each of them).
 pub fn values(points: &[Vec<RunDocument>], metric: &str, time_floor: f64) -> Vec<Vec<f64>> {
-    metric_series(points, time_floor)
+    metric_series(points, time_floor, &[])
         .into_iter()
         .find(|s| s.metric == metric)
         .map_or_else(|| vec![Vec::new(); points.len()], |s| s.points)
@@ -289,7 +392,7 @@ pub fn confirm(
     changes: &[&Change],
     time_floor: f64,
 ) -> Vec<(Option<Confirmation>, bool)> {
-    let series = metric_series(&[good.to_vec(), bad.to_vec()], time_floor);
+    let series = metric_series(&[good.to_vec(), bad.to_vec()], time_floor, &[]);
     let sides: Vec<(Vec<f64>, Vec<f64>, f64)> = changes
         .iter()
         .map(|c| match series.iter().find(|s| s.metric == c.metric) {
@@ -547,7 +650,7 @@ mod tests {
             .zip(levels)
             .map(|(k, (w, m))| vec![doc(k, w, m)])
             .collect();
-        let series = metric_series(&points, 0.001);
+        let series = metric_series(&points, 0.001, &[]);
         let wall = series
             .iter()
             .find(|s| s.metric.ends_with(" wall_ms"))

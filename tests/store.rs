@@ -458,6 +458,77 @@ fn import_refuses_a_newer_run_inside_an_older_export() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Issue 37: a profile that moves while the time stands still is evidence, not an alert
+/// (over seventeen Debian kernels four of six alerts were such shares); named with
+/// `--metric` it alerts. A `--report-dir` that does not exist yet is created.
+#[test]
+fn a_profile_only_move_raises_no_alert_unless_named() {
+    let dir = tmp("profile-only");
+    let db = dir.join("s.db");
+    let db = db.to_str().unwrap();
+    let series = edited_series(&dir, "pnightly-", |k, c| {
+        let moved = k > 3;
+        let stacks = if moved {
+            serde_json::json!({"do_unlinkat;iput": 400, "do_unlinkat;evict": 300, "do_unlinkat;evict;clear_inode": 100})
+        } else {
+            serde_json::json!({"do_unlinkat;iput": 400, "do_unlinkat;evict": 400})
+        };
+        c["profile"] = serde_json::json!({
+            "status": "sampled", "event": "cpu-clock", "hz": 4000, "samples": 800, "lost": 0,
+            "phases": [{"name": "window", "samples": 800, "stacks": stacks}]
+        });
+    });
+    let out = run(&["import", series.to_str().unwrap(), "--db", db]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reports = dir.join("new").join("reports");
+    let watch = |extra: &[&str]| {
+        let mut a = vec![
+            "watch",
+            "--db",
+            db,
+            "--series-glob",
+            "pnightly-*",
+            "--report-dir",
+            reports.to_str().unwrap(),
+        ];
+        a.extend_from_slice(extra);
+        run(&a)
+    };
+    let out = watch(&[]);
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{err}");
+    assert!(text.contains("no new change in 6 label(s)"), "{text}");
+    assert!(
+        err.contains("pnightly-3 to pnightly-4: ")
+            && err.contains("evidence row(s) moved (most: a/N=5 profile.")
+            && err.contains("while no time, throughput or count did: no alert"),
+        "{err}"
+    );
+    assert!(reports.is_dir(), "--report-dir was not created");
+    assert_eq!(std::fs::read_dir(&reports).unwrap().count(), 0);
+    // Named, it alerts; a name the series lacks is one line before anything is stored.
+    let typo = watch(&["--metric", "profile.total.clear_inod"]);
+    assert_eq!(typo.status.code(), Some(1));
+    assert!(
+        stderr(&typo).contains("--metric profile.total.clear_inod: no such metric in this series")
+            && stderr(&typo).trim().lines().count() <= 2,
+        "{}",
+        stderr(&typo)
+    );
+    let named = watch(&["--metric", "profile.total.clear_inode"]);
+    let text = stdout(&named);
+    assert!(named.status.success(), "{}", stderr(&named));
+    assert!(
+        text.lines()
+            .next()
+            .unwrap_or_default()
+            .contains("profile.total.clear_inode"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read_dir(&reports).unwrap().count(), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn watch_over_stored_labels_finds_a_step_once_as_a_candidate() {
     let dir = tmp("series");

@@ -89,6 +89,63 @@ pub enum ProfileReading {
     Unavailable { reason: String },
 }
 
+/// A function's name as two kernels are compared by it: the compiler's clones
+/// (`.isra.0`, `.constprop.3`, `.part.1`, `.cold`, `.llvm.123…`, `.lto_priv.0`) are the
+/// function, and 6.10's allocation-profiling wrappers renamed `kmem_cache_alloc` to
+/// `kmem_cache_alloc_noprof` without changing what it does. Flame graphs keep real names.
+pub fn fold_symbol(name: &str) -> &str {
+    let mut s = name;
+    loop {
+        let before = s;
+        // `.SUFFIX` or `.SUFFIX.DIGITS` at the end.
+        if let Some((head, tail)) = s.rsplit_once('.') {
+            if !tail.is_empty() && tail.chars().all(|c| c.is_ascii_digit()) {
+                if let Some((h2, kind)) = head.rsplit_once('.')
+                    && CLONE_SUFFIXES.contains(&kind)
+                    && !h2.is_empty()
+                {
+                    s = h2;
+                }
+            } else if CLONE_SUFFIXES.contains(&tail) && !head.is_empty() {
+                s = head;
+            }
+        }
+        if let Some(h) = s.strip_suffix("_noprof")
+            && !h.is_empty()
+        {
+            s = h;
+        }
+        if s == before {
+            return s;
+        }
+    }
+}
+
+/// The suffixes GCC and Clang give a function's clones and split parts.
+const CLONE_SUFFIXES: &[&str] = &[
+    "isra",
+    "constprop",
+    "part",
+    "cold",
+    "llvm",
+    "lto_priv",
+    "specialized",
+    "localalias",
+];
+
+/// `stacks` with every frame's name folded ([`fold_symbol`]): stacks that differ only by
+/// a clone's name are one.
+pub fn folded_stacks<'a>(
+    stacks: impl IntoIterator<Item = (&'a String, &'a u64)>,
+) -> BTreeMap<String, u64> {
+    let mut out: BTreeMap<String, u64> = BTreeMap::new();
+    for (stack, &n) in stacks {
+        let s: Vec<&str> = stack.split(';').map(fold_symbol).collect();
+        *out.entry(s.join(";")).or_default() += n;
+    }
+    out
+}
+
 /// Self and total shares of the samples in `stacks` (the folded stacks of one phase or
 /// several), every function with at least `min_pct` of either, most self first.
 pub fn shares<'a>(
@@ -407,6 +464,41 @@ pub fn hardware_pmu() -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn clones_and_renames_fold_to_the_function() {
+        for (raw, folded) in [
+            ("kmem_cache_alloc_noprof", "kmem_cache_alloc"),
+            ("kmem_cache_alloc", "kmem_cache_alloc"),
+            ("btrfs_search_slot.isra.0", "btrfs_search_slot"),
+            ("do_unlinkat.constprop.0.isra.0", "do_unlinkat"),
+            ("__d_lookup_rcu.part.12", "__d_lookup_rcu"),
+            ("shrink_dentry_list.cold", "shrink_dentry_list"),
+            (
+                "memcg_slab_post_alloc_hook.llvm.1234567",
+                "memcg_slab_post_alloc_hook",
+            ),
+            ("__kmalloc_node_noprof.cold", "__kmalloc_node"),
+            // Not clones: a dot-less name, a version-like name, a bare suffix.
+            ("ext4_da_write_end", "ext4_da_write_end"),
+            ("foo.1", "foo.1"),
+            (".cold", ".cold"),
+            ("_noprof", "_noprof"),
+            ("[unknown]", "[unknown]"),
+        ] {
+            assert_eq!(fold_symbol(raw), folded, "{raw}");
+        }
+        let stacks: BTreeMap<String, u64> = [
+            ("a;kmem_cache_alloc".to_string(), 3),
+            ("a;kmem_cache_alloc_noprof".to_string(), 4),
+            ("a.isra.0;b".to_string(), 1),
+        ]
+        .into_iter()
+        .collect();
+        let f = folded_stacks(&stacks);
+        assert_eq!(f.get("a;kmem_cache_alloc"), Some(&7));
+        assert_eq!(f.get("a;b"), Some(&1));
+    }
+
     use super::*;
 
     const KALLSYMS: &str = "\

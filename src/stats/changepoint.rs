@@ -67,6 +67,10 @@ pub struct Series {
     /// kernel-wide count (a slab cache, a vmstat counter) moves by a few objects with
     /// anything else the guest does.
     pub min_step: f64,
+    /// A change of it is news on its own (`watch`: times, throughput, the signature's
+    /// counts); the rest (profile shares, kernel-wide counts, latency percentiles) is
+    /// evidence, and is adjusted over a family of its own.
+    pub primary: bool,
     pub points: Vec<Vec<f64>>,
 }
 
@@ -276,27 +280,40 @@ fn search(s: &Series, p: &Params, family: usize, measured: &[usize]) -> Vec<Chan
 }
 
 /// The change points of a series' metrics, Holm-adjusted across them, in the order given
-/// (each metric's changes oldest first).
+/// (each metric's changes oldest first). The primary metrics and the evidence are two
+/// families: the dozens of profile and kernel-wide rows a series carries do not dilute
+/// the power of its few times.
 pub fn changes(series: &[Series], p: &Params) -> Vec<Change> {
-    let family = series.len().max(1);
-    let mut all: Vec<Change> = series
-        .iter()
-        .flat_map(|s| candidates(s, p, family))
-        .collect();
-    // Metrics without a candidate were tested too: they count in the adjustment as p = 1.
-    let with = {
-        let mut m: Vec<&str> = all.iter().map(|c| c.metric.as_str()).collect();
-        m.dedup();
-        m.len()
-    };
-    let mut ps: Vec<f64> = all.iter().map(|c| c.p).collect();
-    ps.extend(std::iter::repeat_n(1.0, family.saturating_sub(with)));
-    let adjusted = holm(&ps);
-    for (c, a) in all.iter_mut().zip(adjusted) {
-        c.p = a;
+    let mut all: Vec<(usize, Change)> = Vec::new();
+    for primary in [true, false] {
+        let family: Vec<(usize, &Series)> = series
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.primary == primary)
+            .collect();
+        let size = family.len().max(1);
+        let mut found: Vec<(usize, Change)> = family
+            .iter()
+            .flat_map(|&(i, s)| candidates(s, p, size).into_iter().map(move |c| (i, c)))
+            .collect();
+        // Metrics without a candidate were tested too: they count in the adjustment as p = 1.
+        let with = {
+            let mut m: Vec<usize> = found.iter().map(|(i, _)| *i).collect();
+            m.dedup();
+            m.len()
+        };
+        let mut ps: Vec<f64> = found.iter().map(|(_, c)| c.p).collect();
+        ps.extend(std::iter::repeat_n(1.0, size.saturating_sub(with)));
+        for ((_, c), a) in found.iter_mut().zip(holm(&ps)) {
+            c.p = a;
+        }
+        all.extend(found);
     }
-    all.retain(|c| c.p <= p.alpha);
-    all
+    all.sort_by_key(|(i, _)| *i);
+    all.into_iter()
+        .map(|(_, c)| c)
+        .filter(|c| c.p <= p.alpha)
+        .collect()
 }
 
 #[cfg(test)]
@@ -317,6 +334,7 @@ mod tests {
             exact: false,
             floor: 0.001,
             min_step: 0.0,
+            primary: true,
             points: (0..n)
                 .map(|i| {
                     (0..reps)
@@ -473,6 +491,7 @@ mod tests {
             exact: false,
             floor: 0.001,
             min_step: 0.0,
+            primary: true,
             points: vec![
                 vec![100.0; 3],
                 vec![100.2; 3],
@@ -504,6 +523,7 @@ mod tests {
             exact: true,
             floor: 0.0,
             min_step: 25.0,
+            primary: false,
             points: [24.0, 24.0, 24.0, 7.0, 7.0, 7.0]
                 .iter()
                 .map(|&v| vec![v; 3])

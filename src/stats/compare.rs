@@ -6,7 +6,7 @@ use super::verdict::{Evidence, NOISE_FLOOR, evidence, holm};
 use super::{Ratio, Scaling, Summary, Test, fit_exponent, ratio_of_medians};
 use crate::clock::TimeBase;
 use crate::probe::Reading;
-use crate::probe::profile::{LISTED_PCT, ProfileReading, shares};
+use crate::probe::profile::{LISTED_PCT, ProfileReading, folded_stacks, shares};
 use crate::results::{CaseResult, RunDocument};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -252,8 +252,10 @@ pub fn metrics_of(c: &CaseResult) -> Vec<(String, Kind, f64)> {
 /// The rows of one profile (the window's, or a phase's with `prefix` `PHASE.`): each
 /// function's self share where it ran at all, its total share where it was listed. A
 /// function a repetition lacks had 0 there (`Samples::from_runs`).
+/// Names are folded (`probe::profile::fold_symbol`): `kmem_cache_alloc` gone beside
+/// `kmem_cache_alloc_noprof` new is a rename, not a change.
 fn profile_metrics(v: &mut Vec<(String, Kind, f64)>, prefix: &str, stacks: &BTreeMap<String, u64>) {
-    for s in shares(stacks, LISTED_PCT) {
+    for s in shares(&folded_stacks(stacks), LISTED_PCT) {
         if s.self_pct > 0.0 {
             v.push((
                 format!("{prefix}profile.self.{}", s.function),
@@ -294,6 +296,9 @@ pub struct Samples {
     pub timebases: BTreeSet<TimeBase>,
     /// When each run started (RFC 3339), to tell interleaved labels from separate blocks.
     pub started: Vec<String>,
+    /// Per case and profile (`""`: the window, `PHASE.`: a phase), the samples each
+    /// repetition took: a share moves in steps of one sample.
+    profile_samples: BTreeMap<CaseKey, BTreeMap<String, Vec<f64>>>,
 }
 
 impl Samples {
@@ -324,6 +329,20 @@ impl Samples {
                 for (_, (kind, values)) in metrics.iter_mut() {
                     if values.len() == already && matches!(*kind, Kind::Kernel | Kind::Profile) {
                         values.push(0.0);
+                    }
+                }
+                if let Some(ProfileReading::Sampled(p)) = &c.profile {
+                    let per = s.profile_samples.entry(key.clone()).or_default();
+                    let total = |st: &BTreeMap<String, u64>| st.values().sum::<u64>() as f64;
+                    per.entry(String::new())
+                        .or_default()
+                        .push(total(&p.stacks()));
+                    if p.phases.len() > 1 {
+                        for ph in &p.phases {
+                            per.entry(format!("{}.", ph.name))
+                                .or_default()
+                                .push(total(&ph.stacks));
+                        }
                     }
                 }
                 s.first_wall.entry(key).or_insert(c.wall_ns as f64 / 1e6);
@@ -359,6 +378,11 @@ pub struct Row {
     pub significant: bool,
     /// The sample sizes cannot show a difference (small, overlapping samples).
     pub insufficient: bool,
+    /// The difference is within the measurement's resolution (a profile share that moved
+    /// by at most [`PROFILE_RESOLUTION_SAMPLES`] samples): never a change, however
+    /// certain — the icount clock repeats a one-sample difference exactly.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unresolved: bool,
 }
 
 fn undecidable() -> Evidence {
@@ -518,6 +542,7 @@ fn compare_metric(
         exact,
         significant: exact && p == 0.0,
         insufficient: ev == Evidence::Undecidable,
+        unresolved: false,
     })
 }
 
@@ -537,8 +562,10 @@ fn adjust(rows: &mut [Row], alpha: f64) {
     for (k, adj) in tested.iter().zip(holm(&ps)) {
         let r = &mut rows[*k];
         r.p_adjusted = r.p_value.map(|_| adj);
-        r.significant =
-            r.p_value.is_some() && adj < alpha && !SPLIT_ESTIMATES.contains(&r.metric.as_str());
+        r.significant = r.p_value.is_some()
+            && adj < alpha
+            && !r.unresolved
+            && !SPLIT_ESTIMATES.contains(&r.metric.as_str());
     }
 }
 
@@ -596,7 +623,13 @@ pub fn compare_metrics(
             let Some(om) = other.cases.get(case) else {
                 continue;
             };
-            rows.extend(case_rows(case, bm, om, &wanted, &judging));
+            let mut these = case_rows(case, bm, om, &wanted, &judging);
+            mark_unresolved(
+                &mut these,
+                base.profile_samples.get(case),
+                other.profile_samples.get(case),
+            );
+            rows.extend(these);
             for (s, m) in [(base, bm), (other, om)] {
                 let wall = &m["wall_ms"].1;
                 if wall.len() < MIN_SAMPLES {
@@ -640,6 +673,36 @@ pub fn compare_metrics(
         pairs,
         scaling: labels.iter().flat_map(scaling).collect(),
         warnings,
+    }
+}
+
+/// The most samples a profile share may move by and still be no change (see
+/// [`Row::unresolved`]).
+pub const PROFILE_RESOLUTION_SAMPLES: f64 = 2.0;
+
+/// Mark the profile rows whose share moved by at most [`PROFILE_RESOLUTION_SAMPLES`]
+/// samples of the smaller profile (`base` and `other`: each side's samples per profile).
+fn mark_unresolved(
+    rows: &mut [Row],
+    base: Option<&BTreeMap<String, Vec<f64>>>,
+    other: Option<&BTreeMap<String, Vec<f64>>>,
+) {
+    let (Some(base), Some(other)) = (base, other) else {
+        return;
+    };
+    for r in rows.iter_mut().filter(|r| r.kind == Kind::Profile) {
+        let prefix = r.metric.find("profile.").map_or("", |i| &r.metric[..i]);
+        let samples = |m: &BTreeMap<String, Vec<f64>>| {
+            m.get(prefix)
+                .filter(|v| !v.is_empty())
+                .map(|v| super::summary::median_of(v))
+        };
+        if let (Some(a), Some(b)) = (samples(base), samples(other)) {
+            let fewest = a.min(b);
+            // Shares are per cent of the profile's samples.
+            r.unresolved =
+                fewest <= 0.0 || r.delta() <= PROFILE_RESOLUTION_SAMPLES * 100.0 / fewest + 1e-9;
+        }
     }
 }
 
@@ -1047,6 +1110,39 @@ mod tests {
         );
         let bare = cmp(old, doc("6.12", &[100.0; 3], &[0; 3]));
         assert!(bare.pairs[0].rows.iter().all(|r| r.kind != Kind::Profile));
+    }
+
+    #[test]
+    fn a_profile_move_of_two_samples_is_no_change_and_a_rename_is_none() {
+        // 200 samples a repetition, repeated exactly (the icount clock): clear_inode
+        // 0 → 2 samples (1 %) is certain and still within resolution; evict 0 → 20 is not.
+        let old = profiled(
+            doc("6.1", &[100.0; 3], &[0; 3]),
+            &[
+                ("do_unlinkat;kmem_cache_alloc", 100),
+                ("do_unlinkat;iput", 100),
+            ],
+        );
+        let new = profiled(
+            doc("6.12", &[100.0; 3], &[0; 3]),
+            &[
+                ("do_unlinkat;kmem_cache_alloc_noprof", 100),
+                ("do_unlinkat;iput", 78),
+                ("do_unlinkat;iput;clear_inode", 2),
+                ("do_unlinkat;evict.isra.0", 20),
+            ],
+        );
+        let c = cmp(old, new);
+        let row = |m: &str| c.pairs[0].rows.iter().find(|r| r.metric == m);
+        let small = row("profile.self.clear_inode").unwrap();
+        assert!(small.unresolved && !small.significant, "{small:?}");
+        let big = row("profile.self.evict").unwrap();
+        assert!(!big.unresolved && big.significant, "{big:?}");
+        // The _noprof rename folds: one function, unchanged (50 % both sides).
+        let alloc = row("profile.self.kmem_cache_alloc").unwrap();
+        assert_eq!((alloc.base.median, alloc.other.median), (50.0, 50.0));
+        assert!(row("profile.self.kmem_cache_alloc_noprof").is_none());
+        assert_eq!(PROFILE_RESOLUTION_SAMPLES, 2.0);
     }
 
     #[test]

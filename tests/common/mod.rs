@@ -323,6 +323,21 @@ pub fn stepped_series(dir: &Path) -> PathBuf {
 
 /// [`stepped_series`] with labels `PREFIX1` … `PREFIX6`.
 pub fn stepped_series_named(dir: &Path, prefix: &str) -> PathBuf {
+    edited_series(dir, prefix, |k, c| {
+        let scale = if k > 3 { 1.3 } else { 1.0 };
+        let w = c["wall_ns"].as_f64().unwrap();
+        c["wall_ns"] = ((w * scale) as u64).into();
+    })
+}
+
+/// Six labels `PREFIX1` … `PREFIX6` of one real run (see [`stepped_series`]), wall times
+/// 1.00, 1.01 and 1.02 ms, each case then edited by `edit(k, case)` (k: the label's
+/// number).
+pub fn edited_series(
+    dir: &Path,
+    prefix: &str,
+    edit: impl Fn(u64, &mut serde_json::Value),
+) -> PathBuf {
     let one = dir.join("one.json");
     let out = run(&[
         "run",
@@ -348,10 +363,9 @@ pub fn stepped_series_named(dir: &Path, prefix: &str) -> PathBuf {
             d["label"] = format!("{prefix}{k}").into();
             d["host"]["kernel_release"] = format!("6.1.0-4{k}-amd64").into();
             d["started_at"] = format!("2026-11-0{k}T00:00:00Z").into();
-            let scale = if k > 3 { 1.3 } else { 1.0 };
             for (i, c) in d["cases"].as_array_mut().unwrap().iter_mut().enumerate() {
-                let w = 1_000_000.0 + 10_000.0 * i as f64;
-                c["wall_ns"] = ((w * scale) as u64).into();
+                c["wall_ns"] = (1_000_000 + 10_000 * i as u64).into();
+                edit(k, c);
             }
             d
         })

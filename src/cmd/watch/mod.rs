@@ -53,6 +53,12 @@ pub struct WatchArgs {
     /// The smallest change reported, in percent of the level
     #[arg(long, default_value_t = 2.0, value_name = "PCT")]
     min_effect: f64,
+    /// A metric that alerts besides the times, throughputs and counts (as `compare`
+    /// names it, e.g. `slabinfo.maple_node.active_objs`, `delete.profile.total.vfs_unlink`);
+    /// repeatable. Profile, kernel-wide and latency rows are otherwise evidence shown with
+    /// an alert, never an alert of their own
+    #[arg(long = "metric", value_name = "METRIC")]
+    metrics: Vec<String>,
     /// Repetitions of each of the two kernels when a change is measured again
     #[arg(long, default_value_t = 6, value_name = "R")]
     confirm_reps: u32,
@@ -99,6 +105,7 @@ const OWN: &[(&str, Takes)] = &[
     ("--order", Takes::One),
     ("--every", Takes::One),
     ("--min-effect", Takes::One),
+    ("--metric", Takes::One),
     ("--confirm-reps", Takes::One),
     ("--max-reps", Takes::One),
     ("--tree", Takes::One),
@@ -223,13 +230,19 @@ impl Watch<'_> {
             / (self.plan.dirs.len() * self.plan.n_values.len()).max(1) as u32
     }
 
-    fn changes(&self) -> Vec<Change> {
-        let series = sigbench::watch::metric_series(&self.points, self.timebase.noise_floor());
+    /// The changes that alert, and the evidence that moved.
+    fn changes(&self) -> Result<(Vec<Change>, Vec<Change>)> {
+        let series = sigbench::watch::metric_series(
+            &self.points,
+            self.timebase.noise_floor(),
+            &self.args.metrics,
+        );
+        sigbench::watch::check_named(&series, &self.args.metrics)?;
         let p = changepoint::Params {
             min_effect: self.args.min_effect / 100.0,
             ..Default::default()
         };
-        changepoint::changes(&series, &p)
+        Ok(sigbench::watch::changes(&series, &p))
     }
 }
 
@@ -362,9 +375,15 @@ fn check(args: &WatchArgs) -> Result<()> {
 fn check_report_dir(args: &WatchArgs) -> Result<()> {
     let mut o = super::measure::outputs(&args.run);
     if let Some(d) = &args.report_dir {
+        if !d.exists() {
+            // Created here, before anything is measured (with its parents, as `mkdir -p`).
+            std::fs::create_dir_all(d)
+                .with_context(|| format!("--report-dir {}: cannot create it", d.display()))?;
+            sigbench::say!("sigbench: watch: created --report-dir {}", d.display());
+        }
         if !d.is_dir() {
             bail!(
-                "--report-dir {}: not a directory (create it first)",
+                "--report-dir {}: not a directory (name a directory, or one to create)",
                 d.display()
             );
         }
@@ -401,7 +420,10 @@ fn examine(
     rev_map: Option<&(PathBuf, sigbench::watch::RevMap)>,
     out: &mut String,
 ) -> Result<Vec<Alert>> {
-    let found = w.changes();
+    let (found, evidence) = w.changes()?;
+    for line in sigbench::watch::evidence_only(&found, &evidence, &w.names) {
+        w.say(&line);
+    }
     let stored = w.store.changes(Some(key))?;
     let mut alerts = Vec::new();
     let mut at: Vec<(usize, usize)> = found

@@ -54,8 +54,12 @@ pub(super) fn over_stored(args: &WatchArgs) -> Result<i32> {
             names.len(),
             names.join(", ")
         );
-        let series = sigbench::watch::metric_series(&docs, timebase.noise_floor());
-        let found = changepoint::changes(&series, &p);
+        let series = sigbench::watch::metric_series(&docs, timebase.noise_floor(), &args.metrics);
+        sigbench::watch::check_named(&series, &args.metrics)?;
+        let (found, evidence) = sigbench::watch::changes(&series, &p);
+        for line in sigbench::watch::evidence_only(&found, &evidence, &names) {
+            sigbench::say!("sigbench: watch: {line}");
+        }
         let stored = store.changes(Some(&key))?;
         let mut at: Vec<(usize, usize)> = found
             .iter()
