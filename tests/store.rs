@@ -525,6 +525,19 @@ fn a_profile_only_move_raises_no_alert_unless_named() {
             .contains("profile.total.clear_inode"),
         "{text}"
     );
+    // The answer first: the change per phase (the time stood still), then where the
+    // time went — clear_inode's share × the window's time.
+    let first = text.lines().take(30).collect::<Vec<_>>().join("\n");
+    assert!(
+        first.contains("the change per phase (pnightly-3 → pnightly-4)"),
+        "{text}"
+    );
+    assert!(first.contains("whole window (ms)"), "{text}");
+    let went = first
+        .lines()
+        .find(|l| l.contains(" clear_inode "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(went.contains("0 → "), "{went}");
     assert_eq!(std::fs::read_dir(&reports).unwrap().count(), 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -152,9 +152,25 @@ pub fn document(r: &Report) -> Result<Document> {
         about,
         runs,
         notices: Vec::new(),
-        changed: r.changed.iter().map(super::table::from_changed).collect(),
+        changed: r
+            .changed
+            .iter()
+            .map(|c| {
+                super::watch::capped(
+                    super::table::from_changed(c),
+                    super::watch::VISIBLE_ROWS,
+                    "below, under every row",
+                )
+            })
+            .collect(),
         figures,
         tables: vec![why],
+        details: r
+            .changed
+            .iter()
+            .map(super::table::from_changed)
+            .filter(|t| t.rows.len() > super::watch::VISIBLE_ROWS)
+            .collect(),
         warnings: Vec::new(),
     })
 }

@@ -12,6 +12,7 @@ use crate::stats::{Summary, compare as compare_labels};
 use anyhow::Result;
 use std::collections::{BTreeMap, BTreeSet};
 
+#[derive(Clone, Debug)]
 pub struct Figure {
     /// A file-name-safe identifier (`wall_ms`).
     pub id: String,
@@ -33,6 +34,8 @@ pub struct Document {
     pub changed: Vec<Table>,
     pub figures: Vec<Figure>,
     pub tables: Vec<Table>,
+    /// Tables folded away (HTML: inside `<details>`): everything after the answer.
+    pub details: Vec<Table>,
     pub warnings: Vec<String>,
 }
 
@@ -372,6 +375,7 @@ pub fn build(
             f
         },
         tables,
+        details: Vec::new(),
         warnings,
     })
 }

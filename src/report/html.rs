@@ -103,6 +103,16 @@ fn render(d: &Document) -> String {
     for t in &d.tables {
         out.push_str(&t.html());
     }
+    if !d.details.is_empty() {
+        let rows: usize = d.details.iter().map(|t| t.rows.len()).sum();
+        out.push_str(&format!(
+            "<details>\n<summary>Every row ({rows})</summary>\n"
+        ));
+        for t in &d.details {
+            out.push_str(&t.html());
+        }
+        out.push_str("</details>\n");
+    }
     if !d.warnings.is_empty() {
         out.push_str("<h2>Warnings</h2>\n<ul class=\"warnings\">\n");
         for w in &d.warnings {

@@ -5,10 +5,11 @@
 //! [`Document`] (with the series over the kernels, its change marked) for HTML.
 
 use super::compare::lkp_table;
+use super::compare::num;
 use super::document::{Document, Figure};
 use super::plot::{Judged, bisect_strip};
 use super::table::{Align, Table};
-use crate::stats::compare::Comparison;
+use crate::stats::compare::{Comparison, Row};
 use crate::store::changes::ChangeRecord;
 use anyhow::Result;
 
@@ -29,6 +30,171 @@ pub struct Alert<'a> {
     pub series: Vec<(String, Vec<f64>, bool)>,
     /// Commands that reproduce it.
     pub commands: Vec<String>,
+    /// The profiles' flame graphs of the two kernels, the differential one first (none
+    /// without `--profile`).
+    pub flames: Vec<Figure>,
+}
+
+/// Rows of the full comparison shown before the rest is folded away (text: after the
+/// answer; HTML: inside `<details>`).
+pub const VISIBLE_ROWS: usize = 20;
+/// Functions named in "where the time went".
+pub const TOP_FUNCTIONS: usize = 8;
+/// Counter and slab rows named in the answer.
+pub const TOP_KERNEL_ROWS: usize = 5;
+
+/// The answer, before everything else: the change per phase (a slower delete is not hidden
+/// by a faster create), the functions that added most time (share × the phase's time,
+/// so two kernels compare in milliseconds), the kernel-wide rows that moved most.
+pub fn answer(c: &Comparison) -> Vec<Table> {
+    use crate::stats::compare::Kind;
+    let Some(p) = c.pairs.first() else {
+        return Vec::new();
+    };
+    let pct = |r: &Row| {
+        let x = r.change_percent();
+        let mark = if r.significant { "" } else { " ~" };
+        if x.is_nan() {
+            format!("new{mark}")
+        } else {
+            format!("{x:+.1} %{mark}")
+        }
+    };
+    let mut phases = Table::new(
+        format!("the change per phase ({} → {})", p.base, p.other),
+        &[
+            ("case", Align::Left),
+            ("phase", Align::Left),
+            (p.base.as_str(), Align::Right),
+            (p.other.as_str(), Align::Right),
+            ("change", Align::Right),
+        ],
+    );
+    for r in &p.rows {
+        let phase = match r.metric.as_str() {
+            "wall_ms" => Some("whole window (ms)".to_string()),
+            "throughput_mb_s" => Some("throughput (MB/s)".to_string()),
+            m => m
+                .strip_suffix(".wall_ms")
+                .filter(|ph| !ph.contains('.'))
+                .map(|ph| format!("{ph} (ms)")),
+        };
+        if let Some(phase) = phase {
+            phases.push(vec![
+                r.case.short(),
+                phase,
+                num(r.base.median),
+                num(r.other.median),
+                pct(r),
+            ]);
+        }
+    }
+    phases.note = Some("(medians; `~`: not significant)".into());
+    let mut out = vec![phases];
+    // Where the time went: each function's self share × its phase's (or window's) time.
+    let wall = |case: &crate::stats::compare::CaseKey, prefix: &str| {
+        let name = format!("{prefix}wall_ms");
+        p.rows
+            .iter()
+            .find(|r| &r.case == case && r.metric == name)
+            .map(|r| (r.base.median, r.other.median))
+    };
+    // A case profiled per phase is read per phase, not also as a whole.
+    let phased: std::collections::BTreeSet<&crate::stats::compare::CaseKey> = p
+        .rows
+        .iter()
+        .filter(|r| r.kind == Kind::Profile && !r.metric.starts_with("profile."))
+        .map(|r| &r.case)
+        .collect();
+    let mut added: Vec<(f64, Vec<String>)> = p
+        .rows
+        .iter()
+        .filter(|r| r.kind == Kind::Profile && r.significant)
+        .filter(|r| !(phased.contains(&r.case) && r.metric.starts_with("profile.")))
+        .filter_map(|r| {
+            let at = r.metric.find("profile.self.")?;
+            let (prefix, function) = (&r.metric[..at], &r.metric[at + "profile.self.".len()..]);
+            let (bw, ow) = wall(&r.case, prefix)?;
+            let (b, o) = (r.base.median / 100.0 * bw, r.other.median / 100.0 * ow);
+            let phase = prefix.strip_suffix('.').unwrap_or("window");
+            Some((
+                o - b,
+                vec![
+                    r.case.short(),
+                    phase.to_string(),
+                    function.to_string(),
+                    format!("{} → {}", num(b), num(o)),
+                    format!("{:+.3}", o - b),
+                ],
+            ))
+        })
+        .collect();
+    added.sort_by(|a, b| b.0.abs().total_cmp(&a.0.abs()));
+    if !added.is_empty() {
+        let mut t = Table::new(
+            "where the time went (functions by the time they added or saved)",
+            &[
+                ("case", Align::Left),
+                ("phase", Align::Left),
+                ("function", Align::Left),
+                ("ms", Align::Right),
+                ("added ms", Align::Right),
+            ],
+        );
+        let more = added.len().saturating_sub(TOP_FUNCTIONS);
+        for (_, row) in added.into_iter().take(TOP_FUNCTIONS) {
+            t.push(row);
+        }
+        t.note = Some(format!(
+            "(self share of the profile × the phase's median time{})",
+            if more > 0 {
+                format!("; {more} more below")
+            } else {
+                String::new()
+            }
+        ));
+        out.push(t);
+    }
+    let mut kernel: Vec<&Row> = p
+        .rows
+        .iter()
+        .filter(|r| r.kind == Kind::Kernel && r.significant)
+        .collect();
+    kernel.sort_by(|a, b| a.standout(b));
+    if !kernel.is_empty() {
+        let mut t = Table::new(
+            "kernel-wide rows that moved most",
+            &[
+                (p.base.as_str(), Align::Right),
+                (p.other.as_str(), Align::Right),
+                ("change", Align::Right),
+                ("metric", Align::Left),
+            ],
+        );
+        for r in kernel.into_iter().take(TOP_KERNEL_ROWS) {
+            t.push(vec![
+                num(r.base.median),
+                num(r.other.median),
+                pct(r),
+                format!("{}/{}", r.case.short(), r.metric),
+            ]);
+        }
+        out.push(t);
+    }
+    out
+}
+
+/// `t` with at most `max` rows, the rest counted in its note.
+pub fn capped(mut t: Table, max: usize, rest: &str) -> Table {
+    if t.rows.len() > max {
+        let more = t.rows.len() - max;
+        t.rows.truncate(max);
+        t.note = Some(format!(
+            "{} — {more} more row(s) {rest}",
+            t.note.unwrap_or_default()
+        ));
+    }
+    t
 }
 
 /// "+5.2 % regression" (a time or count that grew, a throughput that fell), "-3.1 %
@@ -125,10 +291,15 @@ fn summary(a: &Alert) -> String {
 /// The report as text (what `watch` prints and writes as `.txt`).
 pub fn text(a: &Alert) -> String {
     let mut o = format!("{}\n\n{}\n\n", headline(a), summary(a));
+    for t in answer(&a.comparison) {
+        o.push_str(&t.text());
+        o.push('\n');
+    }
     o.push_str(&case_table(a).text());
     if !a.comparison.pairs.is_empty() {
         o.push('\n');
-        o.push_str(&lkp_table(&a.comparison, 0, false).text());
+        let rest = "(the HTML report and `sigbench compare … --all` show them)";
+        o.push_str(&capped(lkp_table(&a.comparison, 0, false), VISIBLE_ROWS, rest).text());
     }
     for b in &a.bisects {
         o.push_str(&format!(
@@ -168,11 +339,12 @@ pub fn document(a: &Alert) -> Result<Document> {
         .collect();
     let svg = bisect_strip(&c.metric, &c.metric, &steps)?;
     let mut tables = Vec::new();
+    let mut details = Vec::new();
     for b in &a.bisects {
         let mut t = super::bisect::steps_table(b);
         t.title = format!("bisect over {}, metric {}", b.what, b.outcome.metric);
         tables.push(t);
-        tables.extend(b.changed.iter().map(super::table::from_changed));
+        details.extend(b.changed.iter().map(super::table::from_changed));
     }
     let mut commands = Table::new("to reproduce", &[("command", Align::Left)]);
     for cmd in &a.commands {
@@ -184,12 +356,19 @@ pub fn document(a: &Alert) -> Result<Document> {
         about: vec![summary(a)],
         runs: case_table(a),
         notices: Vec::new(),
-        changed: if a.comparison.pairs.is_empty() {
-            Vec::new()
-        } else {
-            vec![lkp_table(&a.comparison, 0, false)]
+        changed: {
+            let mut v = answer(&a.comparison);
+            if !a.comparison.pairs.is_empty() {
+                let all = lkp_table(&a.comparison, 0, false);
+                let more = all.rows.len() > VISIBLE_ROWS;
+                v.push(capped(all.clone(), VISIBLE_ROWS, "below, under every row"));
+                if more {
+                    details.insert(0, all);
+                }
+            }
+            v
         },
-        figures: vec![Figure {
+        figures: std::iter::once(Figure {
             id: "series".into(),
             title: c.metric.clone(),
             caption: format!(
@@ -197,8 +376,11 @@ pub fn document(a: &Alert) -> Result<Document> {
                 c.metric
             ),
             svg,
-        }],
+        })
+        .chain(a.flames.iter().cloned())
+        .collect(),
         tables,
+        details,
         warnings: Vec::new(),
     })
 }

@@ -189,7 +189,16 @@ pub(super) fn write_report(
         .enumerate()
         .map(|(i, v)| (r.names[i].clone(), v, i >= b))
         .collect();
+    // The two kernels' flame graphs, the differential one first (with --profile).
+    let mut flames = sigbench::report::document::flame_figures(&[
+        (r.names[g].clone(), r.points[g].clone()),
+        (r.names[b].clone(), r.points[b].clone()),
+    ]);
+    if flames.len() == 3 {
+        flames.rotate_right(1);
+    }
     let alert = sigbench::report::watch::Alert {
+        flames,
         change,
         signature: r.signature.clone(),
         case: r.case.clone(),
