@@ -876,6 +876,9 @@ fn a_bisect_on_slurm_names_the_first_612_build() {
         logs.to_str().unwrap(),
         "--db",
         &url,
+        // A slab count alerts only when named (issue 37).
+        "--metric",
+        "create.slabinfo.maple_node.active_objs",
         "--kernels",
     ]);
     args.extend(kernels.iter().map(String::as_str));

@@ -963,6 +963,9 @@ fn watch_notices_confirms_bisects_and_reports_a_change_once() {
             reports.to_str().unwrap(),
             "--exec",
             &exec,
+            // Reference 004's row: a slab count is evidence unless named (issue 37).
+            "--metric",
+            "create.slabinfo.maple_node.active_objs",
         ]);
         args.extend_from_slice(extra);
         args.push("--kernels");
@@ -983,7 +986,14 @@ fn watch_notices_confirms_bisects_and_reports_a_change_once() {
     );
     assert!(text.contains("%change"), "the LKP table: {text}");
     assert!(
-        text.contains("churn/N=20000/create.slabinfo.maple_node.active_objs"),
+        text.contains("create.slabinfo.maple_node.active_objs"),
+        "{text}"
+    );
+    // The answer leads: the change per phase within the first 30 lines.
+    let first = text.lines().take(30).collect::<Vec<_>>().join("\n");
+    assert!(first.contains("the change per phase"), "{text}");
+    assert!(
+        first.contains("delete (ms)") && first.contains("create (ms)"),
         "{text}"
     );
     assert!(text.contains("first bad: "), "the bisect's steps: {text}");
