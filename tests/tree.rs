@@ -161,6 +161,30 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(marked_first_bad(&text).starts_with(&slow[..12]), "{text}");
+    // Issue 37: before bisecting, the ends' profiles rank the commits that touch the
+    // functions whose time grew — the slow commit first (the broken one touched the same
+    // function, but its change was undone in the range) — and the bisect agrees.
+    let said = stderr(&out);
+    let ranked = said
+        .lines()
+        .position(|l| l.contains("suspects before bisecting"))
+        .unwrap_or_else(|| panic!("no suspects: {said}"));
+    let first_step = said
+        .lines()
+        .position(|l| l.contains("step 1 of"))
+        .unwrap_or(usize::MAX);
+    assert!(
+        ranked < first_step,
+        "the suspects come before the bisect:\n{said}"
+    );
+    assert!(
+        said.lines().any(
+            |l| l.contains(&format!("1. {} mm/shmem: wait 300 us", &slow[..12]))
+                && l.contains("shmem_unlink")
+        ),
+        "{said}"
+    );
+    assert!(text.contains("it was suspect 1 of "), "{text}");
     // What changed from the last good to the first bad includes the profile: the first
     // function whose own share moved is the one udelay() spins in.
     let first_self = text
@@ -197,6 +221,12 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
         doc["first_bad"].as_str().unwrap().starts_with(&slow[..12]),
         "{doc}"
     );
+    assert_eq!(
+        doc["suspects"][0]["commit"].as_str(),
+        Some(slow.as_str()),
+        "{doc}"
+    );
+    assert!(doc["suspects"][0]["added_ms"].as_f64().unwrap() > 0.0);
     // The tree is handed back as it was found.
     assert_eq!(rev("HEAD"), bad);
     assert_eq!(
@@ -216,6 +246,11 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains(&format!("first bad {}", &slow[..12])));
     assert!(html.contains("<svg") && html.contains("&lt;- first bad"));
+    assert!(
+        html.contains("&lt;- the bisect&#39;s answer")
+            || html.contains("&lt;- the bisect's answer"),
+        "{html}"
+    );
 
     // The same tree bisected by git itself, `sigbench judge` deciding every step against
     // the good end the bisect above stored (labelled by its commit id).

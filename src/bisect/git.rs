@@ -75,6 +75,30 @@ impl Repo {
             .unwrap_or_default()
     }
 
+    /// The changes `commit` made to C sources and headers, with no context lines: each
+    /// hunk's header names the function it lies in (`suspects`).
+    pub fn diff_of(&self, commit: &str) -> Result<String> {
+        self.git(&[
+            "show",
+            "--format=",
+            "--unified=0",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-renames",
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
+            commit,
+            "--",
+            "*.c",
+            "*.h",
+        ])
+    }
+
+    /// The text of `path` at `rev` (None: no such file there).
+    pub fn file_at(&self, rev: &str, path: &str) -> Option<String> {
+        self.git(&["show", &format!("{rev}:{path}")]).ok()
+    }
+
     /// The commits `git bisect` may test between `good` and `bad`, oldest first, with
     /// `good` in front: index 0 is the good end, the last one the bad end.
     pub fn range(&self, good: &str, bad: &str) -> Result<Vec<String>> {

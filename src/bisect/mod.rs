@@ -11,6 +11,7 @@
 //! run. The measuring is behind [`Measure`], so the search is tested without kernels.
 
 pub mod git;
+pub mod suspects;
 
 use crate::stats::Test;
 use crate::stats::verdict::{Evidence, evidence};
@@ -105,6 +106,10 @@ pub struct Report {
     /// (the rows as printed), when both steps' runs were at hand.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changed: Option<Changed>,
+    /// With a tree and `--profile`: the range's commits that touch the functions whose
+    /// time grew between the ends, ranked before the bisect started, best first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suspects: Vec<suspects::Suspect>,
 }
 
 /// A table of what changed: a title, the columns and the rows, each cell as printed.
@@ -130,6 +135,7 @@ impl Report {
             kernels,
             outcome,
             changed: None,
+            suspects: Vec::new(),
         }
     }
 

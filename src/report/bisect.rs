@@ -147,6 +147,38 @@ pub fn document(r: &Report) -> Result<Document> {
     for s in sorted(r).into_iter().filter(|s| s.index != 0) {
         why.push(vec![r.kernels[s.index].clone(), s.why.clone()]);
     }
+    let mut tables = Vec::new();
+    if !r.suspects.is_empty() {
+        let mut t = Table::new(
+            "suspects, ranked by the ends' profiles before bisecting",
+            &[
+                ("#", Align::Right),
+                ("commit", Align::Left),
+                ("functions whose time grew", Align::Left),
+                ("added ms", Align::Right),
+                ("", Align::Left),
+            ],
+        );
+        for (k, s) in r.suspects.iter().enumerate() {
+            let first = r
+                .first_bad
+                .as_deref()
+                .is_some_and(|f| f.starts_with(s.commit.get(..12).unwrap_or(&s.commit)));
+            t.push(vec![
+                (k + 1).to_string(),
+                format!("{} {}", s.commit.get(..12).unwrap_or(&s.commit), s.subject),
+                s.functions.join(", "),
+                format!("{:+.3}", s.added_ms),
+                match (first, s.kept) {
+                    (true, _) => "<- the bisect's answer".into(),
+                    (false, false) => "undone later in the range".into(),
+                    _ => String::new(),
+                },
+            ]);
+        }
+        tables.push(t);
+    }
+    tables.push(why);
     Ok(Document {
         title,
         about,
@@ -164,7 +196,7 @@ pub fn document(r: &Report) -> Result<Document> {
             })
             .collect(),
         figures,
-        tables: vec![why],
+        tables,
         details: r
             .changed
             .iter()

@@ -112,12 +112,17 @@ impl Steps<'_> {
         }
     }
 
-    /// The metric in its case, per repetition, at `i`.
-    fn samples(&self, i: usize) -> Vec<f64> {
-        let (dir, n) = self.case.clone().unwrap_or_else(|| {
+    /// The case bisected: the metric's, or the plan's first directory at its largest N.
+    pub(super) fn case_of(&self) -> (String, u64) {
+        self.case.clone().unwrap_or_else(|| {
             let n = self.plan.n_values.iter().copied().max().unwrap_or(0);
             (self.plan.dirs[0].name.clone(), n)
-        });
+        })
+    }
+
+    /// The metric in its case, per repetition, at `i`.
+    fn samples(&self, i: usize) -> Vec<f64> {
+        let (dir, n) = self.case_of();
         self.docs[i]
             .iter()
             .flatten()
@@ -553,6 +558,8 @@ pub(super) struct Bisected {
     measured_now: Vec<usize>,
     /// The stored runs of every measured step, by index (for the evidence).
     docs: Vec<Option<Vec<RunDocument>>>,
+    /// Ranked before bisecting (a tree with `--profile`).
+    suspects: Vec<sigbench::bisect::suspects::Suspect>,
 }
 
 impl Bisected {
@@ -570,6 +577,7 @@ impl Bisected {
             .first_bad
             .and_then(|i| evidence(self, last_good(&self.outcome, i)?, i))
             .map(|t| sigbench::report::table::to_changed(&t));
+        report.suspects = self.suspects.clone();
         report
     }
 }
@@ -628,6 +636,7 @@ fn over_list(
         names,
         measured_now: m.steps.measured_now,
         docs: m.steps.docs,
+        suspects: Vec::new(),
     })
 }
 
@@ -676,6 +685,31 @@ fn conclusion(o: &mut String, b: &Bisected, changed: Option<&sigbench::bisect::C
             .map_or(String::new(), |s| format!(" ({s})")),
         step.map_or("-", |s| s.why.as_str())
     );
+    if !b.suspects.is_empty() {
+        let at = b
+            .suspects
+            .iter()
+            .position(|s| names[i].starts_with(s.commit.get(..12).unwrap_or(&s.commit)));
+        super::outln!(
+            o,
+            "{}",
+            match at {
+                Some(k) => format!(
+                    "it was suspect {} of {} (ranked by the ends' profiles before bisecting)",
+                    k + 1,
+                    b.suspects.len()
+                ),
+                None => format!(
+                    "it was not among the {} suspects the ends' profiles ranked before bisecting",
+                    b.suspects.len()
+                ),
+            }
+        );
+        o.push_str("suspects:\n");
+        for line in sigbench::bisect::suspects::lines(&b.suspects, 5) {
+            super::outln!(o, "  {line}");
+        }
+    }
     if let Some(c) = changed {
         o.push('\n');
         o.push_str(&sigbench::report::table::from_changed(c).text());

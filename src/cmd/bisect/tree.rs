@@ -10,6 +10,7 @@
 
 use super::{Bisected, Steps, boot};
 use anyhow::{Context, Result};
+use sigbench::bisect::suspects::{self, Suspect};
 use sigbench::bisect::{Measure, Measured, Params, Progress, bisect, git};
 use sigbench::kbuild;
 use sigbench::vm::kernel::{self, Kernel, KernelSpec};
@@ -228,6 +229,7 @@ pub(in crate::cmd) fn over_tree(
         label(&list[0]),
         label(&list[list.len() - 1])
     )));
+    let suspects = suspects(&mut m, &repo, params, progress)?;
     let outcome = if jobs > 1 && linear {
         // The list engine checks the commits out itself: the tree goes back to where it
         // was afterwards, as after git bisect.
@@ -248,5 +250,58 @@ pub(in crate::cmd) fn over_tree(
         names,
         measured_now: m.steps.measured_now,
         docs: m.steps.docs,
+        suspects,
     })
+}
+
+/// With `--profile`: both ends measured first, and the range's commits ranked by the time
+/// the functions they touch added between them (`bisect::suspects`), said before the
+/// bisect starts.
+fn suspects(
+    m: &mut Commits,
+    repo: &git::Repo,
+    params: &Params,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Vec<Suspect>> {
+    if m.steps.args.profile.is_none() {
+        progress(Progress::Note(
+            "with --profile the ends' profiles rank the range's commits before bisecting (suspects)",
+        ));
+        return Ok(Vec::new());
+    }
+    let last = m.list.len() - 1;
+    m.prefetch(&[(0, params.reps), (last, params.reps)])?;
+    for i in [0, last] {
+        m.measure(i, params.reps)?;
+    }
+    let (dir, n) = m.steps.case_of();
+    let times = |i: usize| {
+        let runs = m.steps.docs[i].as_deref().unwrap_or_default();
+        suspects::function_times(runs, &dir, n)
+    };
+    let (Some(good), Some(bad)) = (times(0), times(last)) else {
+        progress(Progress::Note(
+            "no suspects: an end has no profile of the bisected case",
+        ));
+        return Ok(Vec::new());
+    };
+    let grown = suspects::grown(&good, &bad);
+    let ranked = suspects::in_tree(repo, &m.list, &m.subjects, &grown)?;
+    progress(Progress::Note(&format!(
+        "suspects before bisecting: {} function(s) took more time at the bad end ({}), {} of {} commits touch them{}",
+        grown.len(),
+        grown
+            .iter()
+            .take(3)
+            .map(|(f, t)| format!("{f} +{t:.3} ms"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        ranked.len(),
+        m.list.len() - 1,
+        if ranked.is_empty() { "" } else { ":" }
+    )));
+    for line in suspects::lines(&ranked, 5) {
+        progress(Progress::Note(&format!("  {line}")));
+    }
+    Ok(ranked)
 }
