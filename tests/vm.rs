@@ -579,14 +579,28 @@ fn bisect_names_the_first_612_build_and_skips_a_broken_image() {
     let db = db.to_str().unwrap();
     let names: Vec<String> = ks.iter().map(|k| k.display().to_string()).collect();
     let json = dir.join("b.json");
-    // Two kernels per round, side by side (multisection)...
+    // Two kernels per round, side by side (multisection), profiled...
     let out = run(&bisect_args(
         &names,
         db,
-        &["--bisect-json", json.to_str().unwrap(), "--jobs", "2"],
+        &[
+            "--bisect-json",
+            json.to_str().unwrap(),
+            "--jobs",
+            "2",
+            "--profile",
+        ],
     ));
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("side by side"), "{}", stderr(&out));
+    // No tree, no commits to rank: the functions whose time grew between the ends are
+    // named before the first step (issue 37), 6.12's directory offsets among them.
+    let said = stderr(&out);
+    let named = said
+        .lines()
+        .find(|l| l.contains("suspect functions (took more time at the newest kernel): "))
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(named.contains(" ms"), "{named}");
     let text = stdout(&out);
     assert!(marked_first_bad(&text).starts_with(&first_bad), "{text}");
     let zero = run(&bisect_args(&names, db, &["--jobs", "0"]));
@@ -597,6 +611,20 @@ fn bisect_names_the_first_612_build_and_skips_a_broken_image() {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(doc["first_bad"], first_bad.as_str());
     assert!(doc["steps"].as_array().unwrap().len() >= 3);
+    let grown = doc["suspect_functions"]
+        .as_array()
+        .expect("suspect functions");
+    assert!(
+        grown.iter().any(|g| g["function"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("simple_offset")
+            || g["function"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("mas_")),
+        "{grown:?}"
+    );
     // What changed from the last good kernel to the first bad one, kept for `report --bisect`.
     let changed = doc["changed"]["rows"].as_array().expect("what changed");
     assert!(
@@ -640,7 +668,11 @@ fn bisect_names_the_first_612_build_and_skips_a_broken_image() {
     std::fs::write(&broken, &bytes[..bytes.len() / 4]).unwrap();
     let mut with_broken = names.clone();
     with_broken.insert(2, broken.display().to_string());
-    let out = run(&bisect_args(&with_broken, db, &["--resume", "--jobs", "1"]));
+    let out = run(&bisect_args(
+        &with_broken,
+        db,
+        &["--resume", "--jobs", "1", "--profile"],
+    ));
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stderr(&out).contains("side by side"), "{}", stderr(&out));
     let text = stdout(&out);

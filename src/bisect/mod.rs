@@ -110,6 +110,9 @@ pub struct Report {
     /// time grew between the ends, ranked before the bisect started, best first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suspects: Vec<suspects::Suspect>,
+    /// A list of kernels with `--profile`: the functions whose time grew between the ends.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suspect_functions: Vec<suspects::Grown>,
 }
 
 /// A table of what changed: a title, the columns and the rows, each cell as printed.
@@ -136,6 +139,7 @@ impl Report {
             outcome,
             changed: None,
             suspects: Vec::new(),
+            suspect_functions: Vec::new(),
         }
     }
 

@@ -30,6 +30,13 @@ pub struct Suspect {
     pub kept: bool,
 }
 
+/// A function whose time grew between the ends (a list of kernels has no commits to rank).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Grown {
+    pub function: String,
+    pub added_ms: f64,
+}
+
 /// The profiled time of each function (folded name) in the case `dir`/`n` of `runs`,
 /// in ms per repetition: its total share of the pooled samples × the median window time;
 /// and the time one sample stands for. None without a profile of that case.

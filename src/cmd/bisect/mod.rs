@@ -120,6 +120,17 @@ impl Steps<'_> {
         })
     }
 
+    /// The functions whose time grew from step `a` to step `b` (their profiles of the
+    /// bisected case; None where one lacks a profile), most added time first.
+    pub(super) fn grown(&self, a: usize, b: usize) -> Option<Vec<(String, f64)>> {
+        let (dir, n) = self.case_of();
+        let times = |i: usize| {
+            let runs = self.docs.get(i)?.as_deref().unwrap_or_default();
+            sigbench::bisect::suspects::function_times(runs, &dir, n)
+        };
+        Some(sigbench::bisect::suspects::grown(&times(a)?, &times(b)?))
+    }
+
     /// The metric in its case, per repetition, at `i`.
     fn samples(&self, i: usize) -> Vec<f64> {
         let (dir, n) = self.case_of();
@@ -560,6 +571,8 @@ pub(super) struct Bisected {
     docs: Vec<Option<Vec<RunDocument>>>,
     /// Ranked before bisecting (a tree with `--profile`).
     suspects: Vec<sigbench::bisect::suspects::Suspect>,
+    /// A list with `--profile`: the functions whose time grew between the ends.
+    suspect_functions: Vec<(String, f64)>,
 }
 
 impl Bisected {
@@ -578,6 +591,14 @@ impl Bisected {
             .and_then(|i| evidence(self, last_good(&self.outcome, i)?, i))
             .map(|t| sigbench::report::table::to_changed(&t));
         report.suspects = self.suspects.clone();
+        report.suspect_functions = self
+            .suspect_functions
+            .iter()
+            .map(|(f, t)| sigbench::bisect::suspects::Grown {
+                function: f.clone(),
+                added_ms: *t,
+            })
+            .collect();
         report
     }
 }
@@ -612,6 +633,31 @@ fn over_list(
             ),
         }),
     };
+    let mut suspect_functions = Vec::new();
+    if m.steps.args.profile.is_some() {
+        // No tree, no commits to rank: the functions whose time grew between the ends.
+        let last = list.len() - 1;
+        m.prefetch(&[(0, params.reps), (last, params.reps)])?;
+        for i in [0, last] {
+            m.measure(i, params.reps)?;
+        }
+        if let Some(grown) = m.steps.grown(0, last) {
+            progress(Progress::Note(&format!(
+                "suspect functions (took more time at the newest kernel): {}",
+                if grown.is_empty() {
+                    "none".to_string()
+                } else {
+                    grown
+                        .iter()
+                        .take(8)
+                        .map(|(f, t)| format!("{f} +{t:.3} ms"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            )));
+            suspect_functions = grown;
+        }
+    }
     let outcome = bisect(&mut m, list.len(), params, progress)?;
     let mut names: Vec<String> = (0..list.len()).map(|i| m.name(i)).collect();
     // Two files of one release (a rebuilt or a damaged copy): told apart by file name.
@@ -637,6 +683,7 @@ fn over_list(
         measured_now: m.steps.measured_now,
         docs: m.steps.docs,
         suspects: Vec::new(),
+        suspect_functions,
     })
 }
 

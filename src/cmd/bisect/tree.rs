@@ -251,6 +251,7 @@ pub(in crate::cmd) fn over_tree(
         measured_now: m.steps.measured_now,
         docs: m.steps.docs,
         suspects,
+        suspect_functions: Vec::new(),
     })
 }
 
@@ -274,18 +275,12 @@ fn suspects(
     for i in [0, last] {
         m.measure(i, params.reps)?;
     }
-    let (dir, n) = m.steps.case_of();
-    let times = |i: usize| {
-        let runs = m.steps.docs[i].as_deref().unwrap_or_default();
-        suspects::function_times(runs, &dir, n)
-    };
-    let (Some(good), Some(bad)) = (times(0), times(last)) else {
+    let Some(grown) = m.steps.grown(0, last) else {
         progress(Progress::Note(
             "no suspects: an end has no profile of the bisected case",
         ));
         return Ok(Vec::new());
     };
-    let grown = suspects::grown(&good, &bad);
     let ranked = suspects::in_tree(repo, &m.list, &m.subjects, &grown)?;
     progress(Progress::Note(&format!(
         "suspects before bisecting: {} function(s) took more time at the bad end ({}), {} of {} commits touch them{}",
