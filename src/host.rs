@@ -161,6 +161,33 @@ impl Host {
     }
 }
 
+/// Who is at the keyboard, as a triage note records it: the login behind `sudo`
+/// (`SUDO_USER`), else `USER`, else the name /etc/passwd gives this process's uid, else
+/// `uid N`.
+pub fn login() -> String {
+    for var in ["SUDO_USER", "USER", "LOGNAME"] {
+        if let Ok(v) = std::env::var(var) {
+            let v = v.trim();
+            if !v.is_empty() && v.len() <= 64 && !v.chars().any(char::is_control) {
+                return v.to_string();
+            }
+        }
+    }
+    use std::os::unix::fs::MetadataExt;
+    let Ok(uid) = std::fs::metadata("/proc/self").map(|m| m.uid()) else {
+        return "unknown".into();
+    };
+    std::fs::read_to_string("/etc/passwd")
+        .ok()
+        .and_then(|p| {
+            p.lines().find_map(|l| {
+                let f: Vec<&str> = l.split(':').collect();
+                (f.len() > 2 && f[2] == uid.to_string()).then(|| f[0].to_string())
+            })
+        })
+        .unwrap_or_else(|| format!("uid {uid}"))
+}
+
 /// Current UTC time as RFC 3339 (`2026-11-22T19:24:00Z`), without a date library.
 pub fn now_rfc3339() -> String {
     let secs = std::time::SystemTime::now()

@@ -62,6 +62,8 @@ enum Command {
     Validate(cmd::validate::Args),
     /// Show what this machine can do, and find or remove leftovers of killed runs
     Doctor(cmd::doctor::Args),
+    /// Record what a person decided about a change point: new, acknowledged, invalid, fixed
+    Triage(cmd::triage::Args),
 }
 
 fn main() {
@@ -112,6 +114,7 @@ fn main() {
         Command::Show(a) => cmd::show::run(a),
         Command::Validate(a) => cmd::validate::run(a),
         Command::Doctor(a) => cmd::doctor::run(a),
+        Command::Triage(a) => cmd::triage::run(a),
     };
     let code = exit_code(result, error_code);
     // Diagnostics the library raised after the last case (teardown) or outside a run.

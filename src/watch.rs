@@ -347,10 +347,9 @@ pub fn known(found: &Change, names: &[String], stored: &[ChangeRecord]) -> Optio
 /// acknowledged there): an alert is per change of the kernel, not per metric, so a metric
 /// that shows the change only once more kernels are measured does not alert again.
 pub fn reported(found: &Change, names: &[String], stored: &[ChangeRecord]) -> bool {
-    use crate::store::changes::Status::Acknowledged;
     stored
         .iter()
-        .any(|r| (r.status.alerted() || r.status == Acknowledged) && overlaps(r, found, names))
+        .any(|r| (r.status.alerted() || r.silenced()) && overlaps(r, found, names))
 }
 
 /// A change found, as the store keeps it: new, in series `key`, between the kernels (or
@@ -370,6 +369,7 @@ pub fn new_record(key: &str, c: &Change, names: &[String]) -> ChangeRecord {
         culprit: None,
         report: None,
         found_at: crate::host::now_rfc3339(),
+        triage: Vec::new(),
     }
 }
 
@@ -632,6 +632,7 @@ mod tests {
             culprit: None,
             report: None,
             found_at: String::new(),
+            triage: Vec::new(),
         }
     }
 

@@ -590,6 +590,35 @@ fn watch_over_stored_labels_finds_a_step_once_as_a_candidate() {
         wall.contains(" new ") && wall.contains("nightly-4"),
         "{wall}"
     );
+    // Triaged invalid (issue 38): kept with its note and user, listed so; a change point
+    // the store lacks, a state it does not know and a control character are one line.
+    let id = wall.split_whitespace().next().unwrap();
+    let t = run(&["triage", id, "invalid", "--note", "noise", "--db", db]);
+    assert!(t.status.success(), "{}", stderr(&t));
+    let listed = stdout(&run(&["watch", "--changes", "--db", db]));
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.starts_with(&format!("{id} "))
+                || l.trim_start().starts_with(&format!("{id} ")))
+            && listed.contains("invalid (")
+            && listed.contains(": noise)"),
+        "{listed}"
+    );
+    for (bad, says) in [
+        (vec!["triage", "999", "invalid"], "no change point 999"),
+        (vec!["triage", id, "wontfix"], "invalid value 'wontfix'"),
+        (
+            vec!["triage", id, "fixed", "--note", "a\x07b"],
+            "control character",
+        ),
+    ] {
+        let mut a = bad.clone();
+        a.extend(["--db", db]);
+        let out = run(&a);
+        assert_ne!(out.status.code(), Some(0));
+        assert!(stderr(&out).contains(says), "{bad:?}: {}", stderr(&out));
+    }
     // Again, and listed by name: nothing new.
     let again = watch(&[
         "--series",

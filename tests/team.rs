@@ -307,6 +307,28 @@ fn two_machines_write_one_postgres_store_at_once() {
             .any(|l| l.split_whitespace().next() == Some(id.as_str()) && l.contains("acknowledged")),
         "{listed}"
     );
+    // Triage (issue 38) in PostgreSQL as in SQLite: the state, note and user kept.
+    let t = run(&[
+        "triage",
+        &id,
+        "invalid",
+        "--note",
+        "the runner was busy",
+        "--db",
+        &url,
+    ]);
+    assert!(t.status.success(), "{}", stderr(&t));
+    assert!(stdout(&t).contains("triaged invalid by "), "{}", stdout(&t));
+    let listed = stdout(&run(&["watch", "--changes", "--db", &url]));
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.split_whitespace().next() == Some(id.as_str())
+                && l.contains("invalid (")
+                && l.contains("the runner was busy")),
+        "{listed}"
+    );
+    assert!(stdout(&watch()).contains("no new change in 6 label(s)"));
 
     // A password in the URL is never shown, not even when the server cannot be reached.
     let out = run(&[

@@ -17,6 +17,7 @@ pub mod runs;
 pub mod show;
 pub mod slurm;
 pub mod submit;
+pub mod triage;
 pub mod validate;
 pub mod watch;
 

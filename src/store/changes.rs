@@ -92,7 +92,51 @@ pub struct ChangeRecord {
     pub report: Option<String>,
     /// When it was first found (RFC 3339).
     pub found_at: String,
+    /// What people said about it (`sigbench triage`), oldest first; the last is its state.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub triage: Vec<Triage>,
 }
+
+/// What a person decided about a change (`sigbench triage ID STATE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum TriageState {
+    /// Not looked at (or looked at again).
+    New,
+    /// Real, and someone is on it: never alerts again.
+    Acknowledged,
+    /// Not a real change (noise, a broken machine, a test artefact): never alerts again,
+    /// and hidden from the site's first screen.
+    Invalid,
+    /// Fixed in a later kernel.
+    Fixed,
+}
+
+impl TriageState {
+    pub fn name(self) -> &'static str {
+        match self {
+            TriageState::New => "new",
+            TriageState::Acknowledged => "acknowledged",
+            TriageState::Invalid => "invalid",
+            TriageState::Fixed => "fixed",
+        }
+    }
+}
+
+/// One triage decision.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Triage {
+    pub state: TriageState,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
+    /// Who (the login behind sudo, else the user).
+    pub user: String,
+    /// When (RFC 3339).
+    pub at: String,
+}
+
+/// The longest triage note, in characters.
+pub const MAX_NOTE: usize = 2000;
 
 fn new() -> Status {
     Status::New
@@ -120,6 +164,24 @@ impl Confirmation {
 }
 
 impl ChangeRecord {
+    /// Its triage state: the last decision, `new` without one (and `acknowledged` for a
+    /// change silenced by `watch --ack` before triage existed).
+    pub fn triage_state(&self) -> TriageState {
+        match self.triage.last() {
+            Some(t) => t.state,
+            None if self.status == Status::Acknowledged => TriageState::Acknowledged,
+            None => TriageState::New,
+        }
+    }
+
+    /// Whether people silenced it (acknowledged or invalid): it never alerts again.
+    pub fn silenced(&self) -> bool {
+        matches!(
+            self.triage_state(),
+            TriageState::Acknowledged | TriageState::Invalid
+        )
+    }
+
     /// The change as a ratio: the confirmation's, else the series' (none from 0).
     pub fn ratio(&self) -> Option<f64> {
         match &self.confirmed {
@@ -206,15 +268,42 @@ impl Store {
         })
     }
 
-    /// `watch --ack ID`: silence a change point.
+    /// `watch --ack ID`: triage a change point acknowledged.
     pub fn acknowledge(&self, id: i64) -> Result<ChangeRecord> {
+        self.triage(id, TriageState::Acknowledged, "", &crate::host::login())
+    }
+
+    /// `sigbench triage ID STATE`: record a decision about a change point (its history
+    /// kept). The note is bounded and printable.
+    pub fn triage(
+        &self,
+        id: i64,
+        state: TriageState,
+        note: &str,
+        user: &str,
+    ) -> Result<ChangeRecord> {
+        let n = note.chars().count();
+        if n > MAX_NOTE {
+            bail!("a note of {n} characters: at most {MAX_NOTE}");
+        }
+        if note.chars().any(|c| c.is_control() && c != '\n') {
+            bail!(
+                "the note `{}` holds a control character: use printable text",
+                crate::report::table::escape_control(note)
+            );
+        }
         let Some(mut c) = self.changes(None)?.into_iter().find(|c| c.id == id) else {
             bail!(
                 "there is no change point {id} in {} (`sigbench watch --changes` lists them)",
                 self.location
             );
         };
-        c.status = Status::Acknowledged;
+        c.triage.push(Triage {
+            state,
+            note: note.to_string(),
+            user: user.to_string(),
+            at: crate::host::now_rfc3339(),
+        });
         self.keep_change(&mut c)?;
         Ok(c)
     }
@@ -244,6 +333,7 @@ mod tests {
             culprit: None,
             report: None,
             found_at: "t".into(),
+            triage: Vec::new(),
         };
         s.keep_change(&mut c).unwrap();
         assert!(c.id > 0);
@@ -256,7 +346,37 @@ mod tests {
             (Status::Confirmed, "6.12")
         );
         assert!(s.changes(Some("other")).unwrap().is_empty());
-        assert_eq!(s.acknowledge(c.id).unwrap().status, Status::Acknowledged);
+        let acked = s.acknowledge(c.id).unwrap();
+        assert_eq!(acked.triage_state(), TriageState::Acknowledged);
+        assert!(acked.silenced());
+        // Triage keeps its history; the last decision is the state.
+        let t = s
+            .triage(
+                c.id,
+                TriageState::Invalid,
+                "noise: the runner was busy",
+                "ann",
+            )
+            .unwrap();
+        assert_eq!(t.triage.len(), 2);
+        let back = &s.changes(Some("s")).unwrap()[0];
+        assert_eq!(back.triage_state(), TriageState::Invalid);
+        assert_eq!(back.triage[1].note, "noise: the runner was busy");
+        assert_eq!(back.triage[1].user, "ann");
+        assert_eq!(
+            back.status,
+            Status::Confirmed,
+            "what the machine found stays"
+        );
+        let reopened = s.triage(c.id, TriageState::New, "", "bob").unwrap();
+        assert!(!reopened.silenced());
+        let e = s
+            .triage(c.id, TriageState::Fixed, "a\x1b[31m", "x")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("control character"), "{e}");
+        let long = "n".repeat(MAX_NOTE + 1);
+        assert!(s.triage(c.id, TriageState::Fixed, &long, "x").is_err());
         let e = s.acknowledge(99).unwrap_err().to_string();
         assert!(e.contains("no change point 99"), "{e}");
         assert!(e.contains("`sigbench watch --changes` lists them"), "{e}");

@@ -83,7 +83,8 @@ pub struct WatchArgs {
     /// $SIGBENCH_REPORT)
     #[arg(long, value_name = "CMD")]
     exec: Option<String>,
-    /// Silence change point ID (as `--changes` lists them) and exit
+    /// Silence change point ID (as `--changes` lists them) and exit: `sigbench triage ID
+    /// acknowledged`
     #[arg(long, value_name = "ID", conflicts_with = "watch_kernels")]
     ack: Option<i64>,
     /// List the change points the store remembers and exit
@@ -256,7 +257,7 @@ pub fn run(args: WatchArgs) -> Result<i32> {
         let store = Store::open_existing(&args.run.store.db)?;
         let c = store.acknowledge(id)?;
         super::out(&format!(
-            "change point {id} acknowledged: {} {} from {} to {}\n",
+            "change point {id} acknowledged (triage: it never alerts again; `sigbench triage {id} new` undoes it): {} {} from {} to {}\n",
             c.series, c.metric, c.last_good, c.first_bad
         ))?;
         return Ok(0);
@@ -438,7 +439,7 @@ fn examine(
             .filter(|c| (c.last_before, c.first_after) == (g, b))
             .filter(|c| {
                 sigbench::watch::known(c, &w.names, &stored)
-                    .is_none_or(|k| stored[k].status == Status::New)
+                    .is_none_or(|k| stored[k].status == Status::New && !stored[k].silenced())
                     && !sigbench::watch::reported(c, &w.names, &stored)
             })
             .collect();

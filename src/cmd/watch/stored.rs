@@ -158,6 +158,7 @@ pub(super) fn list_changes(args: &WatchArgs) -> Result<i32> {
         &[
             ("id", Align::Right),
             ("status", Align::Left),
+            ("triage", Align::Left),
             ("metric", Align::Left),
             ("last good", Align::Left),
             ("first bad", Align::Left),
@@ -170,6 +171,16 @@ pub(super) fn list_changes(args: &WatchArgs) -> Result<i32> {
         t.push(vec![
             c.id.to_string(),
             c.status.name().into(),
+            match c.triage.last() {
+                Some(t) if t.note.is_empty() => format!("{} ({})", t.state.name(), t.user),
+                Some(t) => format!(
+                    "{} ({}: {})",
+                    t.state.name(),
+                    t.user,
+                    t.note.chars().take(60).collect::<String>()
+                ),
+                None => c.triage_state().name().into(),
+            },
             c.metric.clone(),
             c.last_good.clone(),
             c.culprit.clone().unwrap_or(c.first_bad.clone()),
