@@ -28,6 +28,7 @@ pub mod report;
 pub mod results;
 pub mod schedule;
 pub mod signature;
+pub mod site;
 pub mod stats;
 pub mod store;
 #[allow(unsafe_code)]

@@ -64,6 +64,8 @@ enum Command {
     Doctor(cmd::doctor::Args),
     /// Record what a person decided about a change point: new, acknowledged, invalid, fixed
     Triage(cmd::triage::Args),
+    /// Write the store as a static site: every series, every change and its triage
+    Site(cmd::site::Args),
 }
 
 fn main() {
@@ -115,6 +117,7 @@ fn main() {
         Command::Validate(a) => cmd::validate::run(a),
         Command::Doctor(a) => cmd::doctor::run(a),
         Command::Triage(a) => cmd::triage::run(a),
+        Command::Site(a) => cmd::site::run(a),
     };
     let code = exit_code(result, error_code);
     // Diagnostics the library raised after the last case (teardown) or outside a run.

@@ -226,7 +226,7 @@ pub fn check_label(label: &str) -> anyhow::Result<()> {
     if let Some(c) = label.chars().find(|c| c.is_control()) {
         anyhow::bail!(
             "the label `{}` holds the control character {}: use printable characters",
-            crate::report::table::escape_control(label),
+            crate::report::shell::escape_controls(label, &[]),
             c.escape_default().to_string().replace("\\u{", "\\x{")
         );
     }

@@ -247,6 +247,15 @@ pub fn changes(
         .partition(|c| primary.contains(c.metric.as_str()))
 }
 
+/// A number in a few digits, for a line on stderr.
+fn short(v: f64) -> String {
+    if v != 0.0 && v.abs() < 10.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
 /// `--metric` names that none of `series` has (typos): one line naming them and what the
 /// series does have.
 pub fn check_named(series: &[Series], named: &[String]) -> anyhow::Result<()> {
@@ -298,7 +307,7 @@ pub fn evidence_only(alerting: &[Change], evidence: &[Change], names: &[String])
             let most = cs
                 .iter()
                 .max_by(|x, y| x.effect().abs().total_cmp(&y.effect().abs()))
-                .map(|c| format!("{} {} → {}", c.metric, crate::report::compare::num(c.before), crate::report::compare::num(c.after)))
+                .map(|c| format!("{} {} → {}", c.metric, short(c.before), short(c.after)))
                 .unwrap_or_default();
             format!(
                 "{} to {}: {} evidence row(s) moved (most: {most}) while no time, throughput or count did: no alert",

@@ -182,3 +182,147 @@ fn a_hostile_bisect_document_is_rendered_or_refused_never_spun_on() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 38: the store as a static site. A stored series with a step (a candidate change,
+/// its report written), the change triaged invalid; the site built from it and read in
+/// headless Chromium: no console message, no request, every local link resolves, every
+/// label shows, and the change shows with its triage state — hidden from the first screen.
+#[test]
+fn a_site_over_the_store_shows_every_series_label_and_triaged_change() {
+    let dir = std::env::temp_dir().join(format!("sigbench-site-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("s.db");
+    let db = db.to_str().unwrap();
+    let series = stepped_series_named(&dir, "site-");
+    let out = run(&["import", series.to_str().unwrap(), "--db", db]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reports = dir.join("reports");
+    let found = run(&[
+        "watch",
+        "--series-glob",
+        "site-*",
+        "--db",
+        db,
+        "--report-dir",
+        reports.to_str().unwrap(),
+    ]);
+    assert!(found.status.success(), "{}", stderr(&found));
+    let listed = stdout(&run(&["watch", "--changes", "--db", db]));
+    let id = listed
+        .lines()
+        .find(|l| l.contains(" wall_ms "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{listed}"))
+        .to_string();
+    let t = run(&[
+        "triage",
+        &id,
+        "invalid",
+        "--note",
+        "a <b>busy</b> runner",
+        "--db",
+        db,
+    ]);
+    assert!(t.status.success(), "{}", stderr(&t));
+    let site = dir.join("site");
+    let out = run(&["site", "-o", site.to_str().unwrap(), "--db", db]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("page(s) in"), "{}", stdout(&out));
+
+    let index = std::fs::read_to_string(site.join("index.html")).unwrap();
+    for k in 1..=6 {
+        assert!(
+            index.contains(&format!(">site-{k}</a>")),
+            "site-{k}: {index}"
+        );
+    }
+    // The change: triaged invalid, with its note escaped, inside <details> (not on the
+    // first screen), linking to its report copied beside.
+    let details = index
+        .split("<details>")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no <details>: {index}"));
+    assert!(
+        details.contains("invalid (") && details.contains("a &lt;b&gt;busy&lt;/b&gt; runner"),
+        "{details}"
+    );
+    assert!(index.contains("No open change."), "{index}");
+    assert!(details.contains("reports/change-"), "{details}");
+    // Every local link of every page resolves.
+    let pages: Vec<std::path::PathBuf> = std::fs::read_dir(&site)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "html"))
+        .collect();
+    assert!(pages.len() >= 1 + 1 + 6, "{pages:?}");
+    for p in &pages {
+        let html = std::fs::read_to_string(p).unwrap();
+        assert!(
+            html.len() < 1 << 20,
+            "{} is {} bytes",
+            p.display(),
+            html.len()
+        );
+        for href in html.split("href=\"").skip(1) {
+            let target = href.split('"').next().unwrap();
+            assert!(
+                !target.contains("://"),
+                "{}: an external link {target}",
+                p.display()
+            );
+            assert!(
+                site.join(target).is_file(),
+                "{}: {target} does not resolve",
+                p.display()
+            );
+        }
+    }
+    let series_page = site.join("series-1.html");
+    let sp = std::fs::read_to_string(&series_page).unwrap();
+    assert!(sp.contains("<svg") && sp.contains("wall_ms"), "{sp}");
+    for page in [site.join("index.html"), series_page] {
+        let shot = dir.join("shot.png");
+        let (console, requests) = render_in_chromium(&page, &shot, &dir);
+        assert!(
+            console.is_empty() && requests.is_empty(),
+            "{}: {console:?} {requests:?}",
+            page.display()
+        );
+        let (colours, inked, _, _) = png_stats(&shot);
+        assert!(
+            colours > 2 && inked > 1_000,
+            "{} looks blank",
+            page.display()
+        );
+    }
+    // `watch --site` writes the same after a watch; a file in its place is one line.
+    let site2 = dir.join("site2");
+    let again = run(&[
+        "watch",
+        "--series-glob",
+        "site-*",
+        "--db",
+        db,
+        "--site",
+        site2.to_str().unwrap(),
+    ]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(site2.join("index.html").is_file());
+    let not_dir = run(&[
+        "watch",
+        "--series-glob",
+        "site-*",
+        "--db",
+        db,
+        "--site",
+        series.to_str().unwrap(),
+    ]);
+    assert_eq!(not_dir.status.code(), Some(1));
+    assert!(
+        stderr(&not_dir).contains("not a directory"),
+        "{}",
+        stderr(&not_dir)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -15,6 +15,7 @@ pub mod report;
 pub mod run;
 pub mod runs;
 pub mod show;
+pub mod site;
 pub mod slurm;
 pub mod submit;
 pub mod triage;

@@ -188,9 +188,9 @@ pub fn document(r: &Report) -> Result<Document> {
             .changed
             .iter()
             .map(|c| {
-                super::watch::capped(
+                super::table::capped(
                     super::table::from_changed(c),
-                    super::watch::VISIBLE_ROWS,
+                    super::table::VISIBLE_ROWS,
                     "below, under every row",
                 )
             })
@@ -201,7 +201,7 @@ pub fn document(r: &Report) -> Result<Document> {
             .changed
             .iter()
             .map(super::table::from_changed)
-            .filter(|t| t.rows.len() > super::watch::VISIBLE_ROWS)
+            .filter(|t| t.rows.len() > super::table::VISIBLE_ROWS)
             .collect(),
         warnings: Vec::new(),
     })

@@ -19,7 +19,7 @@ impl Renderer for Html {
 
 pub use super::markup::escape;
 
-const STYLE: &str = "
+pub(crate) const STYLE: &str = "
 body { font-family: sans-serif; color: #222; margin: 2em auto; max-width: 1100px; padding: 0 1em; line-height: 1.4; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; }
 h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }

@@ -35,6 +35,22 @@ pub fn from_changed(c: &crate::bisect::Changed) -> Table {
     t
 }
 
+/// Rows of the full comparison shown before the rest is folded away (text: after the
+/// answer; HTML: inside `<details>`).
+pub const VISIBLE_ROWS: usize = 20;
+/// `t` with at most `max` rows, the rest counted in its note.
+pub fn capped(mut t: Table, max: usize, rest: &str) -> Table {
+    if t.rows.len() > max {
+        let more = t.rows.len() - max;
+        t.rows.truncate(max);
+        t.note = Some(format!(
+            "{} — {more} more row(s) {rest}",
+            t.note.unwrap_or_default()
+        ));
+    }
+    t
+}
+
 /// Column alignment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Align {

@@ -8,7 +8,7 @@ use super::compare::lkp_table;
 use super::compare::num;
 use super::document::{Document, Figure};
 use super::plot::{Judged, bisect_strip};
-use super::table::{Align, Table};
+use super::table::{Align, Table, VISIBLE_ROWS, capped};
 use crate::stats::compare::{Comparison, Row};
 use crate::store::changes::ChangeRecord;
 use anyhow::Result;
@@ -35,9 +35,6 @@ pub struct Alert<'a> {
     pub flames: Vec<Figure>,
 }
 
-/// Rows of the full comparison shown before the rest is folded away (text: after the
-/// answer; HTML: inside `<details>`).
-pub const VISIBLE_ROWS: usize = 20;
 /// Functions named in "where the time went".
 pub const TOP_FUNCTIONS: usize = 8;
 /// Counter and slab rows named in the answer.
@@ -182,19 +179,6 @@ pub fn answer(c: &Comparison) -> Vec<Table> {
         out.push(t);
     }
     out
-}
-
-/// `t` with at most `max` rows, the rest counted in its note.
-pub fn capped(mut t: Table, max: usize, rest: &str) -> Table {
-    if t.rows.len() > max {
-        let more = t.rows.len() - max;
-        t.rows.truncate(max);
-        t.note = Some(format!(
-            "{} — {more} more row(s) {rest}",
-            t.note.unwrap_or_default()
-        ));
-    }
-    t
 }
 
 /// "+5.2 % regression" (a time or count that grew, a throughput that fell), "-3.1 %

@@ -289,7 +289,7 @@ impl Store {
         if note.chars().any(|c| c.is_control() && c != '\n') {
             bail!(
                 "the note `{}` holds a control character: use printable text",
-                crate::report::table::escape_control(note)
+                crate::report::shell::escape_controls(note, &[])
             );
         }
         let Some(mut c) = self.changes(None)?.into_iter().find(|c| c.id == id) else {

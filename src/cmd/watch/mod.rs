@@ -79,6 +79,9 @@ pub struct WatchArgs {
     /// Write each new alert's report here (NAME.txt and NAME.html)
     #[arg(long, value_name = "DIR")]
     report_dir: Option<PathBuf>,
+    /// After the watch, write the store as a static site here (as `sigbench site -o DIR`)
+    #[arg(long, value_name = "DIR")]
+    site: Option<PathBuf>,
     /// Run this (with `sh -c`) once per new alert: the report's path is $1 (and
     /// $SIGBENCH_REPORT)
     #[arg(long, value_name = "CMD")]
@@ -113,6 +116,7 @@ const OWN: &[(&str, Takes)] = &[
     ("--rev-map", Takes::One),
     ("--config", Takes::One),
     ("--report-dir", Takes::One),
+    ("--site", Takes::One),
     ("--exec", Takes::One),
     ("--ack", Takes::One),
     ("--changes", Takes::Flag),
@@ -335,6 +339,7 @@ pub fn run(args: WatchArgs) -> Result<i32> {
         started.elapsed().as_secs_f64()
     );
     super::out(&out)?;
+    write_site(&args, &w.store)?;
     if w.unconfirmed > 0 {
         sigbench::say!(
             "sigbench: watch: {} change(s) could not be confirmed (exit 1): they stay new, and the next watch measures them again",
@@ -371,6 +376,18 @@ fn check(args: &WatchArgs) -> Result<()> {
     check_report_dir(args)
 }
 
+/// `--site DIR`: the store as a static site, after the watch.
+pub(super) fn write_site(args: &WatchArgs, store: &Store) -> Result<()> {
+    if let Some(dir) = &args.site {
+        let pages = sigbench::site::write(store, dir)?;
+        sigbench::say!(
+            "sigbench: watch: wrote the site ({pages} pages) to {}",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
 /// The outputs, `--report-dir` among them, checked before anything is measured or
 /// recorded: a directory, not the store, writable.
 fn check_report_dir(args: &WatchArgs) -> Result<()> {
@@ -398,6 +415,17 @@ fn check_report_dir(args: &WatchArgs) -> Result<()> {
             .with_context(|| format!("--report-dir {}: cannot write there", d.display()))?;
         let _ = std::fs::remove_file(&probe);
         o = o.output("--report-dir", d.join("x"));
+    }
+    if let Some(d) = &args.site {
+        if d.exists() && !d.is_dir() {
+            bail!(
+                "--site {}: not a directory (name a directory, or one to create)",
+                d.display()
+            );
+        }
+        std::fs::create_dir_all(d)
+            .with_context(|| format!("--site {}: cannot create it", d.display()))?;
+        o = o.output("--site", d.join("index.html"));
     }
     o.check()
 }

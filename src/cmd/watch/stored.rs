@@ -146,6 +146,7 @@ pub(super) fn over_stored(args: &WatchArgs) -> Result<i32> {
         crate::cmd::outln!(out, "no new change in {} label(s)", labels.len());
     }
     crate::cmd::out(&out)?;
+    super::write_site(args, &store)?;
     Ok(0)
 }
 

@@ -1,0 +1,445 @@
+//! `sigbench site`: the store as a static site — every series (signature × filesystem ×
+//! plan × clock) with its latest state and open changes first, a page per series with its
+//! primary metrics plotted over its labels (release order, as `watch` orders them) and its
+//! changes (each linking to its alert report, copied beside), a page per label with its
+//! runs. No server, no JavaScript, nothing fetched: it reads from file:// and from any web
+//! server directory. Noise stays off the first screen: rejected, invalid and fixed changes
+//! are inside `<details>`.
+
+use crate::report::html::{STYLE, escape};
+use crate::report::plot::{Judged, bisect_strip};
+use crate::results::RunDocument;
+use crate::store::changes::{ChangeRecord, Status, TriageState};
+use crate::watch::Point;
+use anyhow::Result;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The site: its pages (file name, HTML) and the alert reports to copy beside them
+/// (source, file name under `reports/`).
+pub struct Site {
+    pub pages: Vec<(String, String)>,
+    pub reports: Vec<(PathBuf, String)>,
+}
+
+/// The most metrics plotted on a series page (each plot is ~10–30 KB of SVG).
+pub const MAX_PLOTS: usize = 16;
+
+/// Whether a change still wants attention: it alerted or is a candidate, and nobody
+/// triaged it invalid or fixed (acknowledged ones stay listed: someone is on them).
+pub fn open(c: &ChangeRecord) -> bool {
+    (c.status.alerted() || c.status == Status::New)
+        && !matches!(c.triage_state(), TriageState::Invalid | TriageState::Fixed)
+}
+
+fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{t}</title>\n<style>{STYLE}\nnav {{ font-size: 0.9em; margin-bottom: 1em; }}\n.open {{ color: #b22; font-weight: bold; }}\n</style>\n</head>\n<body>\n<nav><a href=\"index.html\">all series</a></nav>\n<h1>{t}</h1>\n{body}<footer>sigbench {} · static site, generated {}</footer>\n</body>\n</html>\n",
+        env!("CARGO_PKG_VERSION"),
+        crate::host::now_rfc3339(),
+        t = escape(title),
+    )
+}
+
+fn table(caption: &str, headers: &[&str], rows: &[Vec<String>]) -> String {
+    let mut out = String::from("<table>\n");
+    if !caption.is_empty() {
+        out.push_str(&format!("<caption>{}</caption>\n", escape(caption)));
+    }
+    out.push_str("<thead><tr>");
+    for h in headers {
+        out.push_str(&format!("<th>{}</th>", escape(h)));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for r in rows {
+        out.push_str("<tr>");
+        for c in r {
+            // Cells are markup already (links); text is escaped where it is made.
+            out.push_str(&format!("<td>{c}</td>"));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table>\n");
+    out
+}
+
+fn link(href: &str, text: &str) -> String {
+    format!("<a href=\"{}\">{}</a>", escape(href), escape(text))
+}
+
+/// A file name for the k-th item: only [a-z0-9-].
+fn file(kind: &str, k: usize) -> String {
+    format!("{kind}-{k}.html")
+}
+
+fn change_pct(c: &ChangeRecord) -> String {
+    match c.ratio() {
+        Some(r) if r.is_finite() => format!("{:+.1} %", (r - 1.0) * 100.0),
+        _ => format!(
+            "{} → {}",
+            crate::report::compare::num(c.before),
+            crate::report::compare::num(c.after)
+        ),
+    }
+}
+
+fn triage_cell(c: &ChangeRecord) -> String {
+    match c.triage.last() {
+        Some(t) => {
+            let note = if t.note.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", t.note)
+            };
+            escape(&format!("{} ({}, {}{note})", t.state.name(), t.user, t.at))
+        }
+        None => escape(c.triage_state().name()),
+    }
+}
+
+/// The site of `labels` (each with its runs) and the change points `changes`.
+pub fn build(labels: &[Point], changes: &[ChangeRecord]) -> Result<Site> {
+    let series = crate::watch::stored_series(labels, crate::watch::Order::Release);
+    let label_page: BTreeMap<&str, String> = labels
+        .iter()
+        .enumerate()
+        .map(|(k, (l, _))| (l.as_str(), file("label", k + 1)))
+        .collect();
+    let series_page: BTreeMap<&str, String> = series
+        .iter()
+        .enumerate()
+        .map(|(k, (key, _))| (key.as_str(), file("series", k + 1)))
+        .collect();
+    // Reports copied under reports/ by their own file names (`change-ID.txt|html`).
+    let mut reports = Vec::new();
+    let mut report_of: BTreeMap<i64, String> = BTreeMap::new();
+    for c in changes {
+        if let Some(txt) = &c.report {
+            let txt = PathBuf::from(txt);
+            let html = txt.with_extension("html");
+            for (src, ext) in [(&txt, "txt"), (&html, "html")] {
+                if src.is_file() {
+                    let name = format!("change-{}.{ext}", c.id);
+                    reports.push((src.clone(), name.clone()));
+                    if ext == "html" || !report_of.contains_key(&c.id) {
+                        report_of.insert(c.id, format!("reports/{name}"));
+                    }
+                }
+            }
+        }
+    }
+    let change_row = |c: &ChangeRecord, with_series: bool| -> Vec<String> {
+        let mut row = vec![
+            c.id.to_string(),
+            if open(c) {
+                format!("<span class=\"open\">{}</span>", escape(c.status.name()))
+            } else {
+                escape(c.status.name())
+            },
+            triage_cell(c),
+            escape(&c.metric),
+            format!(
+                "{} → {}",
+                label_page
+                    .get(c.last_good.as_str())
+                    .map_or(escape(&c.last_good), |p| link(p, &c.last_good)),
+                label_page
+                    .get(c.first_bad.as_str())
+                    .map_or(escape(&c.first_bad), |p| link(p, &c.first_bad)),
+            ),
+            escape(&change_pct(c)),
+            report_of
+                .get(&c.id)
+                .map_or("-".into(), |r| link(r, "report")),
+        ];
+        if with_series {
+            row.insert(
+                1,
+                series_page
+                    .get(c.series.as_str())
+                    .map_or(escape(&c.series), |p| link(p, &c.series)),
+            );
+        }
+        row
+    };
+    let change_headers = |with_series: bool| -> Vec<&'static str> {
+        let mut h = vec![
+            "id",
+            "status",
+            "triage",
+            "metric",
+            "last good → first bad",
+            "change",
+            "report",
+        ];
+        if with_series {
+            h.insert(1, "series");
+        }
+        h
+    };
+    let changes_block = |cs: &[&ChangeRecord], with_series: bool| -> String {
+        let (shown, hidden): (Vec<&&ChangeRecord>, Vec<&&ChangeRecord>) =
+            cs.iter().partition(|c| open(c));
+        let mut out = String::new();
+        let h = change_headers(with_series);
+        if shown.is_empty() {
+            out.push_str("<p class=\"about\">No open change.</p>\n");
+        } else {
+            let rows: Vec<Vec<String>> = shown.iter().map(|c| change_row(c, with_series)).collect();
+            out.push_str(&table("open changes", &h, &rows));
+        }
+        if !hidden.is_empty() {
+            let rows: Vec<Vec<String>> =
+                hidden.iter().map(|c| change_row(c, with_series)).collect();
+            out.push_str(&format!(
+                "<details>\n<summary>{} rejected, invalid or fixed change(s)</summary>\n{}</details>\n",
+                hidden.len(),
+                table("", &h, &rows)
+            ));
+        }
+        out
+    };
+
+    let mut pages = Vec::new();
+    // The index: series with open changes first.
+    let mut order: Vec<usize> = (0..series.len()).collect();
+    let open_in = |key: &str| {
+        changes
+            .iter()
+            .filter(|c| c.series == key && open(c))
+            .count()
+    };
+    order.sort_by_key(|&k| std::cmp::Reverse(open_in(&series[k].0)));
+    let series_rows: Vec<Vec<String>> = order
+        .iter()
+        .map(|&k| {
+            let (key, points) = &series[k];
+            let latest = points.last().map(|p| p.0.as_str()).unwrap_or("-");
+            let n_open = open_in(key);
+            vec![
+                link(&series_page[key.as_str()], key),
+                points.len().to_string(),
+                label_page
+                    .get(latest)
+                    .map_or(escape(latest), |p| link(p, latest)),
+                if n_open > 0 {
+                    format!("<span class=\"open\">{n_open} open</span>")
+                } else {
+                    "none open".into()
+                },
+            ]
+        })
+        .collect();
+    let runs: usize = labels.iter().map(|(_, r)| r.len()).sum();
+    let all: Vec<&ChangeRecord> = changes.iter().collect();
+    let label_rows: Vec<Vec<String>> = labels
+        .iter()
+        .map(|(l, rs)| {
+            vec![
+                link(&label_page[l.as_str()], l),
+                rs.len().to_string(),
+                escape(&join(rs.iter().map(|d| d.host.kernel_release.as_str()))),
+                escape(&join(rs.iter().map(|d| d.testbed.fs.as_str()))),
+                escape(
+                    rs.iter()
+                        .map(|d| d.started_at.as_str())
+                        .min()
+                        .unwrap_or("-"),
+                ),
+            ]
+        })
+        .collect();
+    let mut body = format!(
+        "<p class=\"about\">{} series over {} label(s), {} run(s); {} change point(s), {} open.</p>\n",
+        series.len(),
+        labels.len(),
+        runs,
+        changes.len(),
+        changes.iter().filter(|c| open(c)).count()
+    );
+    body.push_str(&table(
+        "series (open changes first)",
+        &["series", "points", "latest", "changes"],
+        &series_rows,
+    ));
+    body.push_str("<h2>Changes</h2>\n");
+    body.push_str(&changes_block(&all, true));
+    body.push_str("<h2>Labels</h2>\n");
+    body.push_str(&table(
+        "",
+        &["label", "runs", "kernels", "filesystems", "first started"],
+        &label_rows,
+    ));
+    pages.push((
+        "index.html".to_string(),
+        page("sigbench: every series", &body),
+    ));
+
+    for (key, points) in &series {
+        let docs: Vec<Vec<RunDocument>> = points.iter().map(|(_, d)| d.clone()).collect();
+        let floor = docs
+            .first()
+            .and_then(|d| d.first())
+            .map_or(crate::clock::ICOUNT_NOISE_FLOOR, |d| {
+                d.host.timebase().noise_floor()
+            });
+        let mine: Vec<&ChangeRecord> = changes.iter().filter(|c| &c.series == key).collect();
+        let mut body = String::new();
+        body.push_str(&changes_block(&mine, false));
+        body.push_str("<h2>Metrics</h2>\n");
+        let mut metrics: Vec<_> = crate::watch::metric_series(&docs, floor, &[])
+            .into_iter()
+            .filter(|s| s.primary && !s.metric.ends_with(" calls"))
+            .collect();
+        // The window's time first, then the phases', throughput, the rest.
+        metrics.sort_by_key(|s| {
+            (
+                !s.metric.ends_with(" wall_ms"),
+                !s.metric.ends_with(".wall_ms"),
+                !s.metric.contains("throughput"),
+                s.metric.clone(),
+            )
+        });
+        for s in metrics.iter().take(MAX_PLOTS) {
+            // Points after an open change of this metric in red.
+            let first_bad = mine
+                .iter()
+                .filter(|c| c.metric == s.metric && open(c))
+                .filter_map(|c| points.iter().position(|(l, _)| *l == c.first_bad))
+                .min();
+            let steps: Vec<(String, Vec<f64>, Judged)> = points
+                .iter()
+                .zip(&s.points)
+                .enumerate()
+                .map(|(i, ((l, _), v))| {
+                    let j = if v.is_empty() {
+                        Judged::Skipped
+                    } else if first_bad.is_some_and(|b| i >= b) {
+                        Judged::Bad
+                    } else {
+                        Judged::Good
+                    };
+                    (l.chars().take(24).collect(), v.clone(), j)
+                })
+                .collect();
+            let svg = bisect_strip(&s.metric, &s.metric, &steps)?;
+            body.push_str(&format!(
+                "<figure>\n{svg}\n<figcaption>{} over the labels (release order), every repetition a point{}.</figcaption>\n</figure>\n",
+                escape(&s.metric),
+                if first_bad.is_some() {
+                    "; red from the first bad label of an open change on"
+                } else {
+                    ""
+                }
+            ));
+        }
+        if metrics.len() > MAX_PLOTS {
+            body.push_str(&format!(
+                "<p class=\"about\">{} more metrics: `sigbench compare` shows them.</p>\n",
+                metrics.len() - MAX_PLOTS
+            ));
+        }
+        let rows: Vec<Vec<String>> = points
+            .iter()
+            .map(|(l, rs)| {
+                vec![
+                    link(&label_page[l.as_str()], l),
+                    escape(&join(rs.iter().map(|d| d.host.kernel_release.as_str()))),
+                    rs.len().to_string(),
+                    rs.iter()
+                        .map(|d| d.cases.iter().filter(|c| !c.warmup).count())
+                        .sum::<usize>()
+                        .to_string(),
+                ]
+            })
+            .collect();
+        body.push_str("<h2>Points</h2>\n");
+        body.push_str(&table(
+            "",
+            &["label", "kernel", "runs", "measured cases"],
+            &rows,
+        ));
+        pages.push((series_page[key.as_str()].clone(), page(key, &body)));
+    }
+
+    for (l, rs) in labels {
+        let rows: Vec<Vec<String>> = rs
+            .iter()
+            .map(|d| {
+                vec![
+                    escape(&d.id),
+                    escape(&d.status),
+                    escape(&d.started_at),
+                    escape(&d.signature.name),
+                    escape(&d.testbed.fs),
+                    escape(&d.host.kernel_release),
+                    escape(&d.host.hostname),
+                    escape(&d.host.timebase().to_string()),
+                    series_page
+                        .get(crate::watch::series_key_of(d).as_str())
+                        .map_or("-".into(), |p| link(p, "series")),
+                ]
+            })
+            .collect();
+        let body = table(
+            "runs",
+            &[
+                "run",
+                "status",
+                "started",
+                "signature",
+                "fs",
+                "kernel",
+                "host",
+                "clock",
+                "",
+            ],
+            &rows,
+        );
+        pages.push((
+            label_page[l.as_str()].clone(),
+            page(&format!("label {l}"), &body),
+        ));
+    }
+    Ok(Site { pages, reports })
+}
+
+/// Build the site of everything `store` holds and write it into `dir` (created if
+/// missing; pages written whole, one at a time, reports copied under `reports/`). Returns
+/// how many pages were written.
+pub fn write(store: &crate::store::Store, dir: &std::path::Path) -> Result<usize> {
+    use anyhow::Context;
+    let mut labels = Vec::new();
+    for l in store.labels()? {
+        let runs = store.load(&crate::store::Selector::Label(l.clone()))?;
+        labels.push((l, runs));
+    }
+    let changes = store.changes(None)?;
+    let site = build(&labels, &changes)?;
+    if dir.exists() && !dir.is_dir() {
+        anyhow::bail!(
+            "{}: not a directory (name a directory, or one to create)",
+            dir.display()
+        );
+    }
+    std::fs::create_dir_all(dir.join("reports"))
+        .with_context(|| format!("{}: cannot create it", dir.display()))?;
+    for (name, html) in &site.pages {
+        crate::outputs::write_file(&dir.join(name), html.as_bytes())?;
+    }
+    for (src, name) in &site.reports {
+        let bytes = crate::input::read_text(src, "the alert report", 64 << 20)?;
+        crate::outputs::write_file(&dir.join("reports").join(name), bytes.as_bytes())?;
+    }
+    Ok(site.pages.len())
+}
+
+fn join<'a>(v: impl Iterator<Item = &'a str>) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for s in v {
+        if !seen.contains(&s) {
+            seen.push(s);
+        }
+    }
+    seen.join(", ")
+}
