@@ -22,8 +22,13 @@ pub struct Site {
     pub reports: Vec<(PathBuf, String)>,
 }
 
-/// The most metrics plotted on a series page (each plot is ~10–30 KB of SVG).
+/// The most metrics plotted on a series page (each plot is ~10–30 KB of SVG over a few
+/// dozen labels, ~120 KB over a thousand).
 pub const MAX_PLOTS: usize = 16;
+/// The bytes of plots a series page holds at most: every page stays under 1 MB.
+pub const PLOT_BUDGET: usize = 600_000;
+/// The most labels a plot shows (the newest): a plot over a thousand labels is ~900 KB.
+pub const PLOT_LABELS: usize = 120;
 
 /// Whether a change still wants attention: it alerted or is a candidate, and nobody
 /// triaged it invalid or fixed (acknowledged ones stay listed: someone is on them).
@@ -300,6 +305,8 @@ pub fn build(labels: &[Point], changes: &[ChangeRecord]) -> Result<Site> {
                 s.metric.clone(),
             )
         });
+        let mut plotted = 0;
+        let mut bytes = 0;
         for s in metrics.iter().take(MAX_PLOTS) {
             // Points after an open change of this metric in red.
             let first_bad = mine
@@ -307,10 +314,12 @@ pub fn build(labels: &[Point], changes: &[ChangeRecord]) -> Result<Site> {
                 .filter(|c| c.metric == s.metric && open(c))
                 .filter_map(|c| points.iter().position(|(l, _)| *l == c.first_bad))
                 .min();
+            let from = points.len().saturating_sub(PLOT_LABELS);
             let steps: Vec<(String, Vec<f64>, Judged)> = points
                 .iter()
                 .zip(&s.points)
                 .enumerate()
+                .skip(from)
                 .map(|(i, ((l, _), v))| {
                     let j = if v.is_empty() {
                         Judged::Skipped
@@ -323,9 +332,19 @@ pub fn build(labels: &[Point], changes: &[ChangeRecord]) -> Result<Site> {
                 })
                 .collect();
             let svg = bisect_strip(&s.metric, &s.metric, &steps)?;
+            if plotted > 0 && bytes + svg.len() > PLOT_BUDGET {
+                break;
+            }
+            bytes += svg.len();
+            plotted += 1;
             body.push_str(&format!(
-                "<figure>\n{svg}\n<figcaption>{} over the labels (release order), every repetition a point{}.</figcaption>\n</figure>\n",
+                "<figure>\n{svg}\n<figcaption>{} over {} (release order), every repetition a point{}.</figcaption>\n</figure>\n",
                 escape(&s.metric),
+                if from > 0 {
+                    format!("the newest {PLOT_LABELS} of {} labels", points.len())
+                } else {
+                    "the labels".to_string()
+                },
                 if first_bad.is_some() {
                     "; red from the first bad label of an open change on"
                 } else {
@@ -333,10 +352,10 @@ pub fn build(labels: &[Point], changes: &[ChangeRecord]) -> Result<Site> {
                 }
             ));
         }
-        if metrics.len() > MAX_PLOTS {
+        if metrics.len() > plotted {
             body.push_str(&format!(
                 "<p class=\"about\">{} more metrics: `sigbench compare` shows them.</p>\n",
-                metrics.len() - MAX_PLOTS
+                metrics.len() - plotted
             ));
         }
         let rows: Vec<Vec<String>> = points
