@@ -198,15 +198,18 @@ fn a_site_over_the_store_shows_every_series_label_and_triaged_change() {
     let out = run(&["import", series.to_str().unwrap(), "--db", db]);
     assert!(out.status.success(), "{}", stderr(&out));
     let reports = dir.join("reports");
-    let found = run(&[
-        "watch",
-        "--series-glob",
-        "site-*",
-        "--db",
-        db,
-        "--report-dir",
-        reports.to_str().unwrap(),
-    ]);
+    let watch = |option: &str, path: &std::path::Path| {
+        run(&[
+            "watch",
+            "--series-glob",
+            "site-*",
+            "--db",
+            db,
+            option,
+            path.to_str().unwrap(),
+        ])
+    };
+    let found = watch("--report-dir", &reports);
     assert!(found.status.success(), "{}", stderr(&found));
     let listed = stdout(&run(&["watch", "--changes", "--db", db]));
     let id = listed
@@ -298,26 +301,10 @@ fn a_site_over_the_store_shows_every_series_label_and_triaged_change() {
     }
     // `watch --site` writes the same after a watch; a file in its place is one line.
     let site2 = dir.join("site2");
-    let again = run(&[
-        "watch",
-        "--series-glob",
-        "site-*",
-        "--db",
-        db,
-        "--site",
-        site2.to_str().unwrap(),
-    ]);
+    let again = watch("--site", &site2);
     assert!(again.status.success(), "{}", stderr(&again));
     assert!(site2.join("index.html").is_file());
-    let not_dir = run(&[
-        "watch",
-        "--series-glob",
-        "site-*",
-        "--db",
-        db,
-        "--site",
-        series.to_str().unwrap(),
-    ]);
+    let not_dir = watch("--site", &series);
     assert_eq!(not_dir.status.code(), Some(1));
     assert!(
         stderr(&not_dir).contains("not a directory"),
