@@ -29,6 +29,11 @@ pub fn in_guest(plan: &Plan) -> Plan {
     }
 }
 
+/// Where the guest reads a signature given as a file (the initramfs puts it there).
+pub const SIGNATURE: &str = "/etc/sigbench/signature.toml";
+/// Where a guest finds the loadfile of a loadfile signature (`--loadfile`).
+pub const LOADFILE: &str = "/etc/sigbench/loadfile.txt";
+
 /// What a guest is told to run: its `run` arguments, and the files to put in its
 /// initramfs for them — the signature when it is not a built-in one, the loadfile of a
 /// loadfile signature (a guest has no dbench package).
@@ -48,10 +53,7 @@ pub fn guest_args(plan: &Plan, verbose: bool) -> Result<GuestPlan> {
     let (sig_arg, sig_text) = if builtin {
         (plan.signature.name.clone(), None)
     } else {
-        (
-            super::initramfs::SIGNATURE.to_string(),
-            Some(plan.signature.source.clone()),
-        )
+        (SIGNATURE.to_string(), Some(plan.signature.source.clone()))
     };
     let t = &plan.testbed;
     if let DeviceSpec::Path(p) = &t.device {
@@ -114,7 +116,7 @@ pub fn guest_args(plan: &Plan, verbose: bool) -> Result<GuestPlan> {
         ]);
     }
     let loadfile = plan.loadfile.as_ref().map(|l| {
-        v.extend(["--loadfile".into(), super::initramfs::LOADFILE.into()]);
+        v.extend(["--loadfile".into(), LOADFILE.into()]);
         std::path::PathBuf::from(&l.path)
     });
     if verbose {

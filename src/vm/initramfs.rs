@@ -24,9 +24,7 @@ use std::process::Command;
 /// Where the guest reads its plan and the module load order.
 pub const PLAN: &str = "/etc/sigbench/plan.json";
 pub const MODULE_ORDER: &str = "/etc/sigbench/modules";
-pub const SIGNATURE: &str = "/etc/sigbench/signature.toml";
-/// Where a guest finds the loadfile of a loadfile signature (`--loadfile`).
-pub const LOADFILE: &str = "/etc/sigbench/loadfile.txt";
+pub use super::boots::{LOADFILE, SIGNATURE};
 
 /// Modules every guest needs: the loop driver (the ramdisk), the checksum algorithms
 /// filesystems ask for by name. (The results come back over the second serial port, which
