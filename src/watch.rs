@@ -327,10 +327,10 @@ pub fn evidence_only(alerting: &[Change], evidence: &[Change], names: &[String])
 /// is.
 pub const KERNEL_WIDE_MIN_STEP: f64 = 100.0;
 
-/// The smallest change of a function's profile share `watch` reports, in percentage
-/// points: two profiles of one kernel under the icount clock agree within it
-/// (docs/statistics.md, "Profiles"); a function that moves less is not news.
-pub const PROFILE_MIN_STEP: f64 = 0.5;
+/// The smallest change of a function's profiled time `watch` finds, in ms: none of its
+/// own — profile rows are times (share × the window's time) and only ever evidence, which
+/// the 2 % floor and the verdict engine judge like any other row.
+pub const PROFILE_MIN_STEP: f64 = 0.0;
 
 /// Whether the stored kernels' interval (last good, first bad] of `r` overlaps the found
 /// change's (a change found again after more kernels, or narrowed by a bisect, is the same

@@ -120,6 +120,7 @@ fn describe(metric: &str, kind: Kind) -> (String, String) {
         ("wall_ms", _) => ("time of the timed window".into(), "ms".into()),
         ("sys_ms", _) => ("system CPU time".into(), "ms".into()),
         (m, Kind::Time) => (m.replace('_', " "), "ms".into()),
+        (m, Kind::Profile) => (m.replace('_', " "), "ms (share of samples × time)".into()),
         (m, Kind::Kernel) if m.contains("slabinfo.") => {
             (m.replace('_', " "), "objects (change)".into())
         }

@@ -88,14 +88,7 @@ pub fn answer(c: &Comparison) -> Vec<Table> {
     }
     phases.note = Some("(medians; `~`: not significant)".into());
     let mut out = vec![phases];
-    // Where the time went: each function's self share × its phase's (or window's) time.
-    let wall = |case: &crate::stats::compare::CaseKey, prefix: &str| {
-        let name = format!("{prefix}wall_ms");
-        p.rows
-            .iter()
-            .find(|r| &r.case == case && r.metric == name)
-            .map(|r| (r.base.median, r.other.median))
-    };
+    // Where the time went: each function's self time in its phase (or the window).
     // A case profiled per phase is read per phase, not also as a whole.
     let phased: std::collections::BTreeSet<&crate::stats::compare::CaseKey> = p
         .rows
@@ -111,8 +104,8 @@ pub fn answer(c: &Comparison) -> Vec<Table> {
         .filter_map(|r| {
             let at = r.metric.find("profile.self.")?;
             let (prefix, function) = (&r.metric[..at], &r.metric[at + "profile.self.".len()..]);
-            let (bw, ow) = wall(&r.case, prefix)?;
-            let (b, o) = (r.base.median / 100.0 * bw, r.other.median / 100.0 * ow);
+            // Profile rows are times already (share × the phase's time).
+            let (b, o) = (r.base.median, r.other.median);
             let phase = prefix.strip_suffix('.').unwrap_or("window");
             Some((
                 o - b,
@@ -143,7 +136,7 @@ pub fn answer(c: &Comparison) -> Vec<Table> {
             t.push(row);
         }
         t.note = Some(format!(
-            "(self share of the profile × the phase's median time{})",
+            "(self time: the function's share of the profile × the phase's time, medians{})",
             if more > 0 {
                 format!("; {more} more below")
             } else {
