@@ -246,6 +246,13 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains(&format!("first bad {}", &slow[..12])));
     assert!(html.contains("<svg") && html.contains("&lt;- first bad"));
+    // Profiled: the differential flame graph inline, and the page reads in Chromium.
+    assert!(html.contains("id=\"flame_diff\""), "no flame graph");
+    let (console, requests) = render_in_chromium(&page, &dir.join("bisect.png"), &dir);
+    assert!(
+        console.is_empty() && requests.is_empty(),
+        "{console:?} {requests:?}"
+    );
     assert!(
         html.contains("&lt;- the bisect&#39;s answer")
             || html.contains("&lt;- the bisect's answer"),

@@ -998,6 +998,8 @@ fn watch_notices_confirms_bisects_and_reports_a_change_once() {
             // Reference 004's row: a slab count is evidence unless named (issue 37).
             "--metric",
             "create.slabinfo.maple_node.active_objs",
+            // Where the time went, and the flame graphs in the report.
+            "--profile",
         ]);
         args.extend_from_slice(extra);
         args.push("--kernels");
@@ -1021,13 +1023,16 @@ fn watch_notices_confirms_bisects_and_reports_a_change_once() {
         text.contains("create.slabinfo.maple_node.active_objs"),
         "{text}"
     );
-    // The answer leads: the change per phase within the first 30 lines.
+    // The answer leads: the change per phase and where the time went (6.12's stable
+    // directory offsets) within the first 30 lines.
     let first = text.lines().take(30).collect::<Vec<_>>().join("\n");
     assert!(first.contains("the change per phase"), "{text}");
     assert!(
         first.contains("delete (ms)") && first.contains("create (ms)"),
         "{text}"
     );
+    assert!(first.contains("where the time went"), "{text}");
+    assert!(first.contains("simple_offset_"), "{text}");
     assert!(text.contains("first bad: "), "the bisect's steps: {text}");
     assert!(text.contains("sigbench run churn"), "the commands: {text}");
     // Remembered: the create phase's maple_node row among the bisected changes, with the
@@ -1056,6 +1061,17 @@ fn watch_notices_confirms_bisects_and_reports_a_change_once() {
     assert!(
         page.contains("sigbench noticed a") && page.contains("<svg"),
         "{page}"
+    );
+    // The differential flame graph inline, the full comparison folded away.
+    assert!(
+        page.contains("id=\"flame_diff_"),
+        "no differential flame graph"
+    );
+    let outside = page.split("<details>").next().unwrap_or_default();
+    assert!(
+        outside.matches("<tr>").count() <= 60,
+        "{} rows outside <details>",
+        outside.matches("<tr>").count()
     );
     let shot = dir.join("shot.png");
     let (console, requests) = render_in_chromium(html, &shot, &dir);

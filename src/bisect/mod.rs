@@ -113,6 +113,10 @@ pub struct Report {
     /// A list of kernels with `--profile`: the functions whose time grew between the ends.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suspect_functions: Vec<suspects::Grown>,
+    /// With `--profile`: the differential flame graph (SVG) from the last good step to the
+    /// first bad one, for the report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flame: Option<String>,
 }
 
 /// A table of what changed: a title, the columns and the rows, each cell as printed.
@@ -140,6 +144,7 @@ impl Report {
             changed: None,
             suspects: Vec::new(),
             suspect_functions: Vec::new(),
+            flame: None,
         }
     }
 

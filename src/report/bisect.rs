@@ -137,6 +137,15 @@ pub fn document(r: &Report) -> Result<Document> {
         }],
         Err(_) => Vec::new(),
     };
+    let mut figures = figures;
+    if let Some(svg) = &r.flame {
+        figures.push(Figure {
+            id: "flame_diff".into(),
+            title: "last good → first bad: where the time moved".into(),
+            caption: "The first bad step's flame graph coloured by each frame's share minus its share at the last good step (same call path): red grew, blue shrank, the deeper the more.".into(),
+            svg: svg.clone(),
+        });
+    }
     let mut runs = steps_table(r);
     runs.title = "Steps".into();
     // Each step's evidence: a table of its own, not a warning.

@@ -36,7 +36,9 @@ pub struct Alert<'a> {
 }
 
 /// Functions named in "where the time went".
-pub const TOP_FUNCTIONS: usize = 8;
+pub const TOP_FUNCTIONS: usize = 6;
+/// New code paths named in the answer.
+pub const TOP_NEW_PATHS: usize = 4;
 /// Counter and slab rows named in the answer.
 pub const TOP_KERNEL_ROWS: usize = 5;
 
@@ -143,6 +145,39 @@ pub fn answer(c: &Comparison) -> Vec<Table> {
                 String::new()
             }
         ));
+        out.push(t);
+    }
+    // New code paths: functions with no time at all before, by their time with callees.
+    // The outermost new function of a path leads it (its callees' time is within its
+    // own): 6.12's simple_offset_add and simple_offset_remove under tmpfs, say.
+    let mut new: Vec<&Row> = p
+        .rows
+        .iter()
+        .filter(|r| r.kind == Kind::Profile && r.significant && r.metric.contains("profile.total."))
+        .filter(|r| !(phased.contains(&r.case) && r.metric.starts_with("profile.")))
+        .filter(|r| r.base.median == 0.0 && r.other.median > 0.0)
+        .collect();
+    new.sort_by(|a, b| b.other.median.total_cmp(&a.other.median));
+    if !new.is_empty() {
+        let mut t = Table::new(
+            "new code paths (functions that took no time before, with their callees)",
+            &[
+                ("case", Align::Left),
+                ("phase", Align::Left),
+                ("function", Align::Left),
+                ("ms", Align::Right),
+            ],
+        );
+        for r in new.iter().take(TOP_NEW_PATHS) {
+            let at = r.metric.find("profile.total.").unwrap_or(0);
+            let phase = r.metric[..at].strip_suffix('.').unwrap_or("window");
+            t.push(vec![
+                r.case.short(),
+                phase.to_string(),
+                r.metric[at + "profile.total.".len()..].to_string(),
+                num(r.other.median),
+            ]);
+        }
         out.push(t);
     }
     let mut kernel: Vec<&Row> = p

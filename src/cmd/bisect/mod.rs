@@ -576,6 +576,22 @@ pub(super) struct Bisected {
 }
 
 impl Bisected {
+    /// The differential flame graph from step `g` to step `b` (both profiled).
+    fn flame(&self, g: usize, b: usize) -> Option<String> {
+        let runs = |i: usize| self.docs.get(i)?.clone().filter(|d| !d.is_empty());
+        let label = |i: usize| {
+            self.names[i]
+                .split(' ')
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        };
+        sigbench::report::document::flame_figures(&[(label(g), runs(g)?), (label(b), runs(b)?)])
+            .into_iter()
+            .find(|f| f.id.starts_with("flame_diff_"))
+            .map(|f| f.svg)
+    }
+
     /// The bisect as its document has it, with what changed from the last good step to
     /// the first bad one.
     pub(super) fn report(&self, signature: &str) -> sigbench::bisect::Report {
@@ -591,6 +607,11 @@ impl Bisected {
             .and_then(|i| evidence(self, last_good(&self.outcome, i)?, i))
             .map(|t| sigbench::report::table::to_changed(&t));
         report.suspects = self.suspects.clone();
+        report.flame = self
+            .outcome
+            .first_bad
+            .and_then(|i| Some((last_good(&self.outcome, i)?, i)))
+            .and_then(|(g, b)| self.flame(g, b));
         report.suspect_functions = self
             .suspect_functions
             .iter()
