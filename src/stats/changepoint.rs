@@ -162,20 +162,28 @@ fn best_split(kernels: &[&[f64]], min_after: usize) -> Option<(usize, usize)> {
 /// its kernel more often than the level fit, which is the maximum-likelihood split for
 /// normal noise.
 fn refine(kernels: &[&[f64]], t: usize, min_after: usize) -> usize {
+    let last = kernels.len() - min_after;
+    level_split(kernels, t.saturating_sub(3).max(1)..=(t + 3).min(last), t).unwrap_or(t)
+}
+
+/// The split of `kernels` in `within` that fits two levels best by least squares over
+/// every repetition; of equal fits the one nearest `near`.
+fn level_split(
+    kernels: &[&[f64]],
+    within: std::ops::RangeInclusive<usize>,
+    near: usize,
+) -> Option<usize> {
     let sse = |vs: &[&[f64]]| {
         let all: Vec<f64> = vs.iter().flat_map(|v| v.iter().copied()).collect();
         let mean = all.iter().sum::<f64>() / all.len().max(1) as f64;
         all.iter().map(|x| (x - mean).powi(2)).sum::<f64>()
     };
-    let last = kernels.len() - min_after;
-    (t.saturating_sub(3).max(1)..=(t + 3).min(last))
-        .min_by(|&a, &b| {
-            let fit = |u: usize| sse(&kernels[..u]) + sse(&kernels[u..]);
-            fit(a)
-                .total_cmp(&fit(b))
-                .then(a.abs_diff(t).cmp(&b.abs_diff(t)))
-        })
-        .unwrap_or(t)
+    within.min_by(|&a, &b| {
+        let fit = |u: usize| sse(&kernels[..u]) + sse(&kernels[u..]);
+        fit(a)
+            .total_cmp(&fit(b))
+            .then(a.abs_diff(near).cmp(&b.abs_diff(near)))
+    })
 }
 
 /// The places nearest the newest kernel that share half of a search's α.
@@ -197,38 +205,6 @@ fn place_weight(t: usize, choices: usize, newest: bool) -> f64 {
     } else {
         0.5 / (choices - NEWEST_PLACES) as f64
     }
-}
-
-/// The split of `kernels` into two levels that fits best by least squares over every
-/// repetition: t in [1, len − min_after].
-fn fit_step(kernels: &[&[f64]], min_after: usize) -> usize {
-    let all: Vec<f64> = kernels.iter().flat_map(|v| v.iter().copied()).collect();
-    let mut at = vec![0];
-    for v in kernels {
-        at.push(at.last().copied().unwrap_or(0) + v.len());
-    }
-    // Prefix sums of x and x²: each split's squared error in O(1).
-    let (mut s1, mut s2) = (vec![0.0], vec![0.0]);
-    for x in &all {
-        s1.push(s1.last().copied().unwrap_or(0.0) + x);
-        s2.push(s2.last().copied().unwrap_or(0.0) + x * x);
-    }
-    let sse = |a: usize, b: usize| {
-        let n = (b - a) as f64;
-        if n == 0.0 {
-            return 0.0;
-        }
-        let sum = s1[b] - s1[a];
-        (s2[b] - s2[a]) - sum * sum / n
-    };
-    let n = all.len();
-    let last = kernels.len().saturating_sub(min_after).max(1);
-    (1..=last)
-        .min_by(|&x, &y| {
-            let fit = |u: usize| sse(0, at[u]) + sse(at[u], n);
-            fit(x).total_cmp(&fit(y))
-        })
-        .unwrap_or(1)
 }
 
 /// The candidates of one metric (raw p-values: times the split's choices, not yet adjusted
@@ -343,7 +319,9 @@ fn search(s: &Series, p: &Params, family: usize, measured: &[usize]) -> Vec<Chan
         // (the newest kernels of a watch) can lose to noise in the middle; the level fit is
         // the likeliest single step. Both are among the `choices` the p-value pays for.
         let found = judge(t, k).or_else(|| {
-            let u = lo + fit_step(&kernels, p.min_after);
+            // The whole segment; of equal fits the earliest split.
+            let last = kernels.len().saturating_sub(p.min_after).max(1);
+            let u = lo + level_split(&kernels, 1..=last, 0).unwrap_or(1);
             (u != t || k != hi).then(|| judge(u, hi)).flatten()
         });
         let Some(change) = found else {
