@@ -6,6 +6,7 @@
 //! server directory. Noise stays off the first screen: rejected, invalid and fixed changes
 //! are inside `<details>`.
 
+use crate::report::document::join;
 use crate::report::html::{STYLE, escape};
 use crate::report::plot::{Judged, bisect_strip};
 use crate::results::RunDocument;
@@ -451,14 +452,4 @@ pub fn write(store: &crate::store::Store, dir: &std::path::Path) -> Result<usize
         crate::outputs::write_file(&dir.join("reports").join(name), bytes.as_bytes())?;
     }
     Ok(site.pages.len())
-}
-
-fn join<'a>(v: impl Iterator<Item = &'a str>) -> String {
-    let mut seen: Vec<&str> = Vec::new();
-    for s in v {
-        if !seen.contains(&s) {
-            seen.push(s);
-        }
-    }
-    seen.join(", ")
 }

@@ -39,7 +39,8 @@ pub struct Document {
     pub warnings: Vec<String>,
 }
 
-fn join<T: AsRef<str>>(v: impl IntoIterator<Item = T>) -> String {
+/// The distinct values, in the order met, joined by ", ".
+pub fn join<T: AsRef<str>>(v: impl IntoIterator<Item = T>) -> String {
     let mut seen: Vec<String> = Vec::new();
     for s in v {
         let s = s.as_ref().to_string();

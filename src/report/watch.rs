@@ -104,11 +104,9 @@ pub fn answer(c: &Comparison) -> Vec<Table> {
         .filter(|r| r.kind == Kind::Profile && r.significant)
         .filter(|r| !(phased.contains(&r.case) && r.metric.starts_with("profile.")))
         .filter_map(|r| {
-            let at = r.metric.find("profile.self.")?;
-            let (prefix, function) = (&r.metric[..at], &r.metric[at + "profile.self.".len()..]);
+            let (phase, function) = profile_row(&r.metric, "self")?;
             // Profile rows are times already (share × the phase's time).
             let (b, o) = (r.base.median, r.other.median);
-            let phase = prefix.strip_suffix('.').unwrap_or("window");
             Some((
                 o - b,
                 vec![
@@ -150,14 +148,15 @@ pub fn answer(c: &Comparison) -> Vec<Table> {
     // New code paths: functions with no time at all before, by their time with callees.
     // The outermost new function of a path leads it (its callees' time is within its
     // own): 6.12's simple_offset_add and simple_offset_remove under tmpfs, say.
-    let mut new: Vec<&Row> = p
+    let mut new: Vec<(&Row, &str, &str)> = p
         .rows
         .iter()
-        .filter(|r| r.kind == Kind::Profile && r.significant && r.metric.contains("profile.total."))
+        .filter(|r| r.kind == Kind::Profile && r.significant)
         .filter(|r| !(phased.contains(&r.case) && r.metric.starts_with("profile.")))
         .filter(|r| r.base.median == 0.0 && r.other.median > 0.0)
+        .filter_map(|r| profile_row(&r.metric, "total").map(|(ph, f)| (r, ph, f)))
         .collect();
-    new.sort_by(|a, b| b.other.median.total_cmp(&a.other.median));
+    new.sort_by(|a, b| b.0.other.median.total_cmp(&a.0.other.median));
     if !new.is_empty() {
         let mut t = Table::new(
             "new code paths (functions that took no time before, with their callees)",
@@ -168,13 +167,11 @@ pub fn answer(c: &Comparison) -> Vec<Table> {
                 ("ms", Align::Right),
             ],
         );
-        for r in new.iter().take(TOP_NEW_PATHS) {
-            let at = r.metric.find("profile.total.").unwrap_or(0);
-            let phase = r.metric[..at].strip_suffix('.').unwrap_or("window");
+        for (r, phase, function) in new.iter().take(TOP_NEW_PATHS) {
             t.push(vec![
                 r.case.short(),
                 phase.to_string(),
-                r.metric[at + "profile.total.".len()..].to_string(),
+                function.to_string(),
                 num(r.other.median),
             ]);
         }
@@ -207,6 +204,16 @@ pub fn answer(c: &Comparison) -> Vec<Table> {
         out.push(t);
     }
     out
+}
+
+/// A profile row's phase (`window` for the whole window) and function, when `metric` is
+/// one of `what` (`self` or `total`): `delete.profile.self.memset_orig` → (delete,
+/// memset_orig).
+fn profile_row<'m>(metric: &'m str, what: &str) -> Option<(&'m str, &'m str)> {
+    let tag = format!("profile.{what}.");
+    let at = metric.find(&tag)?;
+    let phase = metric[..at].strip_suffix('.').unwrap_or("window");
+    Some((phase, &metric[at + tag.len()..]))
 }
 
 /// "+5.2 % regression" (a time or count that grew, a throughput that fell), "-3.1 %

@@ -298,7 +298,7 @@ pub struct Samples {
     pub started: Vec<String>,
     /// Per case and profile (`""`: the window, `PHASE.`: a phase), the samples each
     /// repetition took: a share moves in steps of one sample.
-    profile_samples: BTreeMap<CaseKey, BTreeMap<String, Vec<f64>>>,
+    profile_steps: BTreeMap<CaseKey, BTreeMap<String, Vec<f64>>>,
 }
 
 impl Samples {
@@ -332,7 +332,7 @@ impl Samples {
                     }
                 }
                 if let Some(ProfileReading::Sampled(p)) = &c.profile {
-                    let per = s.profile_samples.entry(key.clone()).or_default();
+                    let per = s.profile_steps.entry(key.clone()).or_default();
                     let total = |st: &BTreeMap<String, u64>| st.values().sum::<u64>() as f64;
                     per.entry(String::new())
                         .or_default()
@@ -626,8 +626,8 @@ pub fn compare_metrics(
             let mut these = case_rows(case, bm, om, &wanted, &judging);
             mark_unresolved(
                 &mut these,
-                base.profile_samples.get(case),
-                other.profile_samples.get(case),
+                base.profile_steps.get(case),
+                other.profile_steps.get(case),
             );
             rows.extend(these);
             for (s, m) in [(base, bm), (other, om)] {
@@ -692,12 +692,12 @@ fn mark_unresolved(
     };
     for r in rows.iter_mut().filter(|r| r.kind == Kind::Profile) {
         let prefix = r.metric.find("profile.").map_or("", |i| &r.metric[..i]);
-        let samples = |m: &BTreeMap<String, Vec<f64>>| {
+        let step = |m: &BTreeMap<String, Vec<f64>>| {
             m.get(prefix)
                 .filter(|v| !v.is_empty())
                 .map(|v| super::summary::median_of(v))
         };
-        if let (Some(a), Some(b)) = (samples(base), samples(other)) {
+        if let (Some(a), Some(b)) = (step(base), step(other)) {
             let fewest = a.min(b);
             // Shares are per cent of the profile's samples.
             r.unresolved =

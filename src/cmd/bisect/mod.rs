@@ -658,10 +658,7 @@ fn over_list(
     if m.steps.args.profile.is_some() {
         // No tree, no commits to rank: the functions whose time grew between the ends.
         let last = list.len() - 1;
-        m.prefetch(&[(0, params.reps), (last, params.reps)])?;
-        for i in [0, last] {
-            m.measure(i, params.reps)?;
-        }
+        measure_ends_first(&mut m, last, params.reps)?;
         if let Some(grown) = m.steps.grown(0, last) {
             progress(Progress::Note(&format!(
                 "suspect functions (took more time at the newest kernel): {}",
@@ -783,6 +780,16 @@ fn conclusion(o: &mut String, b: &Bisected, changed: Option<&sigbench::bisect::C
         o.push_str(&sigbench::report::table::from_changed(c).text());
     }
     0
+}
+
+/// Measure both ends (`0` and `last`) now, side by side where the measuring allows, so that
+/// their profiles can be read before the search starts (which then finds them measured).
+pub(super) fn measure_ends_first(m: &mut dyn Measure, last: usize, reps: u32) -> Result<()> {
+    m.prefetch(&[(0, reps), (last, reps)])?;
+    for i in [0, last] {
+        m.measure(i, reps)?;
+    }
+    Ok(())
 }
 
 /// The measured good step closest below `bad`.

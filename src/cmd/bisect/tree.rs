@@ -271,10 +271,7 @@ fn suspects(
         return Ok(Vec::new());
     }
     let last = m.list.len() - 1;
-    m.prefetch(&[(0, params.reps), (last, params.reps)])?;
-    for i in [0, last] {
-        m.measure(i, params.reps)?;
-    }
+    super::measure_ends_first(m, last, params.reps)?;
     let Some(grown) = m.steps.grown(0, last) else {
         progress(Progress::Note(
             "no suspects: an end has no profile of the bisected case",
