@@ -134,6 +134,19 @@ pub fn build(labels: &[Point], changes: &[ChangeRecord]) -> Result<Site> {
             }
         }
     }
+    // A change's report, else the report of the change found with it (same series and
+    // kernels): `watch` writes one report per place, for the change that leads there.
+    let report_for = |c: &ChangeRecord| -> Option<&String> {
+        report_of.get(&c.id).or_else(|| {
+            changes
+                .iter()
+                .filter(|o| {
+                    (&o.series, &o.last_good, &o.first_bad)
+                        == (&c.series, &c.last_good, &c.first_bad)
+                })
+                .find_map(|o| report_of.get(&o.id))
+        })
+    };
     let change_row = |c: &ChangeRecord, with_series: bool| -> Vec<String> {
         let mut row = vec![
             c.id.to_string(),
@@ -154,9 +167,7 @@ pub fn build(labels: &[Point], changes: &[ChangeRecord]) -> Result<Site> {
                     .map_or(escape(&c.first_bad), |p| link(p, &c.first_bad)),
             ),
             escape(&change_pct(c)),
-            report_of
-                .get(&c.id)
-                .map_or("-".into(), |r| link(r, "report")),
+            report_for(c).map_or("-".into(), |r| link(r, "report")),
         ];
         if with_series {
             row.insert(
