@@ -15,7 +15,9 @@
 # Variables: PAIRS (20), REPS (10), N (1000; 250 with KERNEL), FS (btrfs), SIG (test3),
 # DIRS (`d` on the host; the signature's own with KERNEL), KERNEL, CLOCK, KEEP; SIGB: run
 # another signature (of the same name) on the b side — then it measures power, not false
-# positives (bench/slower.sh writes a test3 that is ~20 % slower).
+# positives (bench/slower.sh writes a test3 that is ~20 % slower). BUSY=1: one spinning
+# process more than there are CPUs runs beside every b side — a busy machine, which the
+# judge should call inconclusive (exit 125, "the machine was busy"), not a regression.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,14 +58,20 @@ spread() {
                printf "%.3f", m }' "$1"
 }
 
-regressions=0; undecidable=0; fine=0; worst=0
+regressions=0; undecidable=0; busy=0; fine=0; worst=0
+spinners=()
+spin() { for _ in $(seq 0 "$(nproc)"); do (while :; do :; done) & spinners+=($!); done; }
+unspin() { [ ${#spinners[@]} -gt 0 ] && kill "${spinners[@]}" 2>/dev/null; wait "${spinners[@]}" 2>/dev/null || true; spinners=(); }
+trap 'unspin' INT TERM
 started=$(date +%s)
 for i in $(seq 1 "$PAIRS"); do
     for side in a b; do
         side_args=("${args[@]}")
         [ "$side" = b ] && [ -n "${SIGB:-}" ] && side_args[0]=$SIGB
+        [ "$side" = b ] && [ -n "${BUSY:-}" ] && spin
         "$sigbench" run "${side_args[@]}" --label "$side$i" --db "$db" --json "$work/$side$i.json" \
-            >/dev/null 2>"$work/run.err" || { cat "$work/run.err" >&2; exit 1; }
+            >/dev/null 2>"$work/run.err" || { unspin; cat "$work/run.err" >&2; exit 1; }
+        unspin
     done
     set +e
     "$sigbench" compare "a$i" "b$i" --all --fail-on regression --db "$db" >"$work/cmp" 2>"$work/err"
@@ -74,11 +82,12 @@ for i in $(seq 1 "$PAIRS"); do
     case $code in
         0) fine=$((fine + 1)); verdict=ok ;;
         1) regressions=$((regressions + 1)); verdict=REGRESSION ;;
-        125) undecidable=$((undecidable + 1)); verdict=undecidable ;;
+        125) if grep -q 'the machine was busy' "$work/err"; then busy=$((busy + 1)); verdict=busy
+             else undecidable=$((undecidable + 1)); verdict=undecidable; fi ;;
         *) echo "pair $i: compare failed ($code): $(cat "$work/err")" >&2; exit 1 ;;
     esac
     sa=$(spread "$work/a$i.json"); sb=$(spread "$work/b$i.json")
     worst=$(awk -v w="$worst" -v a="$sa" -v b="$sb" 'BEGIN { m = w; if (a > m) m = a; if (b > m) m = b; print m }')
     printf 'pair %2d: %-12s spread a %6s%%  b %6s%%  %s\n' "$i" "$verdict" "$sa" "$sb" "$change"
 done
-echo "${SIGB:+A/B (b: $SIGB) }A/A pairs: $PAIRS at -r $REPS, N = $N, $SIG on $FS${KERNEL:+ in a guest of $(basename "$KERNEL")}${CLOCK:+ (--clock $CLOCK)}: $regressions called a regression, $undecidable undecidable, $fine fine; largest spread within a run ${worst}%; $(( $(date +%s) - started )) s"
+echo "${SIGB:+A/B (b: $SIGB) }A/A pairs: $PAIRS at -r $REPS, N = $N, $SIG on $FS${KERNEL:+ in a guest of $(basename "$KERNEL")}${CLOCK:+ (--clock $CLOCK)}${BUSY:+, b sides beside $(( $(nproc) + 1 )) spinning processes}: $regressions called a regression, $busy inconclusive (busy), $undecidable undecidable, $fine fine; largest spread within a run ${worst}%; $(( $(date +%s) - started )) s"

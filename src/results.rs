@@ -190,6 +190,9 @@ pub struct CaseResult {
     /// A run for a time: one entry a second, cumulative since the window opened.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub ticks: Vec<Tick>,
+    /// What else the machine did during the window (CPU pressure, steal).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub load: Option<crate::probe::procfs::Load>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -400,6 +403,7 @@ pub mod fixtures {
                 operations: vec![],
                 per_client: vec![],
                 ticks: vec![],
+                load: None,
                 dir: "churn".into(),
                 n: 20000,
                 rep: k as u32 + 1,

@@ -536,3 +536,72 @@ fn judge_is_one_bisect_step_with_git_bisect_exit_codes() {
         stderr(&out)
     );
 }
+
+/// A time measured while other work kept the workload from a CPU decides nothing: the run
+/// document records how long the workload waited in each window, and a judge on such a
+/// side says "inconclusive: the machine was busy" (exit 125, git bisect's skip) instead of
+/// calling a regression or its absence.
+#[test]
+fn a_busy_machine_makes_a_time_verdict_inconclusive() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let db = db("busy");
+    let args = |label: &'static str| {
+        vec![
+            "run", "test3", "--fs", "tmpfs", "-n", "250", "-r", "5", "--label", label,
+        ]
+    };
+    let out = with_db(&db, &args("quiet"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    // More spinning threads than CPUs, for as long as the second label runs.
+    let stop = Arc::new(AtomicBool::new(false));
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let spinners: Vec<_> = (0..cpus + 1)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        })
+        .collect();
+    let out = with_db(&db, &args("busy"));
+    stop.store(true, Ordering::Relaxed);
+    for s in spinners {
+        s.join().unwrap();
+    }
+    assert!(out.status.success(), "{}", stderr(&out));
+    let cmp = json_compare(&db, "quiet", "busy");
+    let busy = cmp["pairs"][0]["busy"].as_array().expect("a busy case");
+    assert!(
+        busy.iter()
+            .any(|b| b["label"] == "busy" && b["busy"].as_u64() >= Some(2)),
+        "{busy:?}"
+    );
+    let out = with_db(
+        &db,
+        &["compare", "quiet", "busy", "--fail-on", "regression"],
+    );
+    assert_eq!(out.status.code(), Some(125), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("inconclusive: the machine was busy (")
+            && err.contains("busy uncompressed/N=250"),
+        "{err}"
+    );
+    // The count is exact whatever the machine did.
+    let out = with_db(
+        &db,
+        &[
+            "compare",
+            "quiet",
+            "busy",
+            "--fail-on",
+            "regression",
+            "--metric",
+            "calls",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

@@ -429,10 +429,6 @@ fn a_sweep_of_clients_prints_a_scaling_table() {
     );
 }
 
-/// Under the icount clock a guest's four clients on one CPU interleave the same way in every
-/// boot: two boots print the same repetitions, to the digit. Within a boot repetitions
-/// differ (each starts from the state the one before left; docs/statistics.md has the
-/// mechanism and the figures), and the test prints that spread.
 /// `--profile` with clients samples every client thread: as many samples as the clients
 /// spent CPU, not one thread's worth (the kernel maps no ring of an inherited event that
 /// follows a task on every CPU, so there is one per CPU).
@@ -483,6 +479,10 @@ fn the_profile_of_clients_samples_every_client() {
     }
 }
 
+/// Under the icount clock a guest's four clients on one CPU interleave the same way in every
+/// boot: two boots print the same repetitions, to the digit. Within a boot they differ
+/// (on btrfs with the number of metadata space flushes in the window, which the summary
+/// counts; docs/statistics.md has the figures), and the test prints that spread.
 #[test]
 fn an_icount_guest_interleaves_its_clients_the_same_way_every_boot() {
     need_dbench();
@@ -515,22 +515,30 @@ fn an_icount_guest_interleaves_its_clients_the_same_way_every_boot() {
             .map(String::from)
             .collect();
         assert_eq!(lines.len(), 3, "{text}");
-        lines
+        (lines, text)
     };
-    let first = boot();
-    let second = boot();
+    let spread = |lines: &[String]| {
+        let mbs: Vec<f64> = lines
+            .iter()
+            .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
+            .collect();
+        let (lo, hi) = mbs
+            .iter()
+            .fold((f64::MAX, 0.0f64), |(l, h), &v| (l.min(v), h.max(v)));
+        (mbs, (hi / lo - 1.0) * 100.0)
+    };
+    let (first, text) = boot();
+    let (second, _) = boot();
     assert_eq!(first, second, "two boots, different repetitions");
-    let mbs: Vec<f64> = first
-        .iter()
-        .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
-        .collect();
-    let (lo, hi) = mbs
-        .iter()
-        .fold((f64::MAX, 0.0f64), |(l, h), &v| (l.min(v), h.max(v)));
-    eprintln!(
-        "icount, two boots alike: {mbs:?} (spread within a boot {:.2} %)",
-        (hi / lo - 1.0) * 100.0
+    // btrfs's preemptive metadata reclaim flushes delayed-allocation data a varying number
+    // of times in a 2-second window (docs/statistics.md): the count is in the summary.
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("dir ") && l.contains("space_flushes")),
+        "{text}"
     );
+    let (mbs, pct) = spread(&first);
+    eprintln!("icount, btrfs, two boots alike: {mbs:?} (spread within a boot {pct:.2} %)");
 }
 
 #[test]

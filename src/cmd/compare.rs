@@ -5,7 +5,7 @@ use sigbench::report::{Format, renderer};
 use sigbench::results;
 use sigbench::stats::Test;
 use sigbench::stats::compare::{
-    Samples, Verdict, cannot_judge, compare, compare_metrics, metric_names, verdict,
+    Samples, Verdict, busy_verdict, cannot_judge, compare, compare_metrics, metric_names, verdict,
 };
 use sigbench::store::runs_of;
 
@@ -149,6 +149,7 @@ pub fn run(args: Args) -> Result<i32> {
                 "not enough data to decide on {} (more repetitions: -r)",
                 metrics.join(", ")
             ),
+            Verdict::Busy => busy_verdict(&judged, &metrics),
         }
     );
     Ok(v.exit_code())

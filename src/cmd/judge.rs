@@ -9,7 +9,7 @@ use sigbench::clock::TimeBase;
 use sigbench::stats::Test;
 use sigbench::stats::compare::Kind;
 use sigbench::stats::compare::{
-    DEFAULT_MIN_EFFECT_PCT, Samples, Verdict, cannot_judge, compare_metrics, verdict,
+    DEFAULT_MIN_EFFECT_PCT, Samples, Verdict, busy_verdict, cannot_judge, compare_metrics, verdict,
 };
 use sigbench::store::{Store, runs_of};
 use sigbench::vm::kernel;
@@ -162,9 +162,10 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
         doc.label,
         metrics.join(", "),
         match v {
-            Verdict::NoRegression => "good",
-            Verdict::Regression => "bad",
-            Verdict::Undecidable => "cannot decide (skip; more repetitions: -r)",
+            Verdict::NoRegression => "good".to_string(),
+            Verdict::Regression => "bad".to_string(),
+            Verdict::Undecidable => "cannot decide (skip; more repetitions: -r)".to_string(),
+            Verdict::Busy => format!("{} (skip)", busy_verdict(&judged, &metrics)),
         }
     );
     Ok(v.exit_code())

@@ -575,6 +575,7 @@ impl Plan {
             vmstat: measured.deltas.vmstat,
             slabinfo: measured.deltas.slabinfo,
             blockstat: measured.deltas.blockstat,
+            load: measured.deltas.load,
             phases,
             profile: measured.profile,
             clients: self.clients.as_ref().map(|_| case.clients),

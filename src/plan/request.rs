@@ -48,6 +48,7 @@ pub struct Request {
 
 /// The probe every run with several clients (or of a loadfile) counts: how often a task
 /// waited for a kernel lock (a tracepoint since Linux 5.19; unavailable on older kernels).
+/// Besides it, the filesystem's own ([`Fs::contention_probes`]).
 pub const CONTENTION_PROBE: &str = "lock_contention=?tracepoint:lock:contention_begin";
 
 impl Request {
@@ -309,12 +310,14 @@ impl Request {
                 }
             }
             if contended {
-                let d = ProbeSpec::parse(CONTENTION_PROBE)?;
-                if !specs
-                    .iter()
-                    .any(|s| s.source() == d.source() || s.name == d.name)
-                {
-                    specs.push(d);
+                for d in std::iter::once(&CONTENTION_PROBE).chain(fs.contention_probes()) {
+                    let d = ProbeSpec::parse(d)?;
+                    if !specs
+                        .iter()
+                        .any(|s| s.source() == d.source() || s.name == d.name)
+                    {
+                        specs.push(d);
+                    }
                 }
             }
         }

@@ -190,6 +190,12 @@ struct Profiling {
     cpus: Vec<i32>,
 }
 
+/// Counters of probes that count kernel-wide behaviour rather than the workload's own
+/// operations (the default probes of runs with clients: lock contention, btrfs's space
+/// flushes — `plan::request::CONTENTION_PROBE`, `Fs::contention_probes`): compared as
+/// kernel-wide rows, evidence and never an alert.
+pub const EVIDENCE_COUNTERS: &[&str] = &["lock_contention", "space_flushes"];
+
 /// The prefix of kprobe groups sigbench creates (`sigbench_<pid>`), for cleanup.
 pub const KPROBE_GROUP_PREFIX: &str = "sigbench_";
 
@@ -320,6 +326,7 @@ impl Probes {
             before: None,
             segment: None,
             cpu0: None,
+            delay0: None,
             settle: false,
             profiling: self.profiling.clone(),
             sampler: None,
@@ -361,6 +368,8 @@ pub struct Window {
     /// Where the current segment (between checkpoints) started.
     segment: Option<Snapshot>,
     cpu0: Option<Cpu>,
+    /// The window's thread's run delay when it opened (ns).
+    delay0: Option<u64>,
     /// Settle before opening (`Plan::settle`).
     pub settle: bool,
     profiling: Option<Profiling>,
@@ -420,6 +429,7 @@ impl Window {
             at_tick();
         }
         self.cpu0 = Some(rusage());
+        self.delay0 = self.sources.run_delay_ns();
         for (_, c) in &self.counters {
             if let Ok((c, _)) = c {
                 c.enable();
@@ -513,13 +523,18 @@ impl Window {
             }
         }
         let cpu1 = rusage();
+        let delay1 = self.sources.run_delay_ns();
         let after = Snapshot::take(&self.sources);
         let cpu0 = self.cpu0.unwrap_or(cpu1);
         let last_segment_slab = self
             .segment
             .as_ref()
             .and_then(|s| s.delta_to(&after).slabinfo);
-        let deltas = self.before.map(|b| b.delta_to(&after)).unwrap_or_default();
+        let mut deltas = self.before.map(|b| b.delta_to(&after)).unwrap_or_default();
+        if let (Some(d0), Some(d1)) = (self.delay0, delay1) {
+            let load = deltas.load.get_or_insert_with(Default::default);
+            load.run_delay_ms = Some(d1.saturating_sub(d0) as f64 / 1e6);
+        }
         let counters = self
             .counters
             .into_iter()

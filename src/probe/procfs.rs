@@ -160,6 +160,53 @@ pub struct Snapshot {
     vmstat: Option<BTreeMap<String, i64>>,
     slab: Option<BTreeMap<String, Slab>>,
     block: Option<BTreeMap<String, i64>>,
+    /// /proc/pressure/cpu's "some total" (µs).
+    pressure_us: Option<u64>,
+    /// /proc/stat's steal time, all CPUs (USER_HZ ticks).
+    steal_ticks: Option<u64>,
+}
+
+/// What else the machine did during a window: how long tasks waited for a CPU (pressure
+/// stall information, "some": at least one runnable task waited) and how long a
+/// hypervisor kept the CPUs from the machine (steal). A busy machine makes a host time
+/// inconclusive (`stats::compare::busy`); the icount clock does not see either.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Load {
+    /// How long the thread that opened and closed the window — the workload's, in a
+    /// case of one client — was ready to run and waited for a CPU in it (ms). Pressure
+    /// and steal are read with the snapshots around the window, so they also span the
+    /// RCU grace periods waited for there.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub run_delay_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cpu_pressure_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub steal_ms: Option<f64>,
+}
+
+/// The second field of a task's schedstat (`cpu_ns run_delay_ns timeslices`).
+fn parse_run_delay(text: &str) -> Option<u64> {
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// "some … total=N" of a /proc/pressure file (µs).
+fn parse_pressure_some(text: &str) -> Option<u64> {
+    text.lines()
+        .find(|l| l.starts_with("some "))?
+        .split_whitespace()
+        .find_map(|f| f.strip_prefix("total="))?
+        .parse()
+        .ok()
+}
+
+/// The steal field of /proc/stat's first line (`cpu user nice system idle iowait irq
+/// softirq steal …`), in USER_HZ ticks.
+fn parse_steal(text: &str) -> Option<u64> {
+    let l = text.lines().next()?;
+    if !l.starts_with("cpu ") {
+        return None;
+    }
+    l.split_whitespace().nth(8)?.parse().ok()
 }
 
 /// What changed between two snapshots. `None` means the source was unreadable.
@@ -168,6 +215,7 @@ pub struct Deltas {
     pub vmstat: Option<BTreeMap<String, i64>>,
     pub slabinfo: Option<Vec<SlabDelta>>,
     pub blockstat: Option<BTreeMap<String, i64>>,
+    pub load: Option<Load>,
 }
 
 /// Wait for two RCU grace periods (membarrier(MEMBARRIER_CMD_GLOBAL) is
@@ -190,6 +238,10 @@ pub struct Sources {
     vmstat: Option<File>,
     slabinfo: Option<File>,
     block: Option<File>,
+    pressure: Option<File>,
+    stat: Option<File>,
+    /// /proc/self/task: the schedstat of the thread that takes a snapshot.
+    tasks: Option<File>,
 }
 
 fn reread(f: &Option<File>) -> Option<String> {
@@ -209,6 +261,9 @@ impl Sources {
             vmstat: open("/proc/vmstat"),
             slabinfo: open("/proc/slabinfo"),
             block: block.and_then(|b| open(&format!("/sys/block/{b}/stat"))),
+            pressure: open("/proc/pressure/cpu"),
+            stat: open("/proc/stat"),
+            tasks: open("/proc/self/task"),
         }
     }
 }
@@ -235,6 +290,17 @@ pub struct Settled {
 }
 
 impl Sources {
+    /// The calling thread's run delay so far (ns): how long it was ready to run and
+    /// waited for a CPU, through /proc/self/task opened beforehand.
+    pub fn run_delay_ns(&self) -> Option<u64> {
+        use std::os::fd::AsFd;
+        let rel = std::ffi::CString::new(format!("{}/schedstat", crate::sys::os::gettid())).ok()?;
+        let mut f = crate::sys::os::open_in(self.tasks.as_ref()?.as_fd(), &rel).ok()?;
+        let mut text = String::new();
+        f.read_to_string(&mut text).ok()?;
+        parse_run_delay(&text)
+    }
+
     /// Wait until nothing else runs: two consecutive intervals of `step` in which the
     /// CPUs were busy less than 1 % of the time (background work from boot or from the
     /// previous case — RCU callbacks, kworkers, self-tests — would otherwise run inside
@@ -276,6 +342,8 @@ impl Snapshot {
             vmstat: reread(&src.vmstat).map(|t| parse_vmstat(&t)),
             slab: reread(&src.slabinfo).map(|t| parse_slabinfo(&t)),
             block: reread(&src.block).map(|t| parse_blockstat(&t)),
+            pressure_us: reread(&src.pressure).and_then(|t| parse_pressure_some(&t)),
+            steal_ticks: reread(&src.stat).and_then(|t| parse_steal(&t)),
         }
     }
 
@@ -293,7 +361,22 @@ impl Snapshot {
             vmstat: both(&self.vmstat, &after.vmstat).map(|(b, a)| delta(b, a)),
             slabinfo: both(&self.slab, &after.slab).map(|(b, a)| slab_delta(b, a)),
             blockstat: both(&self.block, &after.block).map(|(b, a)| delta(b, a)),
+            load: self.load_to(after),
         }
+    }
+
+    fn load_to(&self, after: &Snapshot) -> Option<Load> {
+        let pressure = both(&self.pressure_us, &after.pressure_us)
+            .map(|(b, a)| a.saturating_sub(*b) as f64 / 1e3);
+        let hz = crate::sys::os::clock_ticks_per_second();
+        let steal = both(&self.steal_ticks, &after.steal_ticks)
+            .zip(hz)
+            .map(|((b, a), hz)| a.saturating_sub(*b) as f64 * 1e3 / hz as f64);
+        (pressure.is_some() || steal.is_some()).then_some(Load {
+            run_delay_ms: None,
+            cpu_pressure_ms: pressure,
+            steal_ms: steal,
+        })
     }
 }
 
@@ -315,6 +398,18 @@ dentry              5000   5040    192   21    1 : tunables    0    0    0 : sla
 maple_node          1600   1600    256   32    2 : tunables    0    0    0 : slabdata     50     50      0
 dentry              5010   5040    192   21    1 : tunables    0    0    0 : slabdata    240    240      0
 ";
+
+    #[test]
+    fn the_load_of_a_window_is_read_from_pressure_stat_and_schedstat() {
+        let psi = "some avg10=1.50 avg60=0.20 avg300=0.05 total=123456\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
+        assert_eq!(parse_pressure_some(psi), Some(123456));
+        assert_eq!(parse_pressure_some("full total=5\n"), None);
+        let stat = "cpu  100 2 300 4000 5 6 7 89 0 0\ncpu0 50 1 150 2000 2 3 3 44 0 0\n";
+        assert_eq!(parse_steal(stat), Some(89));
+        assert_eq!(parse_steal("intr 1 2 3\n"), None);
+        assert_eq!(parse_run_delay("1523000 4200 17\n"), Some(4200));
+        assert_eq!(parse_run_delay("1523000\n"), None);
+    }
 
     #[test]
     fn schedstat_gives_the_time_every_cpu_ran_tasks() {

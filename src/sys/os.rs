@@ -354,6 +354,38 @@ pub fn kill(pid: i32, sig: libc::c_int) -> Result<()> {
     ok(unsafe { libc::kill(pid, sig) })
 }
 
+/// The calling thread's id.
+pub fn gettid() -> i32 {
+    // SAFETY: no arguments; cannot fail.
+    unsafe { libc::gettid() }
+}
+
+/// Open `rel` (read-only) relative to the directory `dir`: reaches a /proc file through a
+/// directory opened before the thread was confined to the test filesystem, where /proc
+/// is not.
+pub fn open_in(dir: BorrowedFd<'_>, rel: &CStr) -> Result<std::fs::File> {
+    // SAFETY: `rel` is NUL-terminated and borrowed for the call; `dir` is open.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            rel.as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+        )
+    };
+    if fd < 0 {
+        return Err(Error::last_os_error());
+    }
+    // SAFETY: openat returned a new descriptor that nothing else owns.
+    Ok(std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+}
+
+/// USER_HZ: the unit of /proc/stat's times (None if the system does not say).
+pub fn clock_ticks_per_second() -> Option<u64> {
+    // SAFETY: sysconf takes a constant and only reads a configuration value.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then_some(hz as u64)
+}
+
 /// CLOCK_MONOTONIC_COARSE in ns: it advances only at the timer tick.
 pub fn coarse_now() -> u64 {
     let mut ts = libc::timespec {

@@ -136,6 +136,18 @@ impl Fs {
             Fs::Tmpfs => &[],
         }
     }
+
+    /// Probes on by default where clients contend (several, or a loadfile), besides lock
+    /// contention: btrfs's metadata space flushes. Each preemptive reclaim writes back
+    /// delayed-allocation data that dbench would otherwise have deleted before writeback;
+    /// in a 2-second window of 4 clients a repetition holds 8 or 10 of them, and that
+    /// decides its throughput's mode (±3 %: docs/statistics.md).
+    pub fn contention_probes(self) -> &'static [&'static str] {
+        match self {
+            Fs::Btrfs => &["space_flushes=?tracepoint:btrfs:btrfs_flush_space"],
+            Fs::Ext4 | Fs::Xfs | Fs::Tmpfs => &[],
+        }
+    }
 }
 
 /// A property of a test directory.
