@@ -154,22 +154,7 @@ pub fn every(count: usize, k: usize) -> Vec<usize> {
     v
 }
 
-/// Whether a change of `metric` (as `compare` names it, `PHASE.` prefixed or not) raises
-/// an alert: what users feel — the window's and each phase's wall time, CPU time,
-/// throughput, the signature's own counts — and the metrics named with `--metric`. Profile
-/// shares, kernel-wide counts (slab, vmstat, block), latency percentiles and the user/system
-/// split are evidence shown with an alert: over seventeen bookworm kernels four of six
-/// alerts were profile shares of small functions while the time stood still.
-pub fn primary(metric: &str, kind: Kind, named: &[String]) -> bool {
-    if named.iter().any(|n| n == metric) {
-        return true;
-    }
-    match kind {
-        Kind::Throughput | Kind::Counter => true,
-        Kind::Time => metric == "wall_ms" || metric == "cpu_ms" || metric.ends_with(".wall_ms"),
-        Kind::Latency | Kind::Kernel | Kind::Profile => false,
-    }
-}
+pub use crate::stats::compare::primary;
 
 /// Every metric of every case over the kernels (`points[i]`: kernel i's runs, empty when
 /// it was not measured), named `DIR/N=… METRIC` as `compare`'s rows are. Times are judged

@@ -218,9 +218,14 @@ pub fn lkp_table(c: &Comparison, pair: usize, all: bool) -> Table {
         row.push("(no metric changed significantly)".into());
         t.push(row);
     }
-    let tested = p.rows.iter().filter(|r| !r.exact).count();
+    let tested = p.rows.iter().filter(|r| !r.exact);
+    let primaries = tested
+        .clone()
+        .filter(|r| crate::stats::compare::primary(&r.metric, r.kind, &[]))
+        .count();
+    let evidence = tested.count() - primaries;
     t.note = Some(format!(
-        "(medians{}; {} or separated ranges for small samples, p-values Holm-adjusted over the {tested} tested rows: family-wise error ≤ α = {}; `sep`: decided by separation, docs/statistics.md)",
+        "(medians{}; {} or separated ranges for small samples, p-values Holm-adjusted in two families — {primaries} tested rows of time, throughput and counts, {evidence} of evidence (profile, kernel-wide, latency) —: family-wise error ≤ α = {} in each; `sep`: decided by separation, docs/statistics.md)",
         if all {
             ""
         } else {
