@@ -70,6 +70,48 @@ fn report_of_a_real_sweep_renders_offline_in_chromium() {
     );
     assert!(page.contains("per-syscall latency"));
     assert!(page.contains("scaling with N"));
+    // The answer first: s3e's line per case, then the change per phase (here the window,
+    // per N), before what ran where; then at most 20 rows of what changed, the rest
+    // under <details>, and about 60 rows on the page outside it.
+    let lead = &page[page.find("<h2 id=\"what-changed\">").expect("What changed")
+        ..page.find("<h2>What ran where").unwrap()];
+    let captions: Vec<&str> = lead
+        .split("<caption>")
+        .skip(1)
+        .map(|c| &c[..c.find('<').unwrap()])
+        .collect();
+    assert_eq!(
+        captions[0], "btrfs-sweep compared to ext4-sweep",
+        "{captions:?}"
+    );
+    assert_eq!(
+        captions[1], "the change per phase (ext4-sweep → btrfs-sweep)",
+        "{captions:?}"
+    );
+    assert!(
+        captions.contains(&"what changed (ext4-sweep → btrfs-sweep)"),
+        "{captions:?}"
+    );
+    let outside = page.split("<details>").next().unwrap();
+    let rows = outside.matches("<tr>").count() - outside.matches("<thead>").count();
+    assert!(rows <= 70, "{rows} table rows outside <details>");
+    assert!(page.contains("<summary>Every row ("));
+    // Text: the answer within the first 30 lines.
+    let out = run(&[
+        "compare",
+        "ext4-sweep",
+        "btrfs-sweep",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let head: Vec<&str> = text.lines().take(30).collect();
+    assert!(
+        head.iter()
+            .any(|l| l.starts_with("the change per phase (ext4-sweep → btrfs-sweep)")),
+        "{text}"
+    );
 
     // Headless Chromium: no console errors, no network requests, a non-blank screenshot.
     let shot = dir.join("shot.png");

@@ -303,23 +303,30 @@ pub fn changed_table(c: &Comparison) -> Table {
             .then_with(|| a.2.standout(b.2))
             .then_with(|| a.2.metric.cmp(&b.2.metric))
     });
-    let mut t = Table::new(
-        "what changed",
-        &[
-            ("from", Align::Left),
-            ("to", Align::Left),
-            ("case", Align::Left),
-            ("metric", Align::Left),
-            ("from (median)", Align::Right),
-            ("to (median)", Align::Right),
-            ("change", Align::Right),
-            ("evidence", Align::Left),
-        ],
-    );
+    // One pair: its labels are the title's, not two columns repeated on every row.
+    let one = match &c.pairs[..] {
+        [p] => Some(format!("what changed ({} → {})", p.base, p.other)),
+        _ => None,
+    };
+    let mut columns = vec![("from", Align::Left), ("to", Align::Left)];
+    if one.is_some() {
+        columns.clear();
+    }
+    columns.extend([
+        ("case", Align::Left),
+        ("metric", Align::Left),
+        ("from (median)", Align::Right),
+        ("to (median)", Align::Right),
+        ("change", Align::Right),
+        ("evidence", Align::Left),
+    ]);
+    let mut t = Table::new(one.as_deref().unwrap_or("what changed"), &columns);
     for (a, b, r) in rows {
-        t.push(vec![
-            a.to_string(),
-            b.to_string(),
+        let mut row = Vec::new();
+        if one.is_none() {
+            row.extend([a.to_string(), b.to_string()]);
+        }
+        row.extend([
             r.case.short(),
             r.metric.clone(),
             num(r.base.median),
@@ -327,18 +334,12 @@ pub fn changed_table(c: &Comparison) -> Table {
             change(r),
             evidence(r),
         ]);
+        t.push(row);
     }
     if t.rows.is_empty() {
-        t.push(vec![
-            String::new(),
-            String::new(),
-            String::new(),
-            "(nothing changed significantly)".into(),
-            String::new(),
-            String::new(),
-            String::new(),
-            String::new(),
-        ]);
+        let mut row = vec![String::new(); columns.len()];
+        row[columns.len() - 6 + 1] = "(nothing changed significantly)".into();
+        t.push(row);
     }
     t
 }
@@ -486,15 +487,26 @@ fn dbench_tables(c: &Comparison, pair: usize) -> Vec<Table> {
 pub fn tables(c: &Comparison, all: bool) -> Vec<Table> {
     let mut v = vec![labels_table(c)];
     for i in 0..c.pairs.len() {
-        let dbench = dbench_tables(c, i);
-        if dbench.is_empty() {
-            v.push(s3e_table(c, i));
-        }
-        v.extend(dbench);
+        v.extend(pair_summary(c, i));
+        v.extend(super::answer::answer_pair(&c.pairs[i]));
         v.push(lkp_table(c, i, all));
     }
-    if !c.scaling.is_empty() {
-        v.push(scaling_table(c));
-    }
+    v.extend(scaling(c));
     v
+}
+
+/// A pair's one-line summary per case: s3e's ("2000 files: 2.82× time …"), or for runs of
+/// a loadfile dbench's table side by side under reference 001's headline.
+pub fn pair_summary(c: &Comparison, pair: usize) -> Vec<Table> {
+    let dbench = dbench_tables(c, pair);
+    if dbench.is_empty() {
+        vec![s3e_table(c, pair)]
+    } else {
+        dbench
+    }
+}
+
+/// The scaling table, when the labels were swept over N.
+pub fn scaling(c: &Comparison) -> Option<Table> {
+    (!c.scaling.is_empty()).then(|| scaling_table(c))
 }

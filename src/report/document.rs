@@ -4,7 +4,7 @@
 
 use super::compare;
 use super::plot::{self, Series};
-use super::table::{Align, Table};
+use super::table::{Align, Table, VISIBLE_ROWS, capped};
 use crate::results::RunDocument;
 use crate::stats::Test;
 use crate::stats::compare::{Kind, Samples, scaling};
@@ -317,21 +317,24 @@ pub fn build(
         .collect();
 
     let mut tables = Vec::new();
+    let mut details = Vec::new();
     let mut warnings = Vec::new();
     let mut changed = Vec::new();
     let mut changed_metrics: Vec<(String, Kind)> = Vec::new();
     if samples.len() > 1 {
         let cmp = compare_labels::compare(&samples, test, alpha);
-        changed.push(compare::changed_table(&cmp));
-        // s3e's line per case ("2.82× time, 1.00× inode_evictions").
-        changed.extend(
-            compare::tables(&cmp, all)
-                .into_iter()
-                .skip(1)
-                .step_by(2)
-                .take(cmp.pairs.len()),
-        );
-        tables.extend(compare::tables(&cmp, all).into_iter().skip(1));
+        // The answer first — per pair s3e's line per case, the change per phase, where
+        // the time went, the kernel-wide rows that moved most — then the first rows of
+        // what changed; every row of each pair's table under <details>.
+        for (i, p) in cmp.pairs.iter().enumerate() {
+            changed.extend(compare::pair_summary(&cmp, i));
+            changed.extend(super::answer::answer_pair(p));
+        }
+        let rest = "below, under every row";
+        changed.push(capped(compare::changed_table(&cmp), VISIBLE_ROWS, rest));
+        // Each pair's whole table (its first rows are what changed's) under <details>.
+        details.extend((0..cmp.pairs.len()).map(|i| compare::lkp_table(&cmp, i, all)));
+        tables.extend(compare::scaling(&cmp));
         // The significant per-phase metrics get a figure too (the create-phase slab change
         // of reference 004, say).
         let mut sig: Vec<&crate::stats::compare::Row> = cmp
@@ -361,10 +364,14 @@ pub fn build(
                 scaling: rows,
                 warnings: Vec::new(),
             };
-            tables.extend(compare::tables(&cmp, all).into_iter().skip(1));
+            tables.extend(compare::scaling(&cmp));
         }
     }
-    tables.push(latency_table(&samples));
+    let latency = latency_table(&samples);
+    if latency.rows.len() > VISIBLE_ROWS {
+        details.push(latency.clone());
+    }
+    tables.push(capped(latency, VISIBLE_ROWS, "below, under every row"));
     Ok(Document {
         title: format!("sigbench report: {}", sig.name),
         about,
@@ -377,7 +384,7 @@ pub fn build(
             f
         },
         tables,
-        details: Vec::new(),
+        details,
         warnings,
     })
 }

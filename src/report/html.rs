@@ -77,14 +77,15 @@ fn render(d: &Document) -> String {
     for a in &d.about {
         out.push_str(&format!("<p class=\"about\">{}</p>\n", escape(a)));
     }
-    for n in &d.notices {
-        out.push_str(&format!("<div class=\"notice\">{}</div>\n", escape(n)));
-    }
+    // The answer first; what the times mean (their clock, emulation) right after it.
     if !d.changed.is_empty() {
         out.push_str("<h2 id=\"what-changed\">What changed</h2>\n");
         for t in &d.changed {
             out.push_str(&t.html());
         }
+    }
+    for n in &d.notices {
+        out.push_str(&format!("<div class=\"notice\">{}</div>\n", escape(n)));
     }
     out.push_str("<h2>What ran where</h2>\n");
     out.push_str(&d.runs.html());

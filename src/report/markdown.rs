@@ -50,14 +50,14 @@ impl Renderer for Markdown {
         for a in &d.about {
             out.push_str(&format!("{}\n\n", text(a)));
         }
-        for n in &d.notices {
-            out.push_str(&format!("> **Note:** {}\n\n", text(n)));
-        }
         if !d.changed.is_empty() {
             out.push_str("## What changed\n\n");
             for t in &d.changed {
                 out.push_str(&t.markdown());
             }
+        }
+        for n in &d.notices {
+            out.push_str(&format!("> **Note:** {}\n\n", text(n)));
         }
         out.push_str("## What ran where\n\n");
         out.push_str(&d.runs.markdown());

@@ -4,6 +4,7 @@
 //! with one [`Renderer`] that walks them (text, markdown, csv, json, html, gobench), as
 //! hyperfine's exporters do. None of them measures or stores anything.
 
+pub mod answer;
 pub mod bisect;
 pub mod compare;
 pub mod csv;

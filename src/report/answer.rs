@@ -1,0 +1,191 @@
+//! The answer a comparison leads with, in every report that has one — a watch alert,
+//! `compare`'s text, `report`'s HTML: the change per phase (a slower delete is not hidden
+//! by a faster create), where the time went (the functions that added most, in ms), the
+//! new code paths, the kernel-wide rows that moved most. Everything else comes after it.
+
+use super::compare::num;
+use super::table::{Align, Table};
+use crate::stats::compare::{Comparison, Pair, Row};
+
+/// Functions named in "where the time went".
+pub const TOP_FUNCTIONS: usize = 6;
+/// New code paths named in the answer.
+pub const TOP_NEW_PATHS: usize = 4;
+/// Counter and slab rows named in the answer.
+pub const TOP_KERNEL_ROWS: usize = 5;
+
+/// The answer, before everything else: the change per phase (a slower delete is not hidden
+/// by a faster create), the functions that added most time (share × the phase's time,
+/// so two kernels compare in milliseconds), the kernel-wide rows that moved most.
+pub fn answer(c: &Comparison) -> Vec<Table> {
+    c.pairs.first().map(answer_pair).unwrap_or_default()
+}
+
+/// The answer for one pair of labels ([`answer`]).
+pub fn answer_pair(p: &Pair) -> Vec<Table> {
+    use crate::stats::compare::Kind;
+    let pct = |r: &Row| {
+        let x = r.change_percent();
+        let mark = if r.significant { "" } else { " ~" };
+        if x.is_nan() {
+            format!("new{mark}")
+        } else {
+            format!("{x:+.1} %{mark}")
+        }
+    };
+    let mut phases = Table::new(
+        format!("the change per phase ({} → {})", p.base, p.other),
+        &[
+            ("case", Align::Left),
+            ("phase", Align::Left),
+            (p.base.as_str(), Align::Right),
+            (p.other.as_str(), Align::Right),
+            ("change", Align::Right),
+        ],
+    );
+    for r in &p.rows {
+        let phase = match r.metric.as_str() {
+            "wall_ms" => Some("whole window (ms)".to_string()),
+            "throughput_mb_s" => Some("throughput (MB/s)".to_string()),
+            m => m
+                .strip_suffix(".wall_ms")
+                .filter(|ph| !ph.contains('.'))
+                .map(|ph| format!("{ph} (ms)")),
+        };
+        if let Some(phase) = phase {
+            phases.push(vec![
+                r.case.short(),
+                phase,
+                num(r.base.median),
+                num(r.other.median),
+                pct(r),
+            ]);
+        }
+    }
+    phases.note = Some("(medians; `~`: not significant)".into());
+    let mut out = vec![phases];
+    // Where the time went: each function's self time in its phase (or the window).
+    // A case profiled per phase is read per phase, not also as a whole.
+    let phased: std::collections::BTreeSet<&crate::stats::compare::CaseKey> = p
+        .rows
+        .iter()
+        .filter(|r| r.kind == Kind::Profile && !r.metric.starts_with("profile."))
+        .map(|r| &r.case)
+        .collect();
+    let mut added: Vec<(f64, Vec<String>)> = p
+        .rows
+        .iter()
+        .filter(|r| r.kind == Kind::Profile && r.significant)
+        .filter(|r| !(phased.contains(&r.case) && r.metric.starts_with("profile.")))
+        .filter_map(|r| {
+            let (phase, function) = profile_row(&r.metric, "self")?;
+            // Profile rows are times already (share × the phase's time).
+            let (b, o) = (r.base.median, r.other.median);
+            Some((
+                o - b,
+                vec![
+                    r.case.short(),
+                    phase.to_string(),
+                    function.to_string(),
+                    format!("{} → {}", num(b), num(o)),
+                    format!("{:+.3}", o - b),
+                ],
+            ))
+        })
+        .collect();
+    added.sort_by(|a, b| b.0.abs().total_cmp(&a.0.abs()));
+    if !added.is_empty() {
+        let mut t = Table::new(
+            "where the time went (functions by the time they added or saved)",
+            &[
+                ("case", Align::Left),
+                ("phase", Align::Left),
+                ("function", Align::Left),
+                ("ms", Align::Right),
+                ("added ms", Align::Right),
+            ],
+        );
+        let more = added.len().saturating_sub(TOP_FUNCTIONS);
+        for (_, row) in added.into_iter().take(TOP_FUNCTIONS) {
+            t.push(row);
+        }
+        t.note = Some(format!(
+            "(self time: the function's share of the profile × the phase's time, medians{})",
+            if more > 0 {
+                format!("; {more} more below")
+            } else {
+                String::new()
+            }
+        ));
+        out.push(t);
+    }
+    // New code paths: functions with no time at all before, by their time with callees.
+    // The outermost new function of a path leads it (its callees' time is within its
+    // own): 6.12's simple_offset_add and simple_offset_remove under tmpfs, say.
+    let mut new: Vec<(&Row, &str, &str)> = p
+        .rows
+        .iter()
+        .filter(|r| r.kind == Kind::Profile && r.significant)
+        .filter(|r| !(phased.contains(&r.case) && r.metric.starts_with("profile.")))
+        .filter(|r| r.base.median == 0.0 && r.other.median > 0.0)
+        .filter_map(|r| profile_row(&r.metric, "total").map(|(ph, f)| (r, ph, f)))
+        .collect();
+    new.sort_by(|a, b| b.0.other.median.total_cmp(&a.0.other.median));
+    if !new.is_empty() {
+        let mut t = Table::new(
+            "new code paths (functions that took no time before, with their callees)",
+            &[
+                ("case", Align::Left),
+                ("phase", Align::Left),
+                ("function", Align::Left),
+                ("ms", Align::Right),
+            ],
+        );
+        for (r, phase, function) in new.iter().take(TOP_NEW_PATHS) {
+            t.push(vec![
+                r.case.short(),
+                phase.to_string(),
+                function.to_string(),
+                num(r.other.median),
+            ]);
+        }
+        out.push(t);
+    }
+    let mut kernel: Vec<&Row> = p
+        .rows
+        .iter()
+        .filter(|r| r.kind == Kind::Kernel && r.significant)
+        .collect();
+    kernel.sort_by(|a, b| a.standout(b));
+    if !kernel.is_empty() {
+        let mut t = Table::new(
+            "kernel-wide rows that moved most",
+            &[
+                (p.base.as_str(), Align::Right),
+                (p.other.as_str(), Align::Right),
+                ("change", Align::Right),
+                ("metric", Align::Left),
+            ],
+        );
+        for r in kernel.into_iter().take(TOP_KERNEL_ROWS) {
+            t.push(vec![
+                num(r.base.median),
+                num(r.other.median),
+                pct(r),
+                format!("{}/{}", r.case.short(), r.metric),
+            ]);
+        }
+        out.push(t);
+    }
+    out
+}
+
+/// A profile row's phase (`window` for the whole window) and function, when `metric` is
+/// one of `what` (`self` or `total`): `delete.profile.self.memset_orig` → (delete,
+/// memset_orig).
+fn profile_row<'m>(metric: &'m str, what: &str) -> Option<(&'m str, &'m str)> {
+    let tag = format!("profile.{what}.");
+    let at = metric.find(&tag)?;
+    let phase = metric[..at].strip_suffix('.').unwrap_or("window");
+    Some((phase, &metric[at + tag.len()..]))
+}
