@@ -601,6 +601,13 @@ fn bisect_names_the_first_612_build_and_skips_a_broken_image() {
         .find(|l| l.contains("suspect functions (took more time at the newest kernel): "))
         .unwrap_or_else(|| panic!("{said}"));
     assert!(named.contains(" ms"), "{named}");
+    // Debian's packages carry their changelogs: the lines since the last good one that
+    // name a suspect function or its subsystem are looked up, and said.
+    assert!(
+        said.lines()
+            .any(|l| l.contains("changelog of ") && l.contains(" line(s) name a suspect function")),
+        "{said}"
+    );
     let text = stdout(&out);
     assert!(marked_first_bad(&text).starts_with(&first_bad), "{text}");
     let zero = run(&bisect_args(&names, db, &["--jobs", "0"]));

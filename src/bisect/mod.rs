@@ -10,6 +10,7 @@
 //! be told apart (like `git bisect skip`), as is a kernel that fails to unpack, boot or
 //! run. The measuring is behind [`Measure`], so the search is tested without kernels.
 
+pub mod changelog;
 pub mod git;
 pub mod suspects;
 
@@ -113,6 +114,10 @@ pub struct Report {
     /// A list of kernels with `--profile`: the functions whose time grew between the ends.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suspect_functions: Vec<suspects::Grown>,
+    /// A list of packages with `--profile`: the lines of the first bad package's changelog
+    /// since the last good one's that name those functions or their subsystems, best first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changelog: Vec<changelog::Mention>,
     /// With `--profile`: the differential flame graph (SVG) from the last good step to the
     /// first bad one, for the report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -144,6 +149,7 @@ impl Report {
             changed: None,
             suspects: Vec::new(),
             suspect_functions: Vec::new(),
+            changelog: Vec::new(),
             flame: None,
         }
     }

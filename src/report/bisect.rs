@@ -187,6 +187,40 @@ pub fn document(r: &Report) -> Result<Document> {
         }
         tables.push(t);
     }
+    if !r.suspect_functions.is_empty() {
+        let mut t = Table::new(
+            "suspect functions (took more time at the newest kernel than at the oldest)",
+            &[("function", Align::Left), ("added ms", Align::Right)],
+        );
+        for g in r.suspect_functions.iter().take(10) {
+            t.push(vec![g.function.clone(), format!("{:+.3}", g.added_ms)]);
+        }
+        tables.push(t);
+    }
+    if !r.changelog.is_empty() {
+        let mut t = Table::new(
+            "the first bad package's changelog since the last good one: lines that name a suspect function or its subsystem",
+            &[
+                ("version", Align::Left),
+                ("line", Align::Left),
+                ("functions", Align::Left),
+                ("", Align::Left),
+            ],
+        );
+        for m in r.changelog.iter().take(20) {
+            t.push(vec![
+                m.version.clone(),
+                m.line.clone(),
+                m.functions.join(", "),
+                if m.exact {
+                    "names it".into()
+                } else {
+                    "its subsystem".into()
+                },
+            ]);
+        }
+        tables.push(t);
+    }
     tables.push(why);
     Ok(Document {
         title,

@@ -691,6 +691,7 @@ mod tests {
             modules: Some(mdir.clone()),
             config: None,
             key: "k".into(),
+            changelog: None,
         };
         let cache = dir.join("cache");
         let e = base(&k, Fs::Xfs, &cache).unwrap_err().to_string();
@@ -753,6 +754,7 @@ mod tests {
                 modules: modules.then(|| mdir.clone()),
                 config: config_text.map(|_| config.clone()),
                 key: "k".into(),
+                changelog: None,
             }
         };
         let check = |k: &Kernel, fs: Fs| {

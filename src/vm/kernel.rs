@@ -182,6 +182,25 @@ pub struct Kernel {
     pub config: Option<PathBuf>,
     /// Cache key: changes when the kernel does.
     pub key: String,
+    /// The package's changelog (`usr/share/doc/linux-image-*/changelog{.Debian,}.gz`), a
+    /// regular file inside the unpacked package, when it carries one.
+    pub changelog: Option<PathBuf>,
+}
+
+/// The changelog an unpacked kernel package carries, if any: in a `linux-image*`
+/// documentation directory, a regular file (never through a link).
+fn package_changelog(root: &Path) -> Option<PathBuf> {
+    let doc = root.join("usr/share/doc");
+    let mut dirs: Vec<_> = std::fs::read_dir(&doc)
+        .ok()?
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("linux-image"))
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .collect();
+    dirs.sort_by_key(|e| e.file_name());
+    dirs.iter()
+        .flat_map(|d| ["changelog.Debian.gz", "changelog.gz"].map(|f| d.path().join(f)))
+        .find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
 }
 
 /// Identity of a file for cache keys: path, size, modification time.
@@ -487,6 +506,7 @@ fn prepare_locked(spec: &KernelSpec, name: &str, cache: &Path) -> Result<Kernel>
                 modules: found.modules,
                 config: found.config,
                 key,
+                changelog: package_changelog(&root),
             })
         }
         KernelSpec::Image { image, modules } => {
@@ -515,6 +535,7 @@ fn prepare_locked(spec: &KernelSpec, name: &str, cache: &Path) -> Result<Kernel>
                 image: image.clone(),
                 modules,
                 config,
+                changelog: None,
             })
         }
         KernelSpec::BuildTree { tree, modules } => {
@@ -577,6 +598,7 @@ fn prepare_locked(spec: &KernelSpec, name: &str, cache: &Path) -> Result<Kernel>
                 image,
                 config,
                 key,
+                changelog: None,
             })
         }
     }

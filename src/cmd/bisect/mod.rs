@@ -258,6 +258,8 @@ pub(super) struct Kernels<'a> {
     pub(super) steps: Steps<'a>,
     pub(super) specs: Vec<(String, KernelSpec)>,
     pub(super) releases: Vec<Option<String>>,
+    /// Each kernel's package changelog, once it is unpacked (`Kernel::changelog`).
+    pub(super) changelogs: Vec<Option<std::path::PathBuf>>,
     pub(super) jobs: usize,
     /// What a round measured ahead (prefetch), until `measure` asks for it.
     pub(super) ahead: std::collections::HashMap<usize, Measured>,
@@ -287,6 +289,7 @@ impl Kernels<'_> {
                 }
             };
             self.releases[i] = Some(k.release.clone());
+            self.changelogs[i] = k.changelog.clone();
             let have = self.steps.load(i, &k.release, Some(&k.key))?;
             if have < reps {
                 out.push(Short {
@@ -421,6 +424,7 @@ impl Measure for Kernels<'_> {
             Err(e) => return Ok(Measured::Failed(format!("{e:#}"))),
         };
         self.releases[i] = Some(k.release.clone());
+        self.changelogs[i] = k.changelog.clone();
         let have = self.steps.load(i, &k.release, Some(&k.key))?;
         if have >= reps {
             return Ok(self.steps.reuse_stored(i, &k.release));
@@ -573,6 +577,9 @@ pub(super) struct Bisected {
     suspects: Vec<sigbench::bisect::suspects::Suspect>,
     /// A list with `--profile`: the functions whose time grew between the ends.
     suspect_functions: Vec<(String, f64)>,
+    /// A list with `--profile`: the changelog lines between the last good and the first
+    /// bad package that name those functions or their subsystems.
+    changelog: Vec<sigbench::bisect::changelog::Mention>,
 }
 
 impl Bisected {
@@ -620,6 +627,7 @@ impl Bisected {
                 added_ms: *t,
             })
             .collect();
+        report.changelog = self.changelog.clone();
         report
     }
 }
@@ -642,6 +650,7 @@ fn over_list(
     let mut m = Kernels {
         steps,
         releases: vec![None; specs.len()],
+        changelogs: vec![None; specs.len()],
         specs,
         jobs: params.jobs,
         ahead: Default::default(),
@@ -677,6 +686,7 @@ fn over_list(
         }
     }
     let outcome = bisect(&mut m, list.len(), params, progress)?;
+    let changelog = changelog_mentions(&m, &outcome, &suspect_functions, progress);
     let mut names: Vec<String> = (0..list.len()).map(|i| m.name(i)).collect();
     // Two files of one release (a rebuilt or a damaged copy): told apart by file name.
     let named = names.clone();
@@ -702,7 +712,61 @@ fn over_list(
         docs: m.steps.docs,
         suspects: Vec::new(),
         suspect_functions,
+        changelog,
     })
+}
+
+/// With suspect functions and an answer: the lines of the first bad package's changelog
+/// since the last good one's that name those functions or their subsystems — said as a
+/// note, kept in the report. Nothing where a package carries no changelog.
+fn changelog_mentions(
+    m: &Kernels,
+    outcome: &sigbench::bisect::Outcome,
+    grown: &[(String, f64)],
+    progress: &mut dyn FnMut(Progress),
+) -> Vec<sigbench::bisect::changelog::Mention> {
+    use sigbench::bisect::changelog;
+    let Some((g, b)) = outcome
+        .first_bad
+        .and_then(|b| Some((last_good(outcome, b)?, b)))
+    else {
+        return Vec::new();
+    };
+    if grown.is_empty() {
+        return Vec::new();
+    }
+    let (Some(old), Some(new)) = (&m.changelogs[g], &m.changelogs[b]) else {
+        return Vec::new();
+    };
+    let (old, new) = match (changelog::read(old), changelog::read(new)) {
+        (Ok(o), Ok(n)) => (o, n),
+        (Err(e), _) | (_, Err(e)) => {
+            progress(Progress::Note(&format!(
+                "the packages' changelogs could not be read: {e:#}"
+            )));
+            return Vec::new();
+        }
+    };
+    let grown: Vec<sigbench::bisect::suspects::Grown> = grown
+        .iter()
+        .map(|(f, t)| sigbench::bisect::suspects::Grown {
+            function: f.clone(),
+            added_ms: *t,
+        })
+        .collect();
+    let found = changelog::mentions(&new, &old, &grown);
+    progress(Progress::Note(&format!(
+        "changelog of {} since {}: {} line(s) name a suspect function or its subsystem{}",
+        m.name(b),
+        m.name(g),
+        found.len(),
+        found
+            .iter()
+            .take(5)
+            .map(|x| format!("\n  {} — {}", x.line, x.functions.join(", ")))
+            .collect::<String>()
+    )));
+    found
 }
 
 /// The skipped steps, the first bad one with its evidence (what changed from the last

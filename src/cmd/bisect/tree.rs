@@ -252,6 +252,7 @@ pub(in crate::cmd) fn over_tree(
         docs: m.steps.docs,
         suspects,
         suspect_functions: Vec::new(),
+        changelog: Vec::new(),
     })
 }
 

@@ -175,6 +175,7 @@ pub(super) fn localise(
         steps,
         specs: idx.iter().map(|&i| w.specs[i].clone()).collect(),
         releases: idx.iter().map(|&i| Some(w.names[i].clone())).collect(),
+        changelogs: vec![None; idx.len()],
         jobs: w.jobs,
         ahead: Default::default(),
         slurm: w.slurm.clone().map(|argv| crate::cmd::bisect::OnSlurm {
