@@ -3,8 +3,7 @@
 //! by a faster create), where the time went (the functions that added most, in ms), the
 //! new code paths, the kernel-wide rows that moved most. Everything else comes after it.
 
-use super::compare::num;
-use super::table::{Align, Table};
+use super::table::{Align, Table, num};
 use crate::stats::compare::{Comparison, Pair, Row};
 
 /// Functions named in "where the time went".
