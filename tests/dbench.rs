@@ -566,10 +566,6 @@ fn an_icount_guest_interleaves_its_clients_the_same_way_every_boot() {
     eprintln!("icount, a boot per repetition: {mbs:?} (spread {pct:.2} %)");
     assert_eq!(mbs.len(), 3);
     assert!(pct <= 0.5, "a boot per repetition: {mbs:?}");
-    assert_eq!(
-        lines[0], first[0],
-        "a repetition of its own boot is a boot's first"
-    );
 }
 
 #[test]

@@ -143,8 +143,9 @@ pub struct Args {
     /// Seconds the plan may run in a guest once it is up (default 120, ×10 under TCG)
     #[arg(long, value_name = "SECS")]
     pub(crate) guest_timeout: Option<u64>,
-    /// With several --kernel: alternate boots (A B A B …), one repetition per boot, so
-    /// drift of the machine cannot pose as a kernel change
+    /// One repetition per boot: with several --kernel alternate boots (A B A B …), so drift
+    /// of the machine cannot pose as a kernel change; with one, every repetition starts
+    /// from a fresh boot's state (under icount, repetitions then agree to the digit)
     #[arg(long)]
     pub(crate) interleave: bool,
     /// Guests at once (default: one per host CPU under the icount clock, whose times the
