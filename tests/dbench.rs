@@ -488,8 +488,9 @@ fn the_profile_of_clients_samples_every_client() {
 fn an_icount_guest_interleaves_its_clients_the_same_way_every_boot() {
     need_dbench();
     let deb = debian_kernel(DEB_61);
-    let boot = || {
-        let out = run(&[
+    // Four clients for 2 s, three repetitions, in a guest (`extra`: more options).
+    let boot = |extra: &[&str]| {
+        let mut args = vec![
             "run",
             "dbench",
             "--clients",
@@ -501,7 +502,9 @@ fn an_icount_guest_interleaves_its_clients_the_same_way_every_boot() {
             "--kernel",
             deb.to_str().unwrap(),
             "--no-store",
-        ]);
+        ];
+        args.extend_from_slice(extra);
+        let out = run(&args);
         assert!(out.status.success(), "{}", stderr(&out));
         let text = stdout(&out);
         assert!(
@@ -528,8 +531,8 @@ fn an_icount_guest_interleaves_its_clients_the_same_way_every_boot() {
             .fold((f64::MAX, 0.0f64), |(l, h), &v| (l.min(v), h.max(v)));
         (mbs, (hi / lo - 1.0) * 100.0)
     };
-    let (first, text) = boot();
-    let (second, _) = boot();
+    let (first, text) = boot(&[]);
+    let (second, _) = boot(&[]);
     assert_eq!(first, second, "two boots, different repetitions");
     // btrfs's preemptive metadata reclaim flushes delayed-allocation data a varying number
     // of times in a 2-second window (docs/statistics.md): the count is in the summary.
@@ -542,26 +545,7 @@ fn an_icount_guest_interleaves_its_clients_the_same_way_every_boot() {
     eprintln!("icount, btrfs, two boots alike: {mbs:?} (spread within a boot {pct:.2} %)");
     // A boot per repetition (`--interleave`): every repetition starts from the same state,
     // and they agree (to the digit: 118.779 MB/s three times on 6.1.0-56).
-    let out = run(&[
-        "run",
-        "dbench",
-        "--clients",
-        "4",
-        "--time",
-        "2",
-        "-r",
-        "3",
-        "--kernel",
-        deb.to_str().unwrap(),
-        "--interleave",
-        "--no-store",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let lines: Vec<String> = stdout(&out)
-        .lines()
-        .filter(|l| l.starts_with("Throughput "))
-        .map(String::from)
-        .collect();
+    let (lines, _) = boot(&["--interleave"]);
     let (mbs, pct) = spread(&lines);
     eprintln!("icount, a boot per repetition: {mbs:?} (spread {pct:.2} %)");
     assert_eq!(mbs.len(), 3);

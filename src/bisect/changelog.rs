@@ -5,7 +5,7 @@
 //! — or its subsystem ("shmem_unlink" → "mm/shmem: …") — are where to look first.
 
 use super::suspects::Grown;
-use anyhow::{Result, bail};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -28,23 +28,9 @@ pub struct Mention {
     pub added_ms: f64,
 }
 
-/// A changelog's text, gunzipped when it is compressed, at most [`MAX_CHANGELOG_BYTES`].
+/// A changelog's text, decompressed when it is compressed, at most [`MAX_CHANGELOG_BYTES`].
 pub fn read(path: &Path) -> Result<String> {
-    let bytes = if path.extension().is_some_and(|e| e == "gz") {
-        let out = crate::child::output_capped(
-            std::process::Command::new("gzip")
-                .args(["-dc", "--"])
-                .arg(path),
-            "gzip",
-            MAX_CHANGELOG_BYTES,
-        )?;
-        if !out.status.success() {
-            bail!("gzip -dc {} failed", path.display());
-        }
-        out.stdout
-    } else {
-        crate::input::read_text(path, "changelog", MAX_CHANGELOG_BYTES as u64)?.into_bytes()
-    };
+    let bytes = crate::input::decompress(path, MAX_CHANGELOG_BYTES, "a changelog")?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 

@@ -169,7 +169,7 @@ pub struct Snapshot {
 /// What else the machine did during a window: how long tasks waited for a CPU (pressure
 /// stall information, "some": at least one runnable task waited) and how long a
 /// hypervisor kept the CPUs from the machine (steal). A busy machine makes a host time
-/// inconclusive (`stats::compare::busy`); the icount clock does not see either.
+/// inconclusive (`stats::compare::busy_share`); the icount clock does not see either.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Load {
     /// How long the thread that opened and closed the window — the workload's, in a

@@ -293,10 +293,11 @@ pub fn changed_table(c: &Comparison) -> Table {
         [p] => Some(format!("what changed ({} → {})", p.base, p.other)),
         _ => None,
     };
-    let mut columns = vec![("from", Align::Left), ("to", Align::Left)];
-    if one.is_some() {
-        columns.clear();
+    let mut columns = Vec::new();
+    if one.is_none() {
+        columns.extend([("from", Align::Left), ("to", Align::Left)]);
     }
+    let metric_at = columns.len() + 1;
     columns.extend([
         ("case", Align::Left),
         ("metric", Align::Left),
@@ -323,7 +324,7 @@ pub fn changed_table(c: &Comparison) -> Table {
     }
     if t.rows.is_empty() {
         let mut row = vec![String::new(); columns.len()];
-        row[columns.len() - 6 + 1] = "(nothing changed significantly)".into();
+        row[metric_at] = "(nothing changed significantly)".into();
         t.push(row);
     }
     t

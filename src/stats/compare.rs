@@ -320,7 +320,7 @@ pub const BUSY_WINDOW_SHARE: f64 = 0.05;
 pub const BUSY_WINDOWS: f64 = 0.2;
 
 /// How busy the machine was in one case's windows.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Busy {
     pub windows: usize,
     pub busy: usize,
@@ -516,10 +516,8 @@ pub struct Pair {
 pub struct BusyCase {
     pub case: CaseKey,
     pub label: String,
-    pub windows: usize,
-    pub busy: usize,
-    /// The largest share of a window the workload waited for a CPU (or had it stolen).
-    pub worst: f64,
+    #[serde(flatten)]
+    pub load: Busy,
 }
 
 impl BusyCase {
@@ -528,9 +526,9 @@ impl BusyCase {
             "{} {}: the machine was busy in {} of {} windows (the workload waited for a CPU up to {:.0} % of a window)",
             self.label,
             self.case.short(),
-            self.busy,
-            self.windows,
-            self.worst * 100.0
+            self.load.busy,
+            self.load.windows,
+            self.load.worst * 100.0
         )
     }
 }
@@ -751,9 +749,7 @@ pub fn compare_metrics(
                     busy.push(BusyCase {
                         case: case.clone(),
                         label: s.label.clone(),
-                        windows: b.windows,
-                        busy: b.busy,
-                        worst: b.worst,
+                        load: *b,
                     });
                 }
             }
@@ -1249,7 +1245,7 @@ mod tests {
         // The workload waited a third of every window of b for a CPU: inconclusive.
         let c = cmp(quiet.clone(), busy.clone());
         assert_eq!(c.pairs[0].busy.len(), 1);
-        assert_eq!(c.pairs[0].busy[0].busy, 5);
+        assert_eq!(c.pairs[0].busy[0].load.busy, 5);
         assert_eq!(verdict(&c, &wall, 2.0), Verdict::Busy);
         assert_eq!(Verdict::Busy.exit_code(), 125);
         assert!(busy_verdict(&c, &wall).starts_with("inconclusive: the machine was busy (b "));

@@ -275,54 +275,6 @@ pub const MAX_MODULE_BYTES: usize = 256 << 20;
 /// The most a guest's modules may decompress to in all.
 pub const MAX_MODULES_BYTES: usize = 1 << 30;
 
-/// The file at `path`, decompressed by its extension, at most `cap` bytes.
-fn decompress(path: &Path, cap: usize) -> Result<Vec<u8>> {
-    let too_big = || {
-        anyhow::anyhow!(
-            "{} decompresses to more than {} MiB, the limit for one module",
-            path.display(),
-            cap >> 20
-        )
-    };
-    let name = path.to_string_lossy();
-    let tool = if name.ends_with(".xz") {
-        "xz"
-    } else if name.ends_with(".zst") {
-        "zstd"
-    } else if name.ends_with(".gz") {
-        "gzip"
-    } else {
-        use std::io::Read;
-        let f =
-            std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let mut data = Vec::new();
-        f.take(cap as u64 + 1)
-            .read_to_end(&mut data)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        return if data.len() > cap {
-            Err(too_big())
-        } else {
-            Ok(data)
-        };
-    };
-    let out = crate::child::output_capped(
-        Command::new(tool).args(["-dc", "--"]).arg(path),
-        &format!("{tool} (sudo make deps installs it)"),
-        cap,
-    )
-    .map_err(|e| {
-        if e.to_string().contains("passed the limit") {
-            too_big()
-        } else {
-            e
-        }
-    })?;
-    if !out.status.success() {
-        bail!("{tool} -dc {} failed", path.display());
-    }
-    Ok(out.stdout)
-}
-
 /// Every directory above `path`, outermost first.
 fn parents(path: &str) -> Vec<String> {
     let mut v = Vec::new();
@@ -484,7 +436,7 @@ pub fn base(kernel: &Kernel, fs: Fs, cache: &Path) -> Result<PathBuf> {
                         mdir.display()
                     );
                 }
-                let data = decompress(&src, MAX_MODULE_BYTES)?;
+                let data = crate::input::decompress(&src, MAX_MODULE_BYTES, "one module")?;
                 staged += data.len();
                 if staged > MAX_MODULES_BYTES {
                     bail!(
@@ -663,15 +615,22 @@ mod tests {
             .write_all(&vec![0u8; 8 << 20])
             .unwrap();
         assert!(c.wait().unwrap().success());
-        assert_eq!(decompress(&gz, 8 << 20).unwrap().len(), 8 << 20);
-        let e = decompress(&gz, 1 << 20).unwrap_err().to_string();
+        assert_eq!(
+            crate::input::decompress(&gz, 8 << 20, "one module")
+                .unwrap()
+                .len(),
+            8 << 20
+        );
+        let e = crate::input::decompress(&gz, 1 << 20, "one module")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.ends_with("btrfs.ko.gz decompresses to more than 1 MiB, the limit for one module"),
             "{e}"
         );
         let plain = dir.join("plain.ko");
         std::fs::write(&plain, vec![0u8; (1 << 20) + 1]).unwrap();
-        assert!(decompress(&plain, 1 << 20).is_err());
+        assert!(crate::input::decompress(&plain, 1 << 20, "one module").is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
