@@ -193,7 +193,7 @@ struct Profiling {
 /// Counters of probes that count kernel-wide behaviour rather than the workload's own
 /// operations (the default probes of runs with clients: lock contention, btrfs's space
 /// flushes — `plan::request::CONTENTION_PROBE`, `Fs::contention_probes`): compared as
-/// kernel-wide rows, evidence and never an alert.
+/// kernel-wide rows, evidence and never an alert. A new probe there needs its name here.
 pub const EVIDENCE_COUNTERS: &[&str] = &["lock_contention", "space_flushes"];
 
 /// The prefix of kprobe groups sigbench creates (`sigbench_<pid>`), for cleanup.
