@@ -226,10 +226,15 @@ pub fn metrics_of(c: &CaseResult) -> Vec<(String, Kind, f64)> {
         v.push(("context_switches".into(), Kind::Kernel, blocked as f64));
     }
     if let Some(ProfileReading::Sampled(p)) = &c.profile {
-        profile_metrics(&mut v, "", &p.stacks());
+        profile_metrics(&mut v, "", &p.stacks(), c.wall_ns as f64 / 1e6);
         if p.phases.len() > 1 {
             for ph in &p.phases {
-                profile_metrics(&mut v, &format!("{}.", ph.name), &ph.stacks);
+                profile_metrics(
+                    &mut v,
+                    &format!("{}.", ph.name),
+                    &ph.stacks,
+                    phase_wall_ms(c, &ph.name),
+                );
             }
         }
     }
@@ -255,25 +260,43 @@ pub fn metrics_of(c: &CaseResult) -> Vec<(String, Kind, f64)> {
 }
 
 /// The rows of one profile (the window's, or a phase's with `prefix` `PHASE.`): each
-/// function's self share where it ran at all, its total share where it was listed. A
-/// function a repetition lacks had 0 there (`Samples::from_runs`).
+/// function's self time where it ran at all, its total time (with its callees) where it
+/// was listed — in ms, its share of the samples × `wall_ms`, the window's or the phase's
+/// time, so two kernels compare in one unit and the functions' changes add up to the
+/// phase's. A function a repetition lacks had 0 there (`Samples::from_runs`).
 /// Names are folded (`probe::profile::fold_symbol`): `kmem_cache_alloc` gone beside
 /// `kmem_cache_alloc_noprof` new is a rename, not a change.
-fn profile_metrics(v: &mut Vec<(String, Kind, f64)>, prefix: &str, stacks: &BTreeMap<String, u64>) {
+fn profile_metrics(
+    v: &mut Vec<(String, Kind, f64)>,
+    prefix: &str,
+    stacks: &BTreeMap<String, u64>,
+    wall_ms: f64,
+) {
+    let ms = |pct: f64| pct / 100.0 * wall_ms;
     for s in shares(&folded_stacks(stacks), LISTED_PCT) {
         if s.self_pct > 0.0 {
             v.push((
                 format!("{prefix}profile.self.{}", s.function),
                 Kind::Profile,
-                s.self_pct,
+                ms(s.self_pct),
             ));
         }
         v.push((
             format!("{prefix}profile.total.{}", s.function),
             Kind::Profile,
-            s.total_pct,
+            ms(s.total_pct),
         ));
     }
+}
+
+/// A phase's time in a case (summed over its rounds), in ms; 0 for a name the case has no
+/// phase of.
+fn phase_wall_ms(c: &CaseResult, name: &str) -> f64 {
+    c.phases
+        .iter()
+        .filter(|p| p.name == name)
+        .map(|p| p.wall_ns as f64 / 1e6)
+        .sum()
 }
 
 /// Whether a case's metrics hold a profile: without one on a side, its profile rows are
@@ -301,9 +324,10 @@ pub struct Samples {
     pub timebases: BTreeSet<TimeBase>,
     /// When each run started (RFC 3339), to tell interleaved labels from separate blocks.
     pub started: Vec<String>,
-    /// Per case and profile (`""`: the window, `PHASE.`: a phase), the samples each
-    /// repetition took: a share moves in steps of one sample.
-    profile_steps: BTreeMap<CaseKey, BTreeMap<String, Vec<f64>>>,
+    /// Per case and profile (`""`: the window, `PHASE.`: a phase), each repetition's
+    /// samples and the time they cover (ms): a function's time moves in steps of one
+    /// sample's worth.
+    profile_steps: BTreeMap<CaseKey, BTreeMap<String, Vec<ProfileSpan>>>,
     /// Per case, how many of its windows the machine was busy in ([`busy_share`]).
     pub busy: BTreeMap<CaseKey, Busy>,
 }
@@ -392,15 +416,18 @@ impl Samples {
                 }
                 if let Some(ProfileReading::Sampled(p)) = &c.profile {
                     let per = s.profile_steps.entry(key.clone()).or_default();
-                    let total = |st: &BTreeMap<String, u64>| st.values().sum::<u64>() as f64;
+                    let span = |st: &BTreeMap<String, u64>, wall_ms: f64| ProfileSpan {
+                        samples: st.values().sum::<u64>() as f64,
+                        wall_ms,
+                    };
                     per.entry(String::new())
                         .or_default()
-                        .push(total(&p.stacks()));
+                        .push(span(&p.stacks(), c.wall_ns as f64 / 1e6));
                     if p.phases.len() > 1 {
                         for ph in &p.phases {
                             per.entry(format!("{}.", ph.name))
                                 .or_default()
-                                .push(total(&ph.stacks));
+                                .push(span(&ph.stacks, phase_wall_ms(c, &ph.name)));
                         }
                     }
                 }
@@ -804,32 +831,53 @@ pub fn compare_metrics(
     }
 }
 
-/// The most samples a profile share may move by and still be no change (see
-/// [`Row::unresolved`]).
+/// The most samples a function's time may move by and still be no change (see
+/// [`Row::unresolved`]), in samples of one repetition's profile.
 pub const PROFILE_RESOLUTION_SAMPLES: f64 = 2.0;
 
-/// Mark the profile rows whose share moved by at most [`PROFILE_RESOLUTION_SAMPLES`]
-/// samples of the smaller profile (`base` and `other`: each side's samples per profile).
+/// One repetition's profile of a window or phase: its samples and the time they cover.
+#[derive(Clone, Copy, Debug)]
+struct ProfileSpan {
+    samples: f64,
+    wall_ms: f64,
+}
+
+/// The time one sample of a side's profiles stands for, in ms: the median over its
+/// repetitions. None when a repetition has no samples. Repetitions are not pooled: under
+/// the icount clock they repeat one another sample for sample (three boots gave the same
+/// 1912 samples), so pooling three would claim a resolution three times finer than any
+/// of them has.
+fn sample_step(spans: &[ProfileSpan]) -> Option<f64> {
+    let steps: Option<Vec<f64>> = spans
+        .iter()
+        .map(|s| (s.samples > 0.0).then(|| s.wall_ms / s.samples))
+        .collect();
+    steps
+        .filter(|v| !v.is_empty())
+        .map(|v| super::summary::median_of(&v))
+}
+
+/// Mark the profile rows whose time moved by at most [`PROFILE_RESOLUTION_SAMPLES`]
+/// samples' worth of the coarser side (`base` and `other`: each side's profiles per
+/// prefix).
 fn mark_unresolved(
     rows: &mut [Row],
-    base: Option<&BTreeMap<String, Vec<f64>>>,
-    other: Option<&BTreeMap<String, Vec<f64>>>,
+    base: Option<&BTreeMap<String, Vec<ProfileSpan>>>,
+    other: Option<&BTreeMap<String, Vec<ProfileSpan>>>,
 ) {
     let (Some(base), Some(other)) = (base, other) else {
         return;
     };
     for r in rows.iter_mut().filter(|r| r.kind == Kind::Profile) {
         let prefix = r.metric.find("profile.").map_or("", |i| &r.metric[..i]);
-        let step = |m: &BTreeMap<String, Vec<f64>>| {
-            m.get(prefix)
-                .filter(|v| !v.is_empty())
-                .map(|v| super::summary::median_of(v))
-        };
+        let step = |m: &BTreeMap<String, Vec<ProfileSpan>>| m.get(prefix).map(|v| sample_step(v));
         if let (Some(a), Some(b)) = (step(base), step(other)) {
-            let fewest = a.min(b);
-            // Shares are per cent of the profile's samples.
-            r.unresolved =
-                fewest <= 0.0 || r.delta() <= PROFILE_RESOLUTION_SAMPLES * 100.0 / fewest + 1e-9;
+            r.unresolved = match (a, b) {
+                (Some(a), Some(b)) => {
+                    r.delta() <= PROFILE_RESOLUTION_SAMPLES * a.max(b) * (1.0 + 1e-9)
+                }
+                _ => true,
+            };
         }
     }
 }
@@ -1347,11 +1395,11 @@ mod tests {
 
     #[test]
     fn equal_repetitions_are_constant_whatever_their_rounding() {
-        // 403/1849 × 100 three times: a mean that rounds, a stdev of ~1e-15, still equal.
-        let share = 403.0 * 100.0 / 1849.0;
-        let old = profiled(doc("6.1", &[100.0; 3], &[0; 3]), &[("a;b", 10)]);
+        // 403/1849 of 40 ms three times: a mean that rounds, a stdev of ~1e-15, still equal.
+        let share = 403.0 / 1849.0 * 40.0;
+        let old = profiled(doc("6.1", &[40.0; 3], &[0; 3]), &[("a;b", 10)]);
         let new = profiled(
-            doc("6.12", &[100.0; 3], &[0; 3]),
+            doc("6.12", &[40.0; 3], &[0; 3]),
             &[("a;b", 1849 - 403), ("a;c", 403)],
         );
         let c = cmp(old, new);
@@ -1368,11 +1416,11 @@ mod tests {
     fn a_function_that_appeared_is_a_profile_row_from_zero() {
         // 6.12's stable offsets: simple_offset_add under shmem_mknod, absent on 6.1.
         let old = profiled(
-            doc("6.1", &[100.0; 3], &[0; 3]),
+            doc("6.1", &[40.0; 3], &[0; 3]),
             &[("do_mknodat;shmem_mknod;d_instantiate", 90), ("[user]", 10)],
         );
         let new = profiled(
-            doc("6.12", &[100.0; 3], &[0; 3]),
+            doc("6.12", &[40.0; 3], &[0; 3]),
             &[
                 ("do_mknodat;shmem_mknod;d_instantiate", 60),
                 ("do_mknodat;shmem_mknod;simple_offset_add;mas_store", 30),
@@ -1381,12 +1429,13 @@ mod tests {
         );
         let c = cmp(old.clone(), new);
         let row = |m: &str| c.pairs[0].rows.iter().find(|r| r.metric == m).unwrap();
+        // Times, not shares: 30 % of a 40 ms window is 12 ms.
         let added = row("profile.self.mas_store");
-        assert_eq!((added.base.median, added.other.median), (0.0, 30.0));
+        assert_eq!((added.base.median, added.other.median), (0.0, 12.0));
         assert_eq!(added.kind, Kind::Profile);
         assert!(added.significant, "{added:?}");
-        assert_eq!(row("profile.total.simple_offset_add").other.median, 30.0);
-        assert_eq!(row("profile.total.shmem_mknod").other.median, 90.0);
+        assert_eq!(row("profile.total.simple_offset_add").other.median, 12.0);
+        assert_eq!(row("profile.total.shmem_mknod").other.median, 36.0);
         assert!(!row("profile.total.shmem_mknod").significant);
         // One phase: no per-phase rows. A side without a profile has no profile rows.
         assert!(
@@ -1395,23 +1444,24 @@ mod tests {
                 .iter()
                 .all(|r| !r.metric.starts_with("create.profile."))
         );
-        let bare = cmp(old, doc("6.12", &[100.0; 3], &[0; 3]));
+        let bare = cmp(old, doc("6.12", &[40.0; 3], &[0; 3]));
         assert!(bare.pairs[0].rows.iter().all(|r| r.kind != Kind::Profile));
     }
 
     #[test]
     fn a_profile_move_of_two_samples_is_no_change_and_a_rename_is_none() {
-        // 200 samples a repetition, repeated exactly (the icount clock): clear_inode
-        // 0 → 2 samples (1 %) is certain and still within resolution; evict 0 → 20 is not.
+        // 200 samples of a 40 ms window a repetition, repeated exactly (the icount clock):
+        // clear_inode 0 → 2 samples (0.4 ms) is certain and still within resolution;
+        // evict 0 → 20 (4 ms) is not.
         let old = profiled(
-            doc("6.1", &[100.0; 3], &[0; 3]),
+            doc("6.1", &[40.0; 3], &[0; 3]),
             &[
                 ("do_unlinkat;kmem_cache_alloc", 100),
                 ("do_unlinkat;iput", 100),
             ],
         );
         let new = profiled(
-            doc("6.12", &[100.0; 3], &[0; 3]),
+            doc("6.12", &[40.0; 3], &[0; 3]),
             &[
                 ("do_unlinkat;kmem_cache_alloc_noprof", 100),
                 ("do_unlinkat;iput", 78),
@@ -1427,7 +1477,7 @@ mod tests {
         assert!(!big.unresolved && big.significant, "{big:?}");
         // The _noprof rename folds: one function, unchanged (50 % both sides).
         let alloc = row("profile.self.kmem_cache_alloc").unwrap();
-        assert_eq!((alloc.base.median, alloc.other.median), (50.0, 50.0));
+        assert_eq!((alloc.base.median, alloc.other.median), (20.0, 20.0));
         assert!(row("profile.self.kmem_cache_alloc_noprof").is_none());
         assert_eq!(PROFILE_RESOLUTION_SAMPLES, 2.0);
     }
