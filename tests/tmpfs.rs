@@ -218,6 +218,34 @@ fn a_host_run_profiles_the_window_without_a_hardware_pmu_and_says_so() {
     if !std::path::Path::new("/sys/bus/event_source/devices/cpu").exists() {
         assert!(stderr(&out).contains("no hardware PMU"), "{}", stderr(&out));
     }
+    // Taken apart: a second window of each case samples, faster; the timed window does
+    // not, so its time has none of the sampling in it.
+    let apart = run(&[
+        "run",
+        "churn",
+        "--fs",
+        "tmpfs",
+        "-n",
+        "5000",
+        "--profile=apart",
+        "--no-store",
+        "--json",
+        "-",
+    ]);
+    assert!(apart.status.success(), "{}", stderr(&apart));
+    let doc: serde_json::Value = serde_json::from_slice(&apart.stdout).unwrap();
+    let c = &doc["cases"][0];
+    let q = &c["profile"];
+    assert_eq!(q["status"], "sampled", "{q}");
+    assert!(q["hz"].as_u64().unwrap() > 4000, "{q}");
+    assert!(q["apart_ns"].as_u64().unwrap() > 0, "{q}");
+    assert!(
+        q["samples"].as_u64().unwrap() > p["samples"].as_u64().unwrap(),
+        "apart: {} samples, in the window: {}",
+        q["samples"],
+        p["samples"]
+    );
+    assert!(stderr(&apart).contains("in a second window of each case"));
     // A rate out of range is one line before anything runs.
     let out = run(&["run", "churn", "--fs", "tmpfs", "--profile=0", "--no-store"]);
     assert_eq!(out.status.code(), Some(1));

@@ -100,6 +100,9 @@ fn built_while_measuring(said: &str) -> bool {
 #[test]
 fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
     let tree = kernel_tree();
+    // The cached tree starts at its newest commit, whatever a run killed before it could
+    // hand the tree back left checked out (the test checks that a bisect hands it back).
+    git(&tree, &["checkout", "-q", "-f", "sigbench-bad"]);
     let rev = |r: &str| git(&tree, &["rev-parse", r]);
     // The large slowdown is bisected from the loop's end, which has the small one.
     let (good, bad) = (rev("sigbench-loop"), rev("sigbench-bad"));
@@ -123,14 +126,16 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
     // The small slowdown, on the window's time at three repetitions: a few per cent more
     // instructions in every unlink, decided by the icount clock's steadiness. Two commits
     // a round (`--jobs 2`, a linear range): each built commit boots while the next one
-    // builds.
+    // builds. Profiled (taken apart, as fast as the window allows): the loop's few per
+    // cent of a 5 ms window are enough samples to name its commit before bisecting.
+    let small_json = dir.join("small.json");
     let out = bisect_tree(
         "sigbench-good",
         "sigbench-loop",
         "wall_ms",
         &db,
-        &dir.join("small.json"),
-        &["--jobs", "2"],
+        &small_json,
+        &["--jobs", "2", "--profile"],
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
@@ -148,6 +153,15 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
         )),
         "{text}"
     );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&small_json).unwrap()).unwrap();
+    assert_eq!(
+        doc["suspects"][0]["commit"].as_str(),
+        Some(small.as_str()),
+        "{}",
+        stderr(&out)
+    );
+    assert!(text.contains("it was suspect 1 of "), "{text}");
 
     // sigbench drives git bisect (one commit at a time), building every commit it tests.
     let out = bisect_tree(

@@ -12,6 +12,7 @@
 
 pub mod changelog;
 pub mod git;
+pub mod steps;
 pub mod suspects;
 
 use crate::stats::Test;

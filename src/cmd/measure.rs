@@ -7,6 +7,7 @@ use sigbench::outputs::Outputs;
 use sigbench::plan::request::Request;
 use sigbench::plan::slice::{self, Slice};
 use sigbench::plan::{DEFAULT_SEED, Plan};
+use sigbench::probe::profile::Rate;
 use sigbench::signature;
 use sigbench::testbed::Fs;
 use sigbench::vm::VmOptions;
@@ -91,12 +92,16 @@ pub struct Args {
     /// 5 s) and start at a timer tick; guests always do
     #[arg(long)]
     pub(crate) settle: bool,
-    /// Profile the timed window, function by function (kernel call chains sampled on the
-    /// cpu-clock software timer, HZ samples a second of CPU time, 4000 by default; no
-    /// hardware PMU needed): stored with the run, compared as profile.self.FUNCTION and
-    /// profile.total.FUNCTION rows, drawn as flame graphs in the HTML report
-    #[arg(long, value_name = "HZ", num_args = 0..=1, require_equals = true, default_missing_value = "4000")]
-    pub(crate) profile: Option<u64>,
+    /// Profile each case, function by function (kernel call chains sampled on the
+    /// cpu-clock software timer; no hardware PMU needed): stored with the run, compared as
+    /// profile.self.FUNCTION and profile.total.FUNCTION rows (ms), drawn as flame graphs
+    /// in the HTML report. `--profile=HZ` samples the timed window HZ times a second of its
+    /// CPU time (at most 20000); `--profile=apart` samples a second window of each case,
+    /// run right after the timed one, at up to 100000 Hz (as many samples as its length
+    /// allows), so no sampling is in the times. Bare `--profile`: apart in an icount guest
+    /// (the default for --kernel), 4000 Hz in the window otherwise
+    #[arg(long, value_name = "HZ|apart", num_args = 0..=1, require_equals = true, default_missing_value = "auto")]
+    pub(crate) profile: Option<Rate>,
     /// Seed for per-file tokens and shuffling
     #[arg(long, default_value_t = DEFAULT_SEED)]
     pub(crate) seed: u64,
@@ -442,15 +447,21 @@ mod tests {
         assert!(refuse_guest_options(&args(&["-n", "5"])).is_ok());
     }
 
-    /// `--profile` without a rate is the library's default rate (clap needs it as text).
+    /// `--profile` without a rate is `auto` (resolved by the clock); a rate is one in the
+    /// window; `apart` is a second window; anything else is refused by the parser.
     #[test]
-    fn profile_without_a_rate_is_the_default_rate() {
-        assert_eq!(
-            args(&["--profile"]).profile,
-            Some(sigbench::probe::profile::DEFAULT_HZ)
-        );
-        assert_eq!(args(&["--profile=250"]).profile, Some(250));
+    fn profile_rates_parse() {
+        assert_eq!(args(&["--profile"]).profile, Some(Rate::Auto));
+        assert_eq!(args(&["--profile=250"]).profile, Some(Rate::Window(250)));
+        assert_eq!(args(&["--profile=apart"]).profile, Some(Rate::Apart));
         assert_eq!(args(&[]).profile, None);
+        for bad in ["--profile=0", "--profile=20001", "--profile=fast"] {
+            let e = Run::try_parse_from(["run", bad]).err().unwrap().to_string();
+            assert!(e.contains("apart"), "{bad}: {e}");
+        }
+        assert_eq!(Rate::Auto.resolve(true), Rate::Apart);
+        assert_eq!(Rate::Auto.resolve(false), Rate::Window(4000));
+        assert_eq!(Rate::Window(250).resolve(true), Rate::Window(250));
     }
 
     /// The guest's arguments are `plan_of`'s inverse: parsed again, they make the same plan.

@@ -309,12 +309,9 @@ pub fn task_kernel(arg: &str) -> String {
     }
 }
 
-/// One task of a round: `sigbench run` on one kernel.
-pub struct Task {
-    /// The kernel as `--kernel` takes it.
-    pub kernel: String,
-    pub repetitions: u32,
-}
+/// One task of a round: `sigbench run` on one kernel (as `--kernel` takes it), for so
+/// many repetitions.
+pub use sigbench::bisect::steps::RemoteTask as Task;
 
 /// Run `tasks` as one Slurm job array — task i `sigbench run ARGV --kernel K_i -r R_i
 /// --db DB` — wait for it, and read back what each task stored (by the job's id, so

@@ -16,7 +16,7 @@ use crate::host::{Host, now_rfc3339};
 use crate::interrupt;
 use crate::loadfile::Loadfile;
 use crate::probe::procfs::{SlabDelta, add_slab};
-use crate::probe::profile::ProfileReading;
+use crate::probe::profile::{ProfileReading, Rate};
 use crate::probe::{self, Measurement, ProbeSpec, Probes, Scope, Window};
 use crate::results::{
     CaseResult, LoadfileMeta, PhaseResult, PlanMeta, RunDocument, SCHEMA, SCHEMA_VERSION,
@@ -49,8 +49,8 @@ pub struct Plan {
     pub settle: bool,
     /// Log every timed call to this file (verification; costs time in the window).
     pub op_log: Option<std::path::PathBuf>,
-    /// Profile every window at this many samples a second (`--profile`, `probe::profile`).
-    pub profile: Option<u64>,
+    /// Profile every case (`--profile`, `probe::profile`): in its timed window, or apart.
+    pub profile: Option<Rate>,
     /// `--clients K[,K…]`: each case runs K clients at once, each in a directory of its
     /// own (`client0` …; a loadfile names its own). None: one client in the test directory.
     pub clients: Option<Vec<u32>>,
@@ -301,8 +301,12 @@ impl Plan {
         let mut warnings = Vec::new();
         // Validate everything that can be validated before anything is created.
         let mut probes = Probes::resolve(&self.probes, &mut warnings)?;
-        if let Some(hz) = self.profile {
-            probes.profile(hz, &mut warnings);
+        // A plan for a guest has its rate resolved (`vm::boots::in_guest`); here `auto` is
+        // the host's clock.
+        match self.profile.map(|r| r.resolve(false)) {
+            Some(Rate::Window(hz)) => probes.profile(hz, false, &mut warnings),
+            Some(_) => probes.profile(0, true, &mut warnings),
+            None => {}
         }
         self.start_op_log(&mut warnings)?;
         if let Some(w) = doc.host.frequency.as_ref().and_then(|f| f.warning()) {
@@ -419,6 +423,8 @@ impl Plan {
         Ok(())
     }
 
+    /// One case: its timed window, and with the profile taken apart a second window that
+    /// only samples, on a fresh filesystem, whose profile the case keeps.
     fn run_case(
         &self,
         bed: &Testbed,
@@ -427,6 +433,35 @@ impl Plan {
         case: &Case,
         warnings: &mut Vec<String>,
         obs: &mut dyn Observer,
+    ) -> Result<CaseResult> {
+        let mut result = self.measure_case(bed, probes, scope, case, warnings, obs, true)?;
+        if let Some(apart) = probes.apart(result.wall_ns, case.rep) {
+            interrupt::check()?;
+            let mut quiet = WarningsOnly(obs);
+            let second =
+                self.measure_case(bed, &apart, scope, case, warnings, &mut quiet, false)?;
+            result.profile = second.profile.map(|r| match r {
+                ProfileReading::Sampled(mut p) => {
+                    p.apart_ns = Some(second.wall_ns);
+                    ProfileReading::Sampled(p)
+                }
+                unavailable => unavailable,
+            });
+        }
+        Ok(result)
+    }
+
+    /// One window of a case, with `probes` around it; `log_ops`: into the op log too.
+    #[allow(clippy::too_many_arguments)]
+    fn measure_case(
+        &self,
+        bed: &Testbed,
+        probes: &Probes,
+        scope: Option<&Scope>,
+        case: &Case,
+        warnings: &mut Vec<String>,
+        obs: &mut dyn Observer,
+        log_ops: bool,
     ) -> Result<CaseResult> {
         let dir = &self.dirs[case.dir];
         let fs = bed.fresh(dir)?;
@@ -492,8 +527,8 @@ impl Plan {
         // The op log too (one client only: the request refuses it with clients): the
         // workload's thread cannot reach it once confined.
         let mut op_log = match &self.op_log {
-            Some(path) => Some(self.op_log_writer(path, dir, case)?),
-            None => None,
+            Some(path) if log_ops => Some(self.op_log_writer(path, dir, case)?),
+            _ => None,
         };
         // The workload — setup, prelude and the timed window — runs confined to the test
         // filesystem (testbed::confine).
@@ -684,6 +719,21 @@ impl Around for CaseAround<'_> {
         if let Some(w) = self.window.take() {
             self.measured = Some(w.close());
         }
+    }
+}
+
+/// The observer of a case's second window (its profile taken apart): its progress is not
+/// the run's, its warnings are.
+struct WarningsOnly<'o>(&'o mut dyn Observer);
+
+impl Observer for WarningsOnly<'_> {
+    fn case_started(&mut self, _: &Case, _: &Plan, _: u64) {}
+    fn tick(&mut self, _: u64) {}
+    fn case_done(&mut self, _: &CaseResult, _: &Plan) -> Result<()> {
+        Ok(())
+    }
+    fn warning(&mut self, message: &str) {
+        self.0.warning(message);
     }
 }
 

@@ -35,8 +35,8 @@ pub struct Request {
     pub no_default_probes: bool,
     pub settle: bool,
     pub op_log: Option<PathBuf>,
-    /// `--profile=HZ`.
-    pub profile: Option<u64>,
+    /// `--profile[=HZ|apart]`.
+    pub profile: Option<crate::probe::profile::Rate>,
     /// `--clients K[,K…]` (empty: the signature's `clients`, else one client).
     pub clients: Vec<u32>,
     /// `--time SECONDS` and `--warmup-time SECONDS`.
@@ -119,7 +119,9 @@ impl Request {
             bail!("-r: at least one repetition");
         }
         let max_hz = crate::probe::profile::MAX_HZ;
-        if let Some(hz) = self.profile.filter(|&hz| hz == 0 || hz > max_hz) {
+        if let Some(crate::probe::profile::Rate::Window(hz)) = self.profile
+            && (hz == 0 || hz > max_hz)
+        {
             bail!("--profile={hz}: give a rate from 1 to {max_hz} samples a second");
         }
         Ok(Plan {

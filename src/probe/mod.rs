@@ -184,6 +184,11 @@ pub struct Probes {
 #[derive(Clone)]
 struct Profiling {
     hz: u64,
+    /// The profile is taken in a second window of each case (`Rate::Apart`): the timed
+    /// window samples nothing; `Probes::apart` makes the second window's probes.
+    apart: bool,
+    /// The fastest a window taken apart samples here (`profile::apart_max_hz`).
+    apart_max_hz: u64,
     symbols: std::result::Result<Arc<Symbols>, String>,
     /// The online CPUs, read now: a sampler following clients needs a ring per CPU, and
     /// it is opened on a thread confined to the test filesystem, where /sys is not.
@@ -266,22 +271,55 @@ impl Probes {
         }
     }
 
-    /// Profile every window at `hz` (`--profile`). The symbol table is read once, here;
-    /// a kernel that hides its addresses makes every case's profile unavailable, said once.
-    pub fn profile(&mut self, hz: u64, warnings: &mut Vec<String>) {
+    /// Profile every window at `hz` (`--profile=HZ`), or with `apart` in a second window
+    /// of each case (`--profile=apart`, `Probes::apart`). The symbol table is read once,
+    /// here; a kernel that hides its addresses makes every case's profile unavailable, said
+    /// once.
+    pub fn profile(&mut self, hz: u64, apart: bool, warnings: &mut Vec<String>) {
         let symbols = Symbols::load().map(Arc::new).map_err(|e| format!("{e:#}"));
+        let rate = if apart {
+            format!(
+                "in a second window of each case, right after the timed one, at up to {} Hz (none of its sampling is in the times)",
+                profile::apart_max_hz()
+            )
+        } else {
+            format!("at {hz} Hz")
+        };
         match &symbols {
             Err(why) => warnings.push(format!("the profile is unavailable: {why}")),
             Ok(_) if !profile::hardware_pmu() => warnings.push(format!(
-                "profile: sampled on cpu-clock, a software timer, at {hz} Hz: this machine has no hardware PMU, and the profile needs none"
+                "profile: sampled on cpu-clock, a software timer, {rate}: this machine has no hardware PMU, and the profile needs none"
             )),
+            Ok(_) if apart => warnings.push(format!("profile: sampled on cpu-clock {rate}")),
             Ok(_) => {}
         }
         self.profiling = Some(Profiling {
             hz,
+            apart,
+            apart_max_hz: profile::apart_max_hz(),
             symbols,
             cpus: perf::online_cpus(),
         });
+    }
+
+    /// The probes of the second window of a case whose profile is taken apart, after a
+    /// timed window of `timed_ns` in repetition `rep`: the sampler alone, at the rate that
+    /// window's length allows (`profile::apart_hz`). None when the profile is not taken
+    /// apart.
+    pub fn apart(&self, timed_ns: u64, rep: u32) -> Option<Probes> {
+        let p = self.profiling.as_ref().filter(|p| p.apart)?;
+        let hz = profile::apart_hz(timed_ns, rep, p.apart_max_hz);
+        Some(Probes {
+            tracefs: None,
+            items: Vec::new(),
+            kprobe_group: self.kprobe_group.clone(),
+            kprobes: Vec::new(),
+            profiling: Some(Profiling {
+                hz,
+                apart: false,
+                ..p.clone()
+            }),
+        })
     }
 
     pub fn specs(&self) -> impl Iterator<Item = &ProbeSpec> {
@@ -440,14 +478,24 @@ impl Window {
         }
     }
 
-    /// Wait until nothing else runs, warning when the machine stays busy.
+    /// Wait until nothing else runs, warning when the machine stays busy — or, once a
+    /// process, that this kernel cannot tell.
     fn wait_quiet(&self) {
-        let s = self.sources.settle(SETTLE_STEP, SETTLE_LIMIT);
-        if !s.quiet {
-            crate::diag::warn(format!(
+        match self.sources.settle(SETTLE_STEP, SETTLE_LIMIT) {
+            Some(s) if !s.quiet => crate::diag::warn(format!(
                 "the machine did not settle before a window: still busy after {:.1} s (something else runs: the window's times include it)",
                 s.waited_ns as f64 / 1e9
-            ));
+            )),
+            Some(_) => {}
+            None => {
+                static SAID: std::sync::atomic::AtomicBool =
+                    std::sync::atomic::AtomicBool::new(false);
+                if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                    crate::diag::warn(
+                        "settle: this kernel does not show how busy its CPUs are (no /proc/schedstat): windows start at a timer tick without waiting for a quiet machine",
+                    );
+                }
+            }
         }
     }
 
@@ -472,7 +520,7 @@ impl Window {
     /// Open the sampler of a profiled run on the calling thread — the workload's, which
     /// it samples — before `open`; the phase names are known by then.
     fn open_sampler(&mut self, inherit: bool) {
-        let Some(p) = &self.profiling else {
+        let Some(p) = self.profiling.as_ref().filter(|p| !p.apart) else {
             return;
         };
         self.sampler = Some(match &p.symbols {

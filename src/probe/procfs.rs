@@ -304,34 +304,31 @@ impl Sources {
     /// Wait until nothing else runs: two consecutive intervals of `step` in which the
     /// CPUs were busy less than 1 % of the time (background work from boot or from the
     /// previous case — RCU callbacks, kworkers, self-tests — would otherwise run inside
-    /// the window). At most `limit`.
-    pub fn settle(&self, step: std::time::Duration, limit: std::time::Duration) -> Settled {
+    /// the window). At most `limit`. None when the kernel does not show its CPUs' busy
+    /// time (no /proc/schedstat: built without CONFIG_SCHED_INFO): it cannot be told.
+    pub fn settle(&self, step: std::time::Duration, limit: std::time::Duration) -> Option<Settled> {
         let start = std::time::Instant::now();
         let read = || reread(&self.schedstat).and_then(|t| busy_ns(&t));
-        let Some(mut before) = read() else {
-            return Settled::default();
-        };
+        let mut before = read()?;
         let mut quiet_steps = 0;
         while start.elapsed() < limit {
             let t0 = std::time::Instant::now();
             std::thread::sleep(step);
-            let Some(now) = read() else {
-                return Settled::default();
-            };
+            let now = read()?;
             let busy = now.saturating_sub(before) as f64 / t0.elapsed().as_nanos() as f64;
             before = now;
             quiet_steps = if busy < 0.01 { quiet_steps + 1 } else { 0 };
             if quiet_steps >= 2 {
-                return Settled {
+                return Some(Settled {
                     waited_ns: start.elapsed().as_nanos() as u64,
                     quiet: true,
-                };
+                });
             }
         }
-        Settled {
+        Some(Settled {
             waited_ns: start.elapsed().as_nanos() as u64,
             quiet: false,
-        }
+        })
     }
 }
 

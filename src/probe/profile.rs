@@ -21,6 +21,87 @@ pub const DEFAULT_HZ: u64 = 4000;
 /// The highest rate `--profile` accepts: beyond it the sampling interrupt would be a
 /// large share of the window it measures.
 pub const MAX_HZ: u64 = 20_000;
+/// The highest rate of a profile taken apart (`Rate::Apart`): `cpu-clock` is an hrtimer
+/// the kernel never arms for less than 10 µs.
+pub const APART_MAX_HZ: u64 = 100_000;
+/// The samples a profile taken apart aims at in its window: within the ring buffer, so
+/// a window of seconds drains nothing early, and ample for a window of milliseconds.
+pub const APART_TARGET_SAMPLES: f64 = 20_000.0;
+
+/// How `--profile` samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rate {
+    /// `--profile`: apart under the icount clock (a guest knows its clock: the host
+    /// decides before it boots), in the timed window at [`DEFAULT_HZ`] on any other.
+    Auto,
+    /// `--profile=HZ`: in the timed window, at HZ samples a second. Each sample is an
+    /// interrupt and a stack walk, inside the time measured.
+    Window(u64),
+    /// `--profile=apart`: in a second window of each case, run right after the timed one on
+    /// a fresh filesystem, at a rate its length allows (up to [`APART_MAX_HZ`]): none of the
+    /// sampling is in the times, and a 5 ms window gets 500 samples instead of 20. Under
+    /// the icount clock the second window runs the same code as the timed one.
+    Apart,
+}
+
+impl std::fmt::Display for Rate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Rate::Auto => f.write_str("auto"),
+            Rate::Window(hz) => write!(f, "{hz}"),
+            Rate::Apart => f.write_str("apart"),
+        }
+    }
+}
+
+impl std::str::FromStr for Rate {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Rate, String> {
+        match s {
+            "auto" => Ok(Rate::Auto),
+            "apart" => Ok(Rate::Apart),
+            _ => match s.parse::<u64>() {
+                Ok(hz) if (1..=MAX_HZ).contains(&hz) => Ok(Rate::Window(hz)),
+                _ => Err(format!(
+                    "give a rate from 1 to {MAX_HZ} samples a second, `apart` or `auto`"
+                )),
+            },
+        }
+    }
+}
+
+impl Rate {
+    /// What `Auto` means on a machine with (`icount`) or without the icount clock.
+    pub fn resolve(self, icount: bool) -> Rate {
+        match self {
+            Rate::Auto if icount => Rate::Apart,
+            Rate::Auto => Rate::Window(DEFAULT_HZ),
+            r => r,
+        }
+    }
+}
+
+/// The rate of the window taken apart after a timed window of `timed_ns` in repetition
+/// `rep`: [`APART_TARGET_SAMPLES`] over the window, between [`DEFAULT_HZ`] and `max_hz`;
+/// each repetition 3 % slower than the one before (over a cycle of four), so that under a
+/// deterministic clock repetitions sample other instants of the same code instead of
+/// repeating one another's samples.
+pub fn apart_hz(timed_ns: u64, rep: u32, max_hz: u64) -> u64 {
+    let window_s = (timed_ns as f64 / 1e9).max(1e-6);
+    let hz = (APART_TARGET_SAMPLES / window_s).clamp(DEFAULT_HZ as f64, max_hz as f64);
+    let step = 1.0 - 0.03 * (rep.saturating_sub(1) % 4) as f64;
+    (hz * step).round().max(1.0) as u64
+}
+
+/// The fastest this kernel lets a profile taken apart sample: [`APART_MAX_HZ`], or less
+/// where `kernel.perf_event_max_sample_rate` is lower (past it the kernel throttles).
+pub fn apart_max_hz() -> u64 {
+    std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .map_or(APART_MAX_HZ, |r| r.clamp(DEFAULT_HZ, APART_MAX_HZ))
+}
+
 /// The ring buffer the kernel writes samples into, drained between phases (outside their
 /// times) and after the window. A sample with a 40-frame chain is about 350 bytes, so this
 /// holds about 45 000 samples: 11 s of one phase at the default rate. Samples that do not
@@ -70,6 +151,11 @@ pub struct Profile {
     #[serde(default)]
     pub throttled: u64,
     pub phases: Vec<PhaseProfile>,
+    /// Taken apart from the timed window (`Rate::Apart`): that second window's own time,
+    /// longer than the timed one by its sampling. The shares are its; the times they are
+    /// taken of, the timed window's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apart_ns: Option<u64>,
     /// The functions of the whole window with at least `LISTED_PCT` total share, most
     /// self first: the same numbers `functions()` derives from the stacks, kept for
     /// readers of the document.
@@ -324,7 +410,7 @@ impl Sampler {
     /// clients): their samples go to this sampler's rings, and enabling or disabling it
     /// does theirs.
     pub fn open(hz: u64, phases: usize, inherit: Option<&[i32]>) -> Result<Sampler> {
-        let period = 1_000_000_000 / hz.clamp(1, MAX_HZ);
+        let period = 1_000_000_000 / hz.clamp(1, APART_MAX_HZ);
         let cpus: Vec<Option<usize>> = match inherit {
             Some(cpus) if !cpus.is_empty() => cpus.iter().map(|&c| Some(c as usize)).collect(),
             _ => vec![None],
@@ -434,6 +520,7 @@ impl Sampler {
             lost: self.lost,
             throttled: self.throttled,
             phases,
+            apart_ns: None,
             functions: Vec::new(),
         };
         profile.functions = profile.functions();
@@ -464,6 +551,26 @@ pub fn hardware_pmu() -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// A window taken apart samples as its length allows: a 5 ms window at the cap (a 2 %
+    /// change of it is 10 samples a repetition), a 2 s one at 10 000 Hz, a 60 s one at the
+    /// default; repetitions step the rate down 3 % so that they sample other instants.
+    #[test]
+    fn a_window_taken_apart_samples_as_its_length_allows() {
+        assert_eq!(apart_hz(5_000_000, 1, APART_MAX_HZ), 100_000);
+        assert_eq!(apart_hz(5_000_000, 1, 50_000), 50_000);
+        assert_eq!(apart_hz(2_000_000_000, 1, APART_MAX_HZ), 10_000);
+        assert_eq!(apart_hz(60_000_000_000, 1, APART_MAX_HZ), DEFAULT_HZ);
+        assert_eq!(apart_hz(0, 1, APART_MAX_HZ), 100_000);
+        let reps: Vec<u64> = (1..=5)
+            .map(|r| apart_hz(5_000_000, r, APART_MAX_HZ))
+            .collect();
+        assert_eq!(reps, [100_000, 97_000, 94_000, 91_000, 100_000]);
+        let change = 0.02 * 5e-3 * apart_hz(5_000_000, 1, APART_MAX_HZ) as f64;
+        assert!(change >= 10.0, "{change}");
+    }
+
     #[test]
     fn clones_and_renames_fold_to_the_function() {
         for (raw, folded) in [
@@ -499,8 +606,6 @@ mod tests {
         assert_eq!(f.get("a;b"), Some(&1));
     }
 
-    use super::*;
-
     const KALLSYMS: &str = "\
 ffffffff81000000 T _stext
 ffffffff81001000 t do_syscall_64
@@ -520,6 +625,7 @@ ffffffffc0001000 t btrfs_create\t[btrfs]
             lost: 0,
             throttled: 0,
             phases: vec![],
+            apart_ns: None,
             functions: vec![],
         };
         assert_eq!(p.shortfall(), None);

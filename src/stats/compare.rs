@@ -1261,6 +1261,7 @@ mod tests {
                     samples: stacks.values().sum(),
                     stacks,
                 }],
+                apart_ns: None,
                 functions: Vec::new(),
             }));
         }

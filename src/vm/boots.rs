@@ -19,12 +19,14 @@ pub fn boots(kernels: usize, repetitions: u32, interleave: bool) -> Vec<(usize, 
     }
 }
 
-/// What a guest runs of `plan`: the same, with every window settled first (`Plan::settle`).
-/// A guest has one CPU under the icount clock: the work the kernel left from booting or
-/// from the previous case would otherwise run inside the window.
-pub fn in_guest(plan: &Plan) -> Plan {
+/// What a guest runs of `plan`: the same, with every window settled first (`Plan::settle`)
+/// — a guest has one CPU under the icount clock: the work the kernel left from booting or
+/// from the previous case would otherwise run inside the window — and `--profile`'s rate
+/// resolved for its clock (`icount`: taken apart).
+pub fn in_guest(plan: &Plan, icount: bool) -> Plan {
     Plan {
         settle: true,
+        profile: plan.profile.map(|r| r.resolve(icount)),
         ..plan.clone()
     }
 }

@@ -90,12 +90,53 @@ fn seed_random() {
     }
 }
 
+/// The sampling rate the guest's kernel allows (`kernel.perf_event_max_sample_rate`): twice
+/// what a profile taken apart uses (`probe::profile::APART_MAX_HZ`). The kernel throttles
+/// an event that interrupts more often than this rate allows in one timer tick, and at its
+/// default of 100 000 a 10 µs sampler is at that limit.
+const MAX_SAMPLE_RATE: u64 = 2 * crate::probe::profile::APART_MAX_HZ;
+
+/// Let a profile taken apart sample at its full rate (a throwaway guest's setting).
+fn allow_fast_sampling() {
+    let path = "/proc/sys/kernel/perf_event_max_sample_rate";
+    if let Err(e) = std::fs::write(path, MAX_SAMPLE_RATE.to_string())
+        && std::path::Path::new(path).exists()
+    {
+        crate::say!("sigbench-guest: {path}: {e}");
+    }
+}
+
+/// The clocksource the kernel starts on while it calibrates the TSC.
+const EARLY_CLOCKSOURCE: &str = "tsc-early";
+
+/// Wait (at most 5 s) until the kernel has left its early TSC clocksource. x86 kernels
+/// time with `tsc-early` until a delayed work replaces it with `tsc` a second after boot,
+/// and until then hrtimers run in low resolution: they fire at the tick only. A small
+/// kernel is up in less than that second of guest time, and its profile got one sample
+/// per 4 ms tick, whatever the rate (a tinyconfig 6.1: 1 sample in a 3.7 ms window at
+/// 4000 Hz and at 100 000 Hz); Debian's kernels boot for longer and were past it.
+fn wait_for_high_resolution_timers() {
+    let path = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
+    let start = Instant::now();
+    while std::fs::read_to_string(path).is_ok_and(|c| c.trim() == EARLY_CLOCKSOURCE) {
+        if start.elapsed() > Duration::from_secs(5) {
+            crate::say!(
+                "sigbench-guest: the clock is still {EARLY_CLOCKSOURCE} after 5 s: timers fire at the tick only, and a profile samples once a tick"
+            );
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Prepare the guest; `None` when there is no plan (a boot test), else the `run` arguments.
 fn setup() -> Result<Option<Vec<String>>> {
     mount("proc", "/proc", "proc");
     mount("sysfs", "/sys", "sysfs");
     mount("devtmpfs", "/dev", "devtmpfs");
     seed_random();
+    allow_fast_sampling();
+    wait_for_high_resolution_timers();
     mount("tmpfs", "/run", "tmpfs");
     mount("tmpfs", "/tmp", "tmpfs");
     load_modules();

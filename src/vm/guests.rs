@@ -64,7 +64,8 @@ pub fn how_many(opts: &VmOptions, asked: Option<usize>) -> Result<usize> {
 
 /// Run `plan` on the prepared kernel `k` in one guest, as a guest runs it (settled).
 pub fn run_on(k: &Kernel, plan: &Plan, opts: &VmOptions, verbose: bool) -> Result<GuestRun> {
-    let guest = guest_args(&in_guest(plan), verbose)?;
+    let icount = opts.expected_machine()?.clock == crate::clock::ClockKind::Icount;
+    let guest = guest_args(&in_guest(plan, icount), verbose)?;
     super::run(k, plan.testbed.fs, &guest, opts)
 }
 

@@ -11,15 +11,13 @@
 mod tree;
 
 use super::slurm::Takes;
-use anyhow::{Context, Result, bail};
-use sigbench::bisect::{Call, Measure, Measured, Params, Progress, bisect};
-use sigbench::clock::TimeBase;
-use sigbench::plan::Plan;
+use anyhow::{Result, bail};
+use sigbench::bisect::steps::{Kernels, Remote, RemoteTask, Steps, last_good, measure_ends_first};
+use sigbench::bisect::{Call, Measure, Params, Progress, bisect};
 use sigbench::results::RunDocument;
-use sigbench::stats::compare::Kind;
 use sigbench::store::Store;
+use sigbench::vm::guests;
 use sigbench::vm::kernel::{self, KernelSpec};
-use sigbench::vm::{self, VmOptions, guests};
 pub(super) use tree::{TreeRange, over_tree};
 
 #[derive(clap::Args)]
@@ -77,359 +75,25 @@ const OWN: &[(&str, Takes)] = &[
     ("--bisect-json", Takes::One),
 ];
 
-/// `--slurm`: a round's kernels go to Slurm as one job array.
+/// `--slurm`: a round's kernels go to Slurm as one job array, each task storing its run in
+/// the store at `db`.
 pub(super) struct OnSlurm<'a> {
     pub(super) args: &'a super::slurm::SlurmArgs,
     /// The `run` arguments every task gets (the command's own left out).
     pub(super) argv: Vec<String>,
+    pub(super) db: &'a sigbench::store::Location,
 }
 
-/// What both ways of bisecting share: the plan, the store, and the runs measured (or
-/// found stored) per index of the list. `watch` bisects with it too.
-pub(super) struct Steps<'a> {
-    pub(super) args: &'a super::measure::Args,
-    pub(super) plan: &'a Plan,
-    pub(super) opts: VmOptions,
-    pub(super) store: Store,
-    pub(super) resume: bool,
-    /// The metric and its case (directory, N): by default the plan's first directory at
-    /// its largest N.
-    pub(super) metric: String,
-    pub(super) case: Option<(String, u64)>,
-    /// The clock the steps are measured on: stored runs of another are not reused.
-    pub(super) timebase: TimeBase,
-    pub(super) docs: Vec<Option<Vec<RunDocument>>>,
-    pub(super) measured_now: Vec<usize>,
-}
-
-impl Steps<'_> {
-    /// The metric's noise floor: its clock's for a time, the default for a count.
-    fn noise_floor(&self) -> f64 {
-        let runs = self.docs.iter().flatten().flatten();
-        match sigbench::stats::compare::kind_in(runs, &self.metric) {
-            Some(Kind::Time | Kind::Latency | Kind::Throughput) => self.timebase.noise_floor(),
-            _ => sigbench::stats::verdict::NOISE_FLOOR,
-        }
-    }
-
-    /// The case bisected: the metric's, or the plan's first directory at its largest N.
-    pub(super) fn case_of(&self) -> (String, u64) {
-        self.case.clone().unwrap_or_else(|| {
-            let n = self.plan.n_values.iter().copied().max().unwrap_or(0);
-            (self.plan.dirs[0].name.clone(), n)
-        })
-    }
-
-    /// The functions whose time grew from step `a` to step `b` (their profiles of the
-    /// bisected case; None where one lacks a profile), most added time first.
-    pub(super) fn grown(&self, a: usize, b: usize) -> Option<Vec<(String, f64)>> {
-        let (dir, n) = self.case_of();
-        let times = |i: usize| {
-            let runs = self.docs.get(i)?.as_deref().unwrap_or_default();
-            sigbench::bisect::suspects::function_times(runs, &dir, n)
-        };
-        Some(sigbench::bisect::suspects::grown(&times(a)?, &times(b)?))
-    }
-
-    /// The metric in its case, per repetition, at `i`.
-    fn samples(&self, i: usize) -> Vec<f64> {
-        let (dir, n) = self.case_of();
-        self.docs[i]
+impl Remote for OnSlurm<'_> {
+    fn round(&mut self, signature: &str, tasks: &[RemoteTask]) -> Result<Vec<Vec<RunDocument>>> {
+        let tasks: Vec<RemoteTask> = tasks
             .iter()
-            .flatten()
-            .flat_map(|d| d.cases.iter())
-            .filter(|c| !c.warmup && c.dir == dir && c.n == n)
-            .map(|c| {
-                sigbench::stats::compare::metrics_of(c)
-                    .into_iter()
-                    .find(|(m, _, _)| *m == self.metric)
-                    .map_or(0.0, |(_, _, v)| v)
-            })
-            .collect()
-    }
-
-    /// Load what is stored for `i` under `label` the first time (with --resume): runs that
-    /// measured the same plan (and, given `image`, on that very kernel image). Returns how
-    /// many samples `i` has.
-    fn load(&mut self, i: usize, label: &str, image: Option<&str>) -> Result<u32> {
-        if self.docs[i].is_none() {
-            let stored = if self.resume {
-                sigbench::watch::stored_runs(&self.store, label, image, self.plan, &self.timebase)?
-            } else {
-                Vec::new()
-            };
-            self.docs[i] = Some(stored);
-        }
-        Ok(self.samples(i).len() as u32)
-    }
-
-    /// Measure `reps - have` more repetitions of `i` on kernel `k`, store them as `label`.
-    fn top_up(&mut self, i: usize, k: &kernel::Kernel, label: &str, more: u32) -> Result<Measured> {
-        let run = boot(self.args, self.plan, &self.opts, k, label, more);
-        self.kept(i, label, run)
-    }
-
-    /// A boot of `i` kept as `label` (`keep`), and how long it took said.
-    fn kept(&mut self, i: usize, label: &str, (run, took): Booted) -> Result<Measured> {
-        let kept = self.keep(i, label, run);
-        sigbench::say!(
-            "sigbench: bisect: {label}: measured in {:.0} s",
-            took.as_secs_f64()
-        );
-        kept
-    }
-
-    /// What a guest run of `i` gave: stored as `label`, its samples; or why it failed.
-    fn keep(&mut self, i: usize, label: &str, run: Result<vm::GuestRun>) -> Result<Measured> {
-        let doc = match store_run(&mut self.store, label, run)? {
-            Ok(doc) => doc,
-            Err(why) => return Ok(Measured::Failed(why)),
-        };
-        self.measured_now.push(i);
-        self.docs[i].get_or_insert_with(Vec::new).push(doc);
-        Ok(Measured::Samples(self.samples(i)))
-    }
-
-    fn reuse_stored(&self, i: usize, label: &str) -> Measured {
-        sigbench::say!("sigbench: bisect: {label}: stored, not measured again");
-        Measured::Samples(self.samples(i))
-    }
-}
-
-/// A step's guest run, and how long it took.
-type Booted = (Result<vm::GuestRun>, std::time::Duration);
-
-/// Boot `k` for `more` repetitions of `plan` (said as `label`): the guest's run and how
-/// long it took. Apart from `Steps` (whose store stays on one thread), so that a round's
-/// guests can run side by side.
-fn boot(
-    args: &super::measure::Args,
-    plan: &Plan,
-    opts: &VmOptions,
-    k: &kernel::Kernel,
-    label: &str,
-    more: u32,
-) -> Booted {
-    let plan = Plan {
-        repetitions: more,
-        ..plan.clone()
-    };
-    sigbench::say!("sigbench: bisect: {label}: {more} repetition(s)");
-    let started = std::time::Instant::now();
-    let run = super::run::guest_run(args, &plan, k, opts);
-    (run, started.elapsed())
-}
-
-/// A guest run's document, labelled `label` and stored; or why there is none (it did not
-/// boot, failed, or brought nothing back). An interruption, or a store that cannot take
-/// the run, is an error. `bisect` and `watch` keep their guests' runs this way.
-pub(super) fn store_run(
-    store: &mut Store,
-    label: &str,
-    run: Result<vm::GuestRun>,
-) -> Result<std::result::Result<RunDocument, String>> {
-    let run = match run {
-        Ok(r) => r,
-        Err(e) => {
-            if e.downcast_ref::<sigbench::interrupt::Interrupted>()
-                .is_some()
-            {
-                return Err(e);
-            }
-            return Ok(Err(format!("{e:#}")));
-        }
-    };
-    if let Some(e) = run.error {
-        return Ok(Err(format!("{e:#}")));
-    }
-    let Some(mut doc) = run.doc else {
-        return Ok(Err("no results".into()));
-    };
-    doc.label = label.to_string();
-    store
-        .import(&doc)
-        .with_context(|| format!("storing the run of {label}"))?;
-    Ok(Ok(doc))
-}
-
-/// The kernels of a list: kernel `i` is unpacked and booted as `run --kernel` does; a
-/// round's kernels side by side (`--jobs`).
-pub(super) struct Kernels<'a> {
-    pub(super) steps: Steps<'a>,
-    pub(super) specs: Vec<(String, KernelSpec)>,
-    pub(super) releases: Vec<Option<String>>,
-    /// Each kernel's package changelog, once it is unpacked (`Kernel::changelog`).
-    pub(super) changelogs: Vec<Option<std::path::PathBuf>>,
-    pub(super) jobs: usize,
-    /// What a round measured ahead (prefetch), until `measure` asks for it.
-    pub(super) ahead: std::collections::HashMap<usize, Measured>,
-    /// `--slurm`: measured by Slurm's tasks instead of here.
-    pub(super) slurm: Option<OnSlurm<'a>>,
-}
-
-/// A kernel of a round that lacks repetitions.
-struct Short {
-    i: usize,
-    release: String,
-    more: u32,
-}
-
-impl Kernels<'_> {
-    /// The kernels of `wanted` (each with the repetitions it must have) that lack
-    /// repetitions, with how many more; one that cannot be unpacked is failed ahead.
-    fn short_of(&mut self, wanted: &[(usize, u32)]) -> Result<Vec<Short>> {
-        let mut out = Vec::new();
-        for &(i, reps) in wanted {
-            let (name, spec) = self.specs[i].clone();
-            let k = match kernel::prepare(&spec, &name, &self.steps.opts.cache) {
-                Ok(k) => k,
-                Err(e) => {
-                    self.ahead.insert(i, Measured::Failed(format!("{e:#}")));
-                    continue;
-                }
-            };
-            self.releases[i] = Some(k.release.clone());
-            self.changelogs[i] = k.changelog.clone();
-            let have = self.steps.load(i, &k.release, Some(&k.key))?;
-            if have < reps {
-                out.push(Short {
-                    i,
-                    release: k.release,
-                    more: reps - have,
-                });
-            }
-        }
-        Ok(out)
-    }
-
-    /// Measure `wanted` (each with the repetitions it must have) as one Slurm job array,
-    /// each task `sigbench run --kernel K` into the store; what each stored is read back.
-    fn on_slurm(&mut self, wanted: &[(usize, u32)]) -> Result<()> {
-        if self.slurm.is_none() {
-            return Ok(());
-        }
-        let short = self.short_of(wanted)?;
-        let tasks: Vec<super::slurm::Task> = short
-            .iter()
-            .map(|s| super::slurm::Task {
-                kernel: super::slurm::task_kernel(&self.specs[s.i].0),
-                repetitions: s.more,
+            .map(|t| RemoteTask {
+                kernel: super::slurm::task_kernel(&t.kernel),
+                repetitions: t.repetitions,
             })
             .collect();
-        let who = short.into_iter().map(|s| s.i);
-        let Some(slurm) = &self.slurm else {
-            return Ok(());
-        };
-        let runs = super::slurm::run_round(
-            slurm.args,
-            &self.steps.plan.signature.name,
-            &slurm.argv,
-            &self.steps.args.store.db,
-            &tasks,
-        )?;
-        for (i, docs) in who.zip(runs) {
-            if docs.is_empty() {
-                self.ahead.insert(
-                    i,
-                    Measured::Failed(
-                        "its Slurm task stored nothing (see the task's output)".into(),
-                    ),
-                );
-                continue;
-            }
-            self.steps.measured_now.push(i);
-            self.steps.docs[i].get_or_insert_with(Vec::new).extend(docs);
-            self.ahead
-                .insert(i, Measured::Samples(self.steps.samples(i)));
-        }
-        Ok(())
-    }
-}
-
-impl Measure for Kernels<'_> {
-    fn noise_floor(&self) -> f64 {
-        self.steps.noise_floor()
-    }
-
-    fn name(&self, i: usize) -> String {
-        match &self.releases[i] {
-            Some(r) => r.clone(),
-            None => self.specs[i].0.clone(),
-        }
-    }
-
-    fn prefetch(&mut self, wanted: &[(usize, u32)]) -> Result<()> {
-        if self.slurm.is_some() {
-            return self.on_slurm(wanted);
-        }
-        if self.jobs < 2 {
-            return Ok(());
-        }
-        // The kernels of the round that need measuring, each with the repetitions missing.
-        let mut boots = Vec::new();
-        let mut who = Vec::new();
-        for s in self.short_of(wanted)? {
-            let (name, spec) = self.specs[s.i].clone();
-            let plan = Plan {
-                repetitions: s.more,
-                ..self.steps.plan.clone()
-            };
-            sigbench::say!(
-                "sigbench: bisect: {}: {} repetition(s), side by side",
-                s.release,
-                s.more
-            );
-            boots.push(guests::Boot { name, spec, plan });
-            who.push((s.i, s.release));
-        }
-        let opts = self.steps.opts.clone();
-        let verbose = self.steps.args.verbose;
-        let mut results = Vec::new();
-        guests::run_boots(
-            &boots,
-            self.jobs,
-            &opts,
-            verbose,
-            &|_, _| {},
-            &mut |n, booted| {
-                results.push((n, booted.map(|(_, run)| run)));
-                Ok(())
-            },
-        )?;
-        for (n, run) in results {
-            let (i, label) = who[n].clone();
-            let m = self.steps.keep(i, &label, run)?;
-            self.ahead.insert(i, m);
-        }
-        Ok(())
-    }
-
-    fn measure(&mut self, i: usize, reps: u32) -> Result<Measured> {
-        if let Some(m) = self.ahead.remove(&i) {
-            let enough = matches!(&m, Measured::Samples(s) if s.len() as u32 >= reps);
-            if enough || matches!(m, Measured::Failed(_)) {
-                return Ok(m);
-            }
-        }
-        if self.slurm.is_some() {
-            self.on_slurm(&[(i, reps)])?;
-            if let Some(m) = self.ahead.remove(&i) {
-                return Ok(m);
-            }
-            // Nothing was short: what is stored is reused below.
-        }
-        let (name, spec) = self.specs[i].clone();
-        let k = match kernel::prepare(&spec, &name, &self.steps.opts.cache) {
-            Ok(k) => k,
-            Err(e) => return Ok(Measured::Failed(format!("{e:#}"))),
-        };
-        self.releases[i] = Some(k.release.clone());
-        self.changelogs[i] = k.changelog.clone();
-        let have = self.steps.load(i, &k.release, Some(&k.key))?;
-        if have >= reps {
-            return Ok(self.steps.reuse_stored(i, &k.release));
-        }
-        self.steps.top_up(i, &k, &k.release, reps - have)
+        super::slurm::run_round(self.args, signature, &self.argv, self.db, &tasks)
     }
 }
 
@@ -504,8 +168,8 @@ pub fn run(args: BisectArgs) -> Result<i32> {
     };
     let opts = super::measure::vm_options(&args.run)?;
     let steps = Steps {
-        args: &args.run,
         plan: &plan,
+        verbose: args.run.verbose,
         timebase: opts.expected_machine()?.timebase(),
         opts,
         store: Store::open(&args.run.store.db)?,
@@ -654,17 +318,20 @@ fn over_list(
         specs,
         jobs: params.jobs,
         ahead: Default::default(),
-        slurm: args.slurm.slurm.then(|| OnSlurm {
-            args: &args.slurm,
-            argv: super::slurm::task_argv(
-                &std::env::args().collect::<Vec<_>>(),
-                "bisect",
-                &[OWN, super::slurm::PER_KERNEL_TASK].concat(),
-            ),
+        remote: args.slurm.slurm.then(|| -> Box<dyn Remote + '_> {
+            Box::new(OnSlurm {
+                args: &args.slurm,
+                argv: super::slurm::task_argv(
+                    &std::env::args().collect::<Vec<_>>(),
+                    "bisect",
+                    &[OWN, super::slurm::PER_KERNEL_TASK].concat(),
+                ),
+                db: &args.run.store.db,
+            })
         }),
     };
     let mut suspect_functions = Vec::new();
-    if m.steps.args.profile.is_some() {
+    if m.steps.plan.profile.is_some() {
         // No tree, no commits to rank: the functions whose time grew between the ends.
         let last = list.len() - 1;
         measure_ends_first(&mut m, last, params.reps)?;
@@ -844,26 +511,6 @@ fn conclusion(o: &mut String, b: &Bisected, changed: Option<&sigbench::bisect::C
         o.push_str(&sigbench::report::table::from_changed(c).text());
     }
     0
-}
-
-/// Measure both ends (`0` and `last`) now, side by side where the measuring allows, so that
-/// their profiles can be read before the search starts (which then finds them measured).
-pub(super) fn measure_ends_first(m: &mut dyn Measure, last: usize, reps: u32) -> Result<()> {
-    m.prefetch(&[(0, reps), (last, reps)])?;
-    for i in [0, last] {
-        m.measure(i, reps)?;
-    }
-    Ok(())
-}
-
-/// The measured good step closest below `bad`.
-pub(super) fn last_good(outcome: &sigbench::bisect::Outcome, bad: usize) -> Option<usize> {
-    outcome
-        .steps
-        .iter()
-        .filter(|s| s.call == Call::Good && s.index < bad)
-        .map(|s| s.index)
-        .max()
 }
 
 /// What changed significantly from the last good step to the first bad one, every metric

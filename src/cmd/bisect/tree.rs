@@ -8,8 +8,9 @@
 //! when measuring a commit takes longer than building it (docs/statistics.md); J is not
 //! the host's CPU count by default here, as it is for lists of kernels.
 
-use super::{Bisected, Steps, boot};
+use super::Bisected;
 use anyhow::{Context, Result};
+use sigbench::bisect::steps::{Steps, boot, measure_ends_first};
 use sigbench::bisect::suspects::{self, Suspect};
 use sigbench::bisect::{Measure, Measured, Params, Progress, bisect, git};
 use sigbench::kbuild;
@@ -128,7 +129,7 @@ impl Measure for Commits<'_> {
         } = self;
         let list = &*list;
         let (tx, rx) = std::sync::mpsc::channel::<(usize, u32, Result<Kernel, String>)>();
-        let (args, plan, opts) = (steps.args, steps.plan, &steps.opts);
+        let (verbose, plan, opts) = (steps.verbose, steps.plan, &steps.opts);
         let runs = std::thread::scope(|scope| -> Result<Vec<_>> {
             let todo = &todo;
             let building = scope.spawn(move || -> Result<()> {
@@ -145,7 +146,7 @@ impl Measure for Commits<'_> {
                 .into_iter()
                 .map(|(i, more, built)| {
                     let guest = built.map(|k| {
-                        scope.spawn(move || boot(args, plan, opts, &k, &label(&list[i]), more))
+                        scope.spawn(move || boot(plan, opts, &k, &label(&list[i]), more, verbose))
                     });
                     (i, guest)
                 })
@@ -195,6 +196,10 @@ pub(in crate::cmd) fn over_tree(
     let dir = range.dir;
     let repo = git::Repo::open(dir)?;
     repo.check_clean()?;
+    // Every checkout from here on — the ends built for the suspects, the list engine's
+    // rounds — is undone when this returns, as git bisect undoes its own: the tree goes
+    // back to where it was found, also after an error or Ctrl-C.
+    let _back = repo.keep_place()?;
     let (good, bad) = (repo.commit(range.good)?, repo.commit(range.bad)?);
     let list = repo.range(&good, &bad)?;
     let logs = steps.opts.cache.join("build-logs");
@@ -231,9 +236,6 @@ pub(in crate::cmd) fn over_tree(
     )));
     let suspects = suspects(&mut m, &repo, params, progress)?;
     let outcome = if jobs > 1 && linear {
-        // The list engine checks the commits out itself: the tree goes back to where it
-        // was afterwards, as after git bisect.
-        let _back = repo.keep_place()?;
         let params = Params {
             jobs,
             ..params.clone()
@@ -265,14 +267,14 @@ fn suspects(
     params: &Params,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Vec<Suspect>> {
-    if m.steps.args.profile.is_none() {
+    if m.steps.plan.profile.is_none() {
         progress(Progress::Note(
             "with --profile the ends' profiles rank the range's commits before bisecting (suspects)",
         ));
         return Ok(Vec::new());
     }
     let last = m.list.len() - 1;
-    super::measure_ends_first(m, last, params.reps)?;
+    measure_ends_first(m, last, params.reps)?;
     let Some(grown) = m.steps.grown(0, last) else {
         progress(Progress::Note(
             "no suspects: an end has no profile of the bisected case",

@@ -2,6 +2,7 @@
 //! between that were not measured, then with `--tree` over the commits between two releases.
 
 use super::*;
+use sigbench::bisect::steps::{Kernels, Remote, Steps, last_good};
 
 /// Measure the last kernel before the change (`g`) and the first after it (`b`) again,
 /// interleaved (g, b, g, b), and judge each changed metric on those runs alone: the
@@ -94,16 +95,12 @@ pub(super) fn rev_map(args: &WatchArgs) -> Result<Option<(PathBuf, sigbench::wat
 
 /// The bisect steps and parameters for `metric` (`DIR/N=… NAME`) of the watched plan:
 /// stored runs are reused, so a step measured once is never measured again.
-fn bisect_setup<'a>(
-    w: &'a Watch,
-    metric: &str,
-    count: usize,
-) -> Result<(crate::cmd::bisect::Steps<'a>, BisectParams)> {
+fn bisect_setup<'a>(w: &'a Watch, metric: &str, count: usize) -> Result<(Steps<'a>, BisectParams)> {
     let (case, name) = metric.split_once(' ').unwrap_or(("", metric));
     let (dir, n) = case.rsplit_once("/N=").unwrap_or((case, "0"));
-    let steps = crate::cmd::bisect::Steps {
-        args: &w.args.run,
+    let steps = Steps {
         plan: &w.plan,
+        verbose: w.args.run.verbose,
         opts: w.opts.clone(),
         store: Store::open(&w.args.run.store.db)?,
         resume: true,
@@ -171,16 +168,19 @@ pub(super) fn localise(
         w.names[b]
     ));
     let (steps, params) = bisect_setup(w, &metric, idx.len())?;
-    let mut m = crate::cmd::bisect::Kernels {
+    let mut m = Kernels {
         steps,
         specs: idx.iter().map(|&i| w.specs[i].clone()).collect(),
         releases: idx.iter().map(|&i| Some(w.names[i].clone())).collect(),
         changelogs: vec![None; idx.len()],
         jobs: w.jobs,
         ahead: Default::default(),
-        slurm: w.slurm.clone().map(|argv| crate::cmd::bisect::OnSlurm {
-            args: &w.args.slurm,
-            argv,
+        remote: w.slurm.clone().map(|argv| -> Box<dyn Remote + '_> {
+            Box::new(crate::cmd::bisect::OnSlurm {
+                args: &w.args.slurm,
+                argv,
+                db: &w.args.run.store.db,
+            })
         }),
     };
     let outcome = match bisect(&mut m, idx.len(), &params, &mut progress) {
@@ -206,7 +206,7 @@ pub(super) fn localise(
     );
     // The change now lies between the bisect's last good and first bad kernels.
     if let Some(f) = report.outcome.first_bad {
-        let last_good = crate::cmd::bisect::last_good(&report.outcome, f).unwrap_or(0);
+        let last_good = last_good(&report.outcome, f).unwrap_or(0);
         for &k in confirmed {
             records[k].last_good = report.kernels[last_good].clone();
             records[k].first_bad = report.kernels[f].clone();

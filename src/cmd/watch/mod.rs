@@ -184,7 +184,11 @@ impl Watch<'_> {
             &started,
             &mut |k, booted| {
                 let i = wanted[k].0;
-                match super::bisect::store_run(store, &names[i], booted.map(|(_, run)| run))? {
+                match sigbench::bisect::steps::store_run(
+                    store,
+                    &names[i],
+                    booted.map(|(_, run)| run),
+                )? {
                     Ok(doc) => out[k] = Some(doc),
                     Err(why) => sigbench::say!("sigbench: watch: {}: {why}", names[i]),
                 }
