@@ -14,6 +14,7 @@ pub mod changelog;
 pub mod git;
 pub mod steps;
 pub mod suspects;
+pub mod tree;
 
 use crate::stats::Test;
 use crate::stats::verdict::{Evidence, evidence};

@@ -209,7 +209,14 @@ pub struct Kernels<'a> {
 /// Slurm job array): the runs each task stored, in the order of `tasks` (none where a task
 /// stored nothing).
 pub trait Remote {
-    fn round(&mut self, signature: &str, tasks: &[RemoteTask]) -> Result<Vec<Vec<RunDocument>>>;
+    fn round(&self, signature: &str, tasks: &[RemoteTask]) -> Result<Vec<Vec<RunDocument>>>;
+}
+
+/// A remote lent to another user (a watch's bisect measures where the watch does).
+impl<R: Remote + ?Sized> Remote for &R {
+    fn round(&self, signature: &str, tasks: &[RemoteTask]) -> Result<Vec<Vec<RunDocument>>> {
+        (**self).round(signature, tasks)
+    }
 }
 
 /// One kernel of a remote round: the kernel as given (a package path, a version) and the
@@ -271,7 +278,7 @@ impl Kernels<'_> {
             .collect();
         let who = short.into_iter().map(|s| s.i);
         let signature = self.steps.plan.signature.name.clone();
-        let Some(remote) = &mut self.remote else {
+        let Some(remote) = &self.remote else {
             return Ok(());
         };
         let runs = remote.round(&signature, &tasks)?;
@@ -399,4 +406,111 @@ pub fn last_good(outcome: &Outcome, bad: usize) -> Option<usize> {
         .filter(|s| s.call == Call::Good && s.index < bad)
         .map(|s| s.index)
         .max()
+}
+
+/// A finished bisect: its outcome, the steps' names and runs, and what was found before
+/// it (suspects, changelog lines); `report` is its document.
+pub struct Bisected {
+    pub outcome: crate::bisect::Outcome,
+    /// Each kernel's (release) or commit's (`ID subject`) name, oldest first.
+    pub names: Vec<String>,
+    /// Where each came from (the file or argument), when that says more than its name.
+    pub sources: Vec<Option<String>>,
+    pub what: String,
+    pub measured_now: Vec<usize>,
+    /// The stored runs of every measured step, by index (for the evidence).
+    pub docs: Vec<Option<Vec<RunDocument>>>,
+    /// Ranked before bisecting (a tree with `--profile`).
+    pub suspects: Vec<crate::bisect::suspects::Suspect>,
+    /// A list with `--profile`: the functions whose time grew between the ends.
+    pub suspect_functions: Vec<(String, f64)>,
+    /// A list with `--profile`: the changelog lines between the last good and the first
+    /// bad package that name those functions or their subsystems.
+    pub changelog: Vec<crate::bisect::changelog::Mention>,
+}
+
+impl Bisected {
+    /// The differential flame graph from step `g` to step `b` (both profiled).
+    fn flame(&self, g: usize, b: usize) -> Option<String> {
+        let runs = |i: usize| self.docs.get(i)?.clone().filter(|d| !d.is_empty());
+        let label = |i: usize| {
+            self.names[i]
+                .split(' ')
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        };
+        crate::report::document::flame_figures(&[(label(g), runs(g)?), (label(b), runs(b)?)])
+            .into_iter()
+            .find(|f| f.id.starts_with("flame_diff_"))
+            .map(|f| f.svg)
+    }
+
+    /// The bisect as its document has it, with what changed from the last good step to
+    /// the first bad one.
+    pub fn report(&self, signature: &str) -> crate::bisect::Report {
+        let mut report = crate::bisect::Report::new(
+            self.what.clone(),
+            signature.to_string(),
+            self.names.clone(),
+            self.outcome.clone(),
+        );
+        report.changed = self
+            .outcome
+            .first_bad
+            .and_then(|i| evidence(self, last_good(&self.outcome, i)?, i))
+            .map(|t| crate::report::table::to_changed(&t));
+        report.suspects = self.suspects.clone();
+        report.flame = self
+            .outcome
+            .first_bad
+            .and_then(|i| Some((last_good(&self.outcome, i)?, i)))
+            .and_then(|(g, b)| self.flame(g, b));
+        report.suspect_functions = self
+            .suspect_functions
+            .iter()
+            .map(|(f, t)| crate::bisect::suspects::Grown {
+                function: f.clone(),
+                added_ms: *t,
+            })
+            .collect();
+        report.changelog = self.changelog.clone();
+        report
+    }
+}
+
+/// What changed significantly from the last good step to the first bad one, every metric
+/// (phase slab changes included), as `compare` ranks them.
+fn evidence(b: &Bisected, good: usize, bad: usize) -> Option<crate::report::table::Table> {
+    use crate::stats::compare::{Samples, compare};
+    let runs = |i: usize| b.docs.get(i)?.as_ref().filter(|d| !d.is_empty());
+    let (g, x) = (runs(good)?, runs(bad)?);
+    let label = |i: usize| b.names[i].split(' ').next().unwrap_or_default().to_string();
+    let cmp = compare(
+        &[
+            Samples::from_runs(&label(good), g),
+            Samples::from_runs(&label(bad), x),
+        ],
+        crate::stats::Test::MannWhitney,
+        0.05,
+    );
+    let mut t = crate::report::compare::changed_table(&cmp);
+    t.title = format!(
+        "what changed from the last good {} to the first bad {}",
+        label(good),
+        label(bad)
+    );
+    // The metric bisected first, then as compare ranks them: the first twelve rows, and
+    // of a profiled bisect the six profile rows that moved most besides (where the time
+    // went; they rank after the kernel-wide deltas).
+    t.rows
+        .sort_by_key(|r| r.get(3).is_none_or(|m| *m != b.outcome.metric));
+    let (mut profile, mut rest): (Vec<_>, Vec<_>) = t
+        .rows
+        .drain(..)
+        .partition(|r| r.get(3).is_some_and(|m| m.contains("profile.")));
+    rest.truncate(12);
+    profile.truncate(6);
+    t.rows = rest.into_iter().chain(profile).collect();
+    Some(t)
 }

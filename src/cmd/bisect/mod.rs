@@ -8,17 +8,17 @@
 //! the tree (`kbuild`), booted from it, and stored as a run labelled by its 12-digit
 //! commit id.
 
-mod tree;
-
 use super::slurm::Takes;
 use anyhow::{Result, bail};
-use sigbench::bisect::steps::{Kernels, Remote, RemoteTask, Steps, last_good, measure_ends_first};
+use sigbench::bisect::steps::{
+    Bisected, Kernels, Remote, RemoteTask, Steps, last_good, measure_ends_first,
+};
+pub(super) use sigbench::bisect::tree::{TreeRange, over_tree};
 use sigbench::bisect::{Call, Measure, Params, Progress, bisect};
 use sigbench::results::RunDocument;
 use sigbench::store::Store;
 use sigbench::vm::guests;
 use sigbench::vm::kernel::{self, KernelSpec};
-pub(super) use tree::{TreeRange, over_tree};
 
 #[derive(clap::Args)]
 pub struct BisectArgs {
@@ -85,7 +85,7 @@ pub(super) struct OnSlurm<'a> {
 }
 
 impl Remote for OnSlurm<'_> {
-    fn round(&mut self, signature: &str, tasks: &[RemoteTask]) -> Result<Vec<Vec<RunDocument>>> {
+    fn round(&self, signature: &str, tasks: &[RemoteTask]) -> Result<Vec<Vec<RunDocument>>> {
         let tasks: Vec<RemoteTask> = tasks
             .iter()
             .map(|t| RemoteTask {
@@ -224,76 +224,6 @@ pub fn run(args: BisectArgs) -> Result<i32> {
     }
     super::out(&o)?;
     Ok(code)
-}
-
-/// A finished bisect, with what the binary says about it.
-pub(super) struct Bisected {
-    outcome: sigbench::bisect::Outcome,
-    /// Each kernel's (release) or commit's (`ID subject`) name, oldest first.
-    names: Vec<String>,
-    /// Where each came from (the file or argument), when that says more than its name.
-    sources: Vec<Option<String>>,
-    what: String,
-    measured_now: Vec<usize>,
-    /// The stored runs of every measured step, by index (for the evidence).
-    docs: Vec<Option<Vec<RunDocument>>>,
-    /// Ranked before bisecting (a tree with `--profile`).
-    suspects: Vec<sigbench::bisect::suspects::Suspect>,
-    /// A list with `--profile`: the functions whose time grew between the ends.
-    suspect_functions: Vec<(String, f64)>,
-    /// A list with `--profile`: the changelog lines between the last good and the first
-    /// bad package that name those functions or their subsystems.
-    changelog: Vec<sigbench::bisect::changelog::Mention>,
-}
-
-impl Bisected {
-    /// The differential flame graph from step `g` to step `b` (both profiled).
-    fn flame(&self, g: usize, b: usize) -> Option<String> {
-        let runs = |i: usize| self.docs.get(i)?.clone().filter(|d| !d.is_empty());
-        let label = |i: usize| {
-            self.names[i]
-                .split(' ')
-                .next()
-                .unwrap_or_default()
-                .to_string()
-        };
-        sigbench::report::document::flame_figures(&[(label(g), runs(g)?), (label(b), runs(b)?)])
-            .into_iter()
-            .find(|f| f.id.starts_with("flame_diff_"))
-            .map(|f| f.svg)
-    }
-
-    /// The bisect as its document has it, with what changed from the last good step to
-    /// the first bad one.
-    pub(super) fn report(&self, signature: &str) -> sigbench::bisect::Report {
-        let mut report = sigbench::bisect::Report::new(
-            self.what.clone(),
-            signature.to_string(),
-            self.names.clone(),
-            self.outcome.clone(),
-        );
-        report.changed = self
-            .outcome
-            .first_bad
-            .and_then(|i| evidence(self, last_good(&self.outcome, i)?, i))
-            .map(|t| sigbench::report::table::to_changed(&t));
-        report.suspects = self.suspects.clone();
-        report.flame = self
-            .outcome
-            .first_bad
-            .and_then(|i| Some((last_good(&self.outcome, i)?, i)))
-            .and_then(|(g, b)| self.flame(g, b));
-        report.suspect_functions = self
-            .suspect_functions
-            .iter()
-            .map(|(f, t)| sigbench::bisect::suspects::Grown {
-                function: f.clone(),
-                added_ms: *t,
-            })
-            .collect();
-        report.changelog = self.changelog.clone();
-        report
-    }
 }
 
 fn over_list(
@@ -511,40 +441,4 @@ fn conclusion(o: &mut String, b: &Bisected, changed: Option<&sigbench::bisect::C
         o.push_str(&sigbench::report::table::from_changed(c).text());
     }
     0
-}
-
-/// What changed significantly from the last good step to the first bad one, every metric
-/// (phase slab changes included), as `compare` ranks them.
-fn evidence(b: &Bisected, good: usize, bad: usize) -> Option<sigbench::report::table::Table> {
-    use sigbench::stats::compare::{Samples, compare};
-    let runs = |i: usize| b.docs.get(i)?.as_ref().filter(|d| !d.is_empty());
-    let (g, x) = (runs(good)?, runs(bad)?);
-    let label = |i: usize| b.names[i].split(' ').next().unwrap_or_default().to_string();
-    let cmp = compare(
-        &[
-            Samples::from_runs(&label(good), g),
-            Samples::from_runs(&label(bad), x),
-        ],
-        sigbench::stats::Test::MannWhitney,
-        0.05,
-    );
-    let mut t = sigbench::report::compare::changed_table(&cmp);
-    t.title = format!(
-        "what changed from the last good {} to the first bad {}",
-        label(good),
-        label(bad)
-    );
-    // The metric bisected first, then as compare ranks them: the first twelve rows, and
-    // of a profiled bisect the six profile rows that moved most besides (where the time
-    // went; they rank after the kernel-wide deltas).
-    t.rows
-        .sort_by_key(|r| r.get(3).is_none_or(|m| *m != b.outcome.metric));
-    let (mut profile, mut rest): (Vec<_>, Vec<_>) = t
-        .rows
-        .drain(..)
-        .partition(|r| r.get(3).is_some_and(|m| m.contains("profile.")));
-    rest.truncate(12);
-    profile.truncate(6);
-    t.rows = rest.into_iter().chain(profile).collect();
-    Some(t)
 }

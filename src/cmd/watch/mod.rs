@@ -10,19 +10,18 @@
 
 use super::slurm::Takes;
 use anyhow::{Context, Result, bail};
-use sigbench::bisect::{Params as BisectParams, Progress, bisect};
+use sigbench::bisect::steps::Remote;
 use sigbench::clock::TimeBase;
-use sigbench::plan::Plan;
 use sigbench::results::RunDocument;
-use sigbench::stats::changepoint::{self, Change};
+use sigbench::stats::changepoint;
 use sigbench::stats::compare::{Samples, compare};
 use sigbench::store::Store;
-use sigbench::store::changes::{ChangeRecord, Status};
+use sigbench::store::changes::ChangeRecord;
+use sigbench::vm::guests;
 use sigbench::vm::kernel::{self, KernelSpec};
-use sigbench::vm::{VmOptions, guests};
+use sigbench::watch::series::{Alert, Settings, Watch, examine, prepare};
 use std::path::PathBuf;
 
-mod locate;
 mod reporting;
 mod stored;
 
@@ -122,139 +121,6 @@ const OWN: &[(&str, Takes)] = &[
     ("--changes", Takes::Flag),
 ];
 
-/// The series as it is being watched.
-struct Watch<'a> {
-    args: &'a WatchArgs,
-    plan: Plan,
-    opts: VmOptions,
-    timebase: TimeBase,
-    store: Store,
-    jobs: usize,
-    specs: Vec<(String, KernelSpec)>,
-    /// Each kernel's release once prepared (None: it could not be unpacked).
-    names: Vec<String>,
-    keys: Vec<Option<String>>,
-    /// Each kernel's runs of this plan (stored, or measured now).
-    points: Vec<Vec<RunDocument>>,
-    measured: usize,
-    /// Changes whose confirmation could not run (no runs of a side): exit 1.
-    unconfirmed: usize,
-    /// `--slurm`: the `run` arguments of every task (the kernels are measured there).
-    slurm: Option<Vec<String>>,
-}
-
-impl Watch<'_> {
-    fn say(&self, msg: &str) {
-        sigbench::say!("sigbench: watch: {msg}");
-    }
-
-    /// Runs of `plan` on kernel `i` as boots (`reps` repetitions each), `jobs` at once;
-    /// each stored under the kernel's release as it comes. Returns the documents, per boot.
-    fn boot(&mut self, wanted: &[(usize, u32)]) -> Result<Vec<Option<RunDocument>>> {
-        if self.slurm.is_some() {
-            return self.on_slurm(wanted);
-        }
-        let boots: Vec<guests::Boot> = wanted
-            .iter()
-            .map(|&(i, reps)| guests::Boot {
-                name: self.specs[i].0.clone(),
-                spec: self.specs[i].1.clone(),
-                plan: Plan {
-                    repetitions: reps,
-                    ..self.plan.clone()
-                },
-            })
-            .collect();
-        let mut out = vec![None; boots.len()];
-        let names = self.names.clone();
-        let started = |k: usize, _: &guests::Boot| {
-            sigbench::say!(
-                "sigbench: watch: {} ({} repetition(s))",
-                names[wanted[k].0],
-                wanted[k].1
-            )
-        };
-        let (opts, verbose) = (self.opts.clone(), self.args.run.verbose);
-        let store = &mut self.store;
-        guests::run_boots(
-            &boots,
-            self.jobs,
-            &opts,
-            verbose,
-            &started,
-            &mut |k, booted| {
-                let i = wanted[k].0;
-                match sigbench::bisect::steps::store_run(
-                    store,
-                    &names[i],
-                    booted.map(|(_, run)| run),
-                )? {
-                    Ok(doc) => out[k] = Some(doc),
-                    Err(why) => sigbench::say!("sigbench: watch: {}: {why}", names[i]),
-                }
-                Ok(())
-            },
-        )?;
-        for (k, doc) in out.iter().enumerate() {
-            if let Some(d) = doc {
-                self.points[wanted[k].0].push(d.clone());
-                self.measured += 1;
-            }
-        }
-        Ok(out)
-    }
-
-    /// As [`Watch::boot`], the boots one Slurm job array (each task `sigbench run
-    /// --kernel`, storing as it goes), read back when it has ended.
-    fn on_slurm(&mut self, wanted: &[(usize, u32)]) -> Result<Vec<Option<RunDocument>>> {
-        let tasks: Vec<super::slurm::Task> = wanted
-            .iter()
-            .map(|&(i, reps)| super::slurm::Task {
-                kernel: super::slurm::task_kernel(&self.specs[i].0),
-                repetitions: reps,
-            })
-            .collect();
-        let runs = super::slurm::run_round(
-            &self.args.slurm,
-            &self.plan.signature.name,
-            self.slurm.as_deref().unwrap_or_default(),
-            &self.args.run.store.db,
-            &tasks,
-        )?;
-        let mut out = Vec::new();
-        for (&(i, _), docs) in wanted.iter().zip(runs) {
-            out.push(docs.first().cloned());
-            self.measured += docs.len();
-            self.points[i].extend(docs);
-        }
-        Ok(out)
-    }
-
-    /// How many repetitions of kernel `i` are stored or measured.
-    fn reps(&self, i: usize) -> u32 {
-        self.points[i]
-            .iter()
-            .map(|d| d.cases.iter().filter(|c| !c.warmup).count() as u32)
-            .sum::<u32>()
-            / (self.plan.dirs.len() * self.plan.n_values.len()).max(1) as u32
-    }
-
-    /// The changes that alert, and the evidence that moved.
-    fn changes(&self) -> Result<(Vec<Change>, Vec<Change>)> {
-        let series = sigbench::watch::metric_series(
-            &self.points,
-            self.timebase.noise_floor(),
-            &self.args.metrics,
-        );
-        sigbench::watch::check_named(&series, &self.args.metrics)?;
-        let p = changepoint::Params {
-            min_effect: self.args.min_effect / 100.0,
-            ..Default::default()
-        };
-        Ok(sigbench::watch::changes(&series, &p))
-    }
-}
-
 pub fn run(args: WatchArgs) -> Result<i32> {
     if args.slurm.slurm && args.list.is_empty() {
         bail!(
@@ -280,7 +146,7 @@ pub fn run(args: WatchArgs) -> Result<i32> {
     check(&args)?;
     let plan = super::measure::plan_of(&args.run)?;
     let opts = super::measure::vm_options(&args.run)?;
-    let rev_map = locate::rev_map(&args)?;
+    let rev_map = rev_map(&args)?;
     let list = kernel::ordered(&args.list)?;
     let specs: Vec<(String, KernelSpec)> = list
         .iter()
@@ -291,7 +157,17 @@ pub fn run(args: WatchArgs) -> Result<i32> {
     }
     let started = std::time::Instant::now();
     let mut w = Watch {
-        args: &args,
+        settings: Settings {
+            metrics: args.metrics.clone(),
+            min_effect: args.min_effect,
+            confirm_reps: args.confirm_reps,
+            repetitions: args.run.repetitions,
+            max_reps: args.max_reps,
+            verbose: args.run.verbose,
+            db: args.run.store.db.clone(),
+            config: args.config.clone(),
+            jobs_asked: args.run.jobs.is_some(),
+        },
         timebase: opts.expected_machine()?.timebase(),
         jobs: guests::how_many(&opts, args.run.jobs)?,
         store: Store::open(&args.run.store.db)?,
@@ -303,12 +179,16 @@ pub fn run(args: WatchArgs) -> Result<i32> {
         specs,
         measured: 0,
         unconfirmed: 0,
-        slurm: args.slurm.slurm.then(|| {
-            super::slurm::task_argv(
-                &std::env::args().collect::<Vec<_>>(),
-                "watch",
-                &[OWN, super::slurm::PER_KERNEL_TASK].concat(),
-            )
+        remote: args.slurm.slurm.then(|| -> Box<dyn Remote + '_> {
+            Box::new(super::bisect::OnSlurm {
+                args: &args.slurm,
+                argv: super::slurm::task_argv(
+                    &std::env::args().collect::<Vec<_>>(),
+                    "watch",
+                    &[OWN, super::slurm::PER_KERNEL_TASK].concat(),
+                ),
+                db: &args.run.store.db,
+            })
         }),
     };
     prepare(&mut w)?;
@@ -331,7 +211,7 @@ pub fn run(args: WatchArgs) -> Result<i32> {
     let mut out = String::new();
     let alerts = examine(&mut w, &key, rev_map.as_ref(), &mut out)?;
     for alert in alerts {
-        reporting::report(&w, alert, &mut out)?;
+        reporting::report(&args, &w, alert, &mut out)?;
     }
     if out.is_empty() {
         super::outln!(out, "no new change in {} kernels", w.specs.len());
@@ -434,113 +314,28 @@ fn check_report_dir(args: &WatchArgs) -> Result<()> {
     o.check()
 }
 
-/// A change confirmed between kernels `g` and `b`: a record per metric (`confirmed`
-/// indexes those that alert), and the bisects that ran.
-struct Alert {
-    g: usize,
-    b: usize,
-    records: Vec<ChangeRecord>,
-    confirmed: Vec<usize>,
-    kernels: Option<sigbench::bisect::Report>,
-    commits: Option<sigbench::bisect::Report>,
-}
-
-/// The changes of the series the store does not know yet, by where they are: each place
-/// measured again once, and bisected when confirmed. A rejected place is said in `out`.
-fn examine(
-    w: &mut Watch,
-    key: &str,
-    rev_map: Option<&(PathBuf, sigbench::watch::RevMap)>,
-    out: &mut String,
-) -> Result<Vec<Alert>> {
-    let (found, evidence) = w.changes()?;
-    for line in sigbench::watch::evidence_only(&found, &evidence, &w.names) {
-        w.say(&line);
-    }
-    let stored = w.store.changes(Some(key))?;
-    let mut alerts = Vec::new();
-    let mut at: Vec<(usize, usize)> = found
-        .iter()
-        .map(|c| (c.last_before, c.first_after))
-        .collect();
-    at.sort_unstable();
-    at.dedup();
-    for (g, b) in at {
-        let here: Vec<&Change> = found
-            .iter()
-            .filter(|c| (c.last_before, c.first_after) == (g, b))
-            .filter(|c| {
-                sigbench::watch::known(c, &w.names, &stored)
-                    .is_none_or(|k| stored[k].status == Status::New && !stored[k].silenced())
-                    && !sigbench::watch::reported(c, &w.names, &stored)
-            })
-            .collect();
-        if here.is_empty() {
-            continue;
-        }
-        w.say(&format!(
-            "{} metric(s) changed from {} to {}: measuring both again",
-            here.len(),
-            w.names[g],
-            w.names[b]
-        ));
-        let mut records = locate::confirm(w, key, g, b, &here, &stored)?;
-        let confirmed: Vec<usize> = (0..records.len())
-            .filter(|&k| records[k].status == Status::Confirmed)
-            .collect();
-        if confirmed.is_empty() {
-            let retry = records.iter().any(|r| r.status == Status::New);
-            super::outln!(
-                out,
-                "change from {} to {}: {}",
-                w.names[g],
-                w.names[b],
-                if retry {
-                    "could not be confirmed (its kernels gave no runs again); the next watch tries again"
-                } else {
-                    "not confirmed (rejected)"
-                }
-            );
-            continue;
-        }
-        let kernels = locate::localise(w, g, b, &mut records, &confirmed)?;
-        let commits = match rev_map {
-            Some(map) => locate::to_commit(w, map, &mut records, &confirmed)?,
-            None => None,
-        };
-        for k in &confirmed {
-            w.store.keep_change(&mut records[*k])?;
-        }
-        alerts.push(Alert {
-            g,
-            b,
-            records,
-            confirmed,
-            kernels,
-            commits,
-        });
-    }
-    Ok(alerts)
-}
-
-/// Unpack every kernel (in the cache) for its release, and read what the store has of it.
-fn prepare(w: &mut Watch) -> Result<()> {
-    for (name, spec) in w.specs.clone() {
-        match kernel::prepare(&spec, &name, &w.opts.cache) {
-            Ok(k) => {
-                let (image, plan) = (Some(k.key.as_str()), &w.plan);
-                let runs =
-                    sigbench::watch::stored_runs(&w.store, &k.release, image, plan, &w.timebase)?;
-                w.points[w.names.len()] = runs;
-                w.names.push(k.release);
-                w.keys.push(Some(k.key));
+/// `--tree` with its map of releases to revisions (`--rev-map`, read and checked before
+/// anything is measured), or None.
+fn rev_map(args: &WatchArgs) -> Result<Option<(PathBuf, sigbench::watch::RevMap)>> {
+    let Some(dir) = &args.tree else {
+        return Ok(None);
+    };
+    sigbench::bisect::git::Repo::open(dir)?;
+    let map = match &args.rev_map {
+        Some(f) => {
+            let meta =
+                std::fs::metadata(f).with_context(|| format!("--rev-map {}", f.display()))?;
+            if !meta.is_file() || meta.len() > 1 << 20 {
+                bail!(
+                    "--rev-map {}: not a map (a text file of `RELEASE REVISION` lines, at most 1 MiB)",
+                    f.display()
+                );
             }
-            Err(e) => {
-                w.say(&format!("{name}: left out: {e:#}"));
-                w.names.push(name);
-                w.keys.push(None);
-            }
+            let text = std::fs::read_to_string(f)
+                .with_context(|| format!("--rev-map {}: cannot read it", f.display()))?;
+            sigbench::watch::RevMap::parse(&f.display().to_string(), &text)?
         }
-    }
-    Ok(())
+        None => Default::default(),
+    };
+    Ok(Some((dir.clone(), map)))
 }

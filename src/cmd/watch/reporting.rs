@@ -12,7 +12,7 @@ pub(super) fn machine() -> String {
 
 /// Write an alert's report (see [`write_report`]) and add its text to `out`, with the
 /// other metrics confirmed with it.
-pub(super) fn report(w: &Watch, a: Alert, out: &mut String) -> Result<()> {
+pub(super) fn report(args: &WatchArgs, w: &Watch, a: Alert, out: &mut String) -> Result<()> {
     let Alert {
         g,
         b,
@@ -22,9 +22,9 @@ pub(super) fn report(w: &Watch, a: Alert, out: &mut String) -> Result<()> {
         commits,
     } = a;
     let lead = sigbench::watch::lead(&records, &confirmed, true);
-    let mut cmds = commands(w, g, b, &records[lead].metric);
-    if let (Some(c), Some(dir)) = (&commits, &w.args.tree) {
-        cmds.push(tree_command(w, b, c, dir));
+    let mut cmds = commands(args, w, g, b, &records[lead].metric);
+    if let (Some(c), Some(dir)) = (&commits, &args.tree) {
+        cmds.push(tree_command(args, w, b, c, dir));
     }
     let bisected: Vec<_> = kernels.into_iter().chain(commits).collect();
     let reporting = Reporting {
@@ -34,8 +34,8 @@ pub(super) fn report(w: &Watch, a: Alert, out: &mut String) -> Result<()> {
         timebase: &w.timebase,
         signature: w.plan.signature.name.clone(),
         case: case_lines(&w.points[b][0], &w.timebase, machine()),
-        report_dir: w.args.report_dir.as_deref(),
-        exec: w.args.exec.as_deref(),
+        report_dir: args.report_dir.as_deref(),
+        exec: args.exec.as_deref(),
     };
     let text = write_report(&reporting, g, b, &mut records[lead], &bisected, cmds)?;
     out.push_str(&text);
@@ -103,12 +103,12 @@ fn plan_options(d: &RunDocument) -> Vec<String> {
 }
 
 /// The commands that measure the change again, quoted for a shell.
-fn commands(w: &Watch, g: usize, b: usize, metric: &str) -> Vec<String> {
-    let a = &w.args.run;
+fn commands(args: &WatchArgs, w: &Watch, g: usize, b: usize, metric: &str) -> Vec<String> {
+    let a = &args.run;
     let run = run_command(&a.signature, &w.points[b][0]);
     let metric_name = metric.split_once(' ').map_or(metric, |x| x.1);
     let (good, bad) = (w.specs[g].0.to_string(), w.specs[b].0.to_string());
-    let reps = w.args.confirm_reps.max(3).to_string();
+    let reps = args.confirm_reps.max(3).to_string();
     let mut bisect = words(&["sigbench", "bisect", &a.signature]);
     bisect.extend(plan_options(&w.points[b][0]));
     bisect.extend(words(&["--kernels", &good, &bad, "--metric", metric_name]));
@@ -123,6 +123,7 @@ fn commands(w: &Watch, g: usize, b: usize, metric: &str) -> Vec<String> {
 
 /// The `bisect --tree` that repeats the bisect over the commits: its ends, by commit id.
 fn tree_command(
+    args: &WatchArgs,
     w: &Watch,
     b: usize,
     r: &sigbench::bisect::Report,
@@ -133,7 +134,7 @@ fn tree_command(
             .unwrap_or("?")
             .to_string()
     };
-    let mut c = words(&["sigbench", "bisect", &w.args.run.signature]);
+    let mut c = words(&["sigbench", "bisect", &args.run.signature]);
     c.extend(plan_options(&w.points[b][0]));
     c.extend(words(&[
         "--tree",
@@ -145,7 +146,7 @@ fn tree_command(
         "--metric",
         &r.outcome.metric,
     ]));
-    if let Some(config) = &w.args.config {
+    if let Some(config) = &args.config {
         c.extend(words(&["--config", &config.display().to_string()]));
     }
     command(&c)

@@ -1,14 +1,22 @@
 //! A change found, measured again (confirmed or rejected) and bisected: over the kernels
 //! between that were not measured, then with `--tree` over the commits between two releases.
 
-use super::*;
-use sigbench::bisect::steps::{Kernels, Remote, Steps, last_good};
+use super::series::Watch;
+use crate::bisect::steps::{Kernels, Remote, Steps, last_good};
+use crate::bisect::tree::{TreeRange, over_tree};
+use crate::bisect::{Params as BisectParams, Progress, bisect};
+use crate::results::RunDocument;
+use crate::stats::changepoint::Change;
+use crate::store::Store;
+use crate::store::changes::{ChangeRecord, Status};
+use anyhow::Result;
+use std::path::PathBuf;
 
 /// Measure the last kernel before the change (`g`) and the first after it (`b`) again,
 /// interleaved (g, b, g, b), and judge each changed metric on those runs alone: the
 /// verdict engine, Holm over the metrics, and the change in the direction found. Returns
 /// each change as a record (stored), confirmed or rejected.
-pub(super) fn confirm(
+pub fn confirm(
     w: &mut Watch,
     key: &str,
     g: usize,
@@ -16,19 +24,19 @@ pub(super) fn confirm(
     here: &[&Change],
     stored: &[ChangeRecord],
 ) -> Result<Vec<ChangeRecord>> {
-    let half = w.args.confirm_reps.max(2).div_ceil(2);
+    let half = w.settings.confirm_reps.max(2).div_ceil(2);
     let docs = w.boot(&[(g, half), (b, half), (g, half), (b, half)])?;
     let side = |k: usize| -> Vec<RunDocument> {
         docs.iter().skip(k).step_by(2).flatten().cloned().collect()
     };
     let (good, bad) = (side(0), side(1));
-    let judged = sigbench::watch::confirm(&good, &bad, here, w.timebase.noise_floor());
+    let judged = super::confirm(&good, &bad, here, w.timebase.noise_floor());
     let mut out = Vec::new();
     let mut unconfirmed = Vec::new();
     for (c, (confirmation, yes)) in here.iter().zip(judged) {
-        let mut r = match sigbench::watch::known(c, &w.names, stored) {
+        let mut r = match super::known(c, &w.names, stored) {
             Some(k) => stored[k].clone(),
-            None => sigbench::watch::new_record(key, c, &w.names),
+            None => super::new_record(key, c, &w.names),
         };
         let Some(k) = &confirmation else {
             // Nothing was measured on one side (its boots failed): no evidence either
@@ -67,32 +75,6 @@ pub(super) fn confirm(
     Ok(out)
 }
 
-/// `--tree` with its map of releases to revisions (`--rev-map`, read and checked before
-/// anything is measured), or None.
-pub(super) fn rev_map(args: &WatchArgs) -> Result<Option<(PathBuf, sigbench::watch::RevMap)>> {
-    let Some(dir) = &args.tree else {
-        return Ok(None);
-    };
-    sigbench::bisect::git::Repo::open(dir)?;
-    let map = match &args.rev_map {
-        Some(f) => {
-            let meta =
-                std::fs::metadata(f).with_context(|| format!("--rev-map {}", f.display()))?;
-            if !meta.is_file() || meta.len() > 1 << 20 {
-                bail!(
-                    "--rev-map {}: not a map (a text file of `RELEASE REVISION` lines, at most 1 MiB)",
-                    f.display()
-                );
-            }
-            let text = std::fs::read_to_string(f)
-                .with_context(|| format!("--rev-map {}: cannot read it", f.display()))?;
-            sigbench::watch::RevMap::parse(&f.display().to_string(), &text)?
-        }
-        None => Default::default(),
-    };
-    Ok(Some((dir.clone(), map)))
-}
-
 /// The bisect steps and parameters for `metric` (`DIR/N=… NAME`) of the watched plan:
 /// stored runs are reused, so a step measured once is never measured again.
 fn bisect_setup<'a>(w: &'a Watch, metric: &str, count: usize) -> Result<(Steps<'a>, BisectParams)> {
@@ -100,9 +82,9 @@ fn bisect_setup<'a>(w: &'a Watch, metric: &str, count: usize) -> Result<(Steps<'
     let (dir, n) = case.rsplit_once("/N=").unwrap_or((case, "0"));
     let steps = Steps {
         plan: &w.plan,
-        verbose: w.args.run.verbose,
+        verbose: w.settings.verbose,
         opts: w.opts.clone(),
-        store: Store::open(&w.args.run.store.db)?,
+        store: Store::open(&w.settings.db)?,
         resume: true,
         metric: name.to_string(),
         case: Some((dir.to_string(), n.parse().unwrap_or(0))),
@@ -112,8 +94,8 @@ fn bisect_setup<'a>(w: &'a Watch, metric: &str, count: usize) -> Result<(Steps<'
     };
     let params = BisectParams {
         metric: name.to_string(),
-        reps: w.args.run.repetitions.max(1),
-        max_reps: w.args.max_reps.max(w.args.run.repetitions),
+        reps: w.settings.repetitions.max(1),
+        max_reps: w.settings.max_reps.max(w.settings.repetitions),
         alpha: 0.05,
         jobs: w.jobs,
     };
@@ -122,16 +104,14 @@ fn bisect_setup<'a>(w: &'a Watch, metric: &str, count: usize) -> Result<(Steps<'
 
 fn progress(p: Progress) {
     match p {
-        Progress::Note(msg) => sigbench::say!("sigbench: watch: bisect: {msg}"),
-        Progress::Step { name, .. } => sigbench::say!("sigbench: watch: bisect: {name}"),
+        Progress::Note(msg) => crate::say!("sigbench: watch: bisect: {msg}"),
+        Progress::Step { name, .. } => crate::say!("sigbench: watch: bisect: {name}"),
     }
 }
 
 /// A bisect that ended in an error other than an interrupt: said, and not an alert's end.
 fn failed_bisect<T>(w: &Watch, e: anyhow::Error) -> Result<Option<T>> {
-    if e.downcast_ref::<sigbench::interrupt::Interrupted>()
-        .is_some()
-    {
+    if e.downcast_ref::<crate::interrupt::Interrupted>().is_some() {
         return Err(e);
     }
     w.say(&format!("the bisect found nothing: {e:#}"));
@@ -141,15 +121,15 @@ fn failed_bisect<T>(w: &Watch, e: anyhow::Error) -> Result<Option<T>> {
 /// Bisect the kernels between `g` and `b` that were not measured, on the confirmed metric
 /// that moved most; the first bad one becomes the changes' culprit. With none between,
 /// `b` is the culprit.
-pub(super) fn localise(
+pub fn localise(
     w: &mut Watch,
     g: usize,
     b: usize,
     records: &mut [ChangeRecord],
     confirmed: &[usize],
-) -> Result<Option<sigbench::bisect::Report>> {
+) -> Result<Option<crate::bisect::Report>> {
     let between: Vec<usize> = (g + 1..b).filter(|&i| w.keys[i].is_some()).collect();
-    let lead = sigbench::watch::lead(records, confirmed, false);
+    let lead = super::lead(records, confirmed, false);
     if between.is_empty() {
         for &k in confirmed {
             records[k].culprit = Some(w.names[b].clone());
@@ -175,13 +155,10 @@ pub(super) fn localise(
         changelogs: vec![None; idx.len()],
         jobs: w.jobs,
         ahead: Default::default(),
-        remote: w.slurm.clone().map(|argv| -> Box<dyn Remote + '_> {
-            Box::new(crate::cmd::bisect::OnSlurm {
-                args: &w.args.slurm,
-                argv,
-                db: &w.args.run.store.db,
-            })
-        }),
+        remote: w
+            .remote
+            .as_deref()
+            .map(|r| -> Box<dyn Remote + '_> { Box::new(r) }),
     };
     let outcome = match bisect(&mut m, idx.len(), &params, &mut progress) {
         Ok(o) => o,
@@ -198,7 +175,7 @@ pub(super) fn localise(
         }
     }
     let names: Vec<String> = idx.iter().map(|&i| w.names[i].clone()).collect();
-    let report = sigbench::bisect::Report::new(
+    let report = crate::bisect::Report::new(
         format!("{} kernels", idx.len()),
         w.plan.signature.name.clone(),
         names,
@@ -220,16 +197,16 @@ pub(super) fn localise(
 /// `--tree`: bisect the commits between the last good release and the first bad one
 /// (each mapped to its revision) on the confirmed metric that moved most, as
 /// `bisect --tree` does; the first bad commit becomes the changes' culprit.
-pub(super) fn to_commit(
+pub fn to_commit(
     w: &mut Watch,
-    (dir, map): &(PathBuf, sigbench::watch::RevMap),
+    (dir, map): &(PathBuf, super::RevMap),
     records: &mut [ChangeRecord],
     confirmed: &[usize],
-) -> Result<Option<sigbench::bisect::Report>> {
-    let lead = sigbench::watch::lead(records, confirmed, false);
+) -> Result<Option<crate::bisect::Report>> {
+    let lead = super::lead(records, confirmed, false);
     let r = &records[lead];
     let bad_release = r.culprit.clone().unwrap_or_else(|| r.first_bad.clone());
-    let repo = sigbench::bisect::git::Repo::open(dir)?;
+    let repo = crate::bisect::git::Repo::open(dir)?;
     let mut revs = Vec::new();
     for release in [&r.last_good, &bad_release] {
         let found = map
@@ -252,15 +229,15 @@ pub(super) fn to_commit(
         "bisecting the commits from {} ({}) to {} ({}) on {metric}",
         r.last_good, revs[0], bad_release, revs[1]
     ));
-    let range = crate::cmd::bisect::TreeRange {
+    let range = TreeRange {
         dir,
         good: &revs[0],
         bad: &revs[1],
-        config: w.args.config.as_deref(),
-        jobs_asked: w.args.run.jobs.is_some(),
+        config: w.settings.config.as_deref(),
+        jobs_asked: w.settings.jobs_asked,
     };
     let (steps, params) = bisect_setup(w, &metric, 0)?;
-    let done = match crate::cmd::bisect::over_tree(&range, steps, &params, &mut progress) {
+    let done = match over_tree(&range, steps, &params, &mut progress) {
         Ok(d) => d,
         Err(e) => return failed_bisect(w, e),
     };

@@ -8,26 +8,25 @@
 //! when measuring a commit takes longer than building it (docs/statistics.md); J is not
 //! the host's CPU count by default here, as it is for lists of kernels.
 
-use super::Bisected;
+use super::steps::{Bisected, Steps, boot, measure_ends_first};
+use super::suspects::{self, Suspect};
+use super::{Measure, Measured, Params, Progress, bisect, git};
+use crate::kbuild;
+use crate::vm::kernel::{self, Kernel, KernelSpec};
 use anyhow::{Context, Result};
-use sigbench::bisect::steps::{Steps, boot, measure_ends_first};
-use sigbench::bisect::suspects::{self, Suspect};
-use sigbench::bisect::{Measure, Measured, Params, Progress, bisect, git};
-use sigbench::kbuild;
-use sigbench::vm::kernel::{self, Kernel, KernelSpec};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// A git tree's range to bisect: `--tree DIR --good REV --bad REV [--config FILE]`, or
 /// what `watch --tree` maps two releases to.
-pub(in crate::cmd) struct TreeRange<'a> {
-    pub(in crate::cmd) dir: &'a Path,
-    pub(in crate::cmd) good: &'a str,
-    pub(in crate::cmd) bad: &'a str,
-    pub(in crate::cmd) config: Option<&'a Path>,
+pub struct TreeRange<'a> {
+    pub dir: &'a Path,
+    pub good: &'a str,
+    pub bad: &'a str,
+    pub config: Option<&'a Path>,
     /// `--jobs` was given: then a round measures `Params::jobs` commits; otherwise one
     /// (git bisect).
-    pub(in crate::cmd) jobs_asked: bool,
+    pub jobs_asked: bool,
 }
 
 /// What builds the commits: the tree, its build, and where the logs go.
@@ -49,28 +48,25 @@ impl Builder {
         self.repo.checkout(commit)?;
         let log = self.logs.join(format!("{commit}.log"));
         let started = std::time::Instant::now();
-        sigbench::say!(
+        crate::say!(
             "sigbench: bisect: building {label} (log: {})",
             log.display()
         );
         match self.tree.build(&log) {
             Ok(missing) => {
-                sigbench::say!(
+                crate::say!(
                     "sigbench: bisect: {label} built in {:.0} s",
                     started.elapsed().as_secs_f64()
                 );
                 if !missing.is_empty() && !self.warned {
                     self.warned = true;
-                    sigbench::say!(
+                    crate::say!(
                         "sigbench: warning: the kernel config did not take {} (missing dependencies, or not in this version): the guest may lack them",
                         missing.join(", ")
                     );
                 }
             }
-            Err(e)
-                if e.downcast_ref::<sigbench::interrupt::Interrupted>()
-                    .is_some() =>
-            {
+            Err(e) if e.downcast_ref::<crate::interrupt::Interrupted>().is_some() => {
                 return Err(e);
             }
             Err(e) => return Ok(Err(format!("{e:#}"))),
@@ -187,7 +183,7 @@ impl Measure for Commits<'_> {
     }
 }
 
-pub(in crate::cmd) fn over_tree(
+pub fn over_tree(
     range: &TreeRange,
     mut steps: Steps,
     params: &Params,

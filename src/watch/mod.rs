@@ -4,7 +4,11 @@
 //! so that no change alerts twice. The pure parts live here: the series' identity, which
 //! stored runs belong to it, the metric series built from the runs, which kernels to
 //! measure first (`--every`), and a change found matched with what the store remembers.
-//! `cmd/watch/` measures and reports.
+//! `series` measures a series of kernels and examines its changes, `locate` confirms and
+//! bisects one; `cmd/watch/` parses, reports and prints.
+
+pub mod locate;
+pub mod series;
 
 use crate::clock::TimeBase;
 use crate::plan::Plan;

@@ -1,0 +1,277 @@
+//! A series of kernels being watched (`sigbench watch --kernels`): each kernel unpacked and
+//! its stored runs read (`prepare`), the kernels measured as boots — here, `--jobs` at once,
+//! or elsewhere through a [`Remote`] — the changes found in the metric series, and each new
+//! one measured again, bisected and remembered (`examine`, `locate`). The binary parses the
+//! options into [`Settings`] and prints the alerts.
+
+use super::locate;
+use crate::bisect::steps::{Remote, RemoteTask};
+use crate::clock::TimeBase;
+use crate::plan::Plan;
+use crate::results::RunDocument;
+use crate::stats::changepoint::{self, Change};
+use crate::store::changes::{ChangeRecord, Status};
+use crate::store::{Location, Store};
+use crate::vm::kernel::{self, KernelSpec};
+use crate::vm::{VmOptions, guests};
+use anyhow::Result;
+use std::path::PathBuf;
+
+/// What a watch was asked for, beyond its plan and kernels.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// `--metric`: metrics that alert besides the primary ones.
+    pub metrics: Vec<String>,
+    /// `--min-effect`, in per cent.
+    pub min_effect: f64,
+    /// `--confirm-reps`: repetitions of each side when a change is measured again.
+    pub confirm_reps: u32,
+    /// `-r` and `--max-reps`: a point's repetitions, and at most this many in a bisect.
+    pub repetitions: u32,
+    pub max_reps: u32,
+    /// Guests print their console.
+    pub verbose: bool,
+    /// The store (a bisect opens its own connection to it).
+    pub db: Location,
+    /// `--tree`: the config to build commits with, and whether `--jobs` was given.
+    pub config: Option<PathBuf>,
+    pub jobs_asked: bool,
+}
+
+/// The series as it is being watched.
+pub struct Watch<'a> {
+    pub settings: Settings,
+    pub plan: Plan,
+    pub opts: VmOptions,
+    pub timebase: TimeBase,
+    pub store: Store,
+    pub jobs: usize,
+    pub specs: Vec<(String, KernelSpec)>,
+    /// Each kernel's release once prepared (None: it could not be unpacked).
+    pub names: Vec<String>,
+    pub keys: Vec<Option<String>>,
+    /// Each kernel's runs of this plan (stored, or measured now).
+    pub points: Vec<Vec<RunDocument>>,
+    pub measured: usize,
+    /// Changes whose confirmation could not run (no runs of a side): exit 1.
+    pub unconfirmed: usize,
+    /// Measured elsewhere (`--slurm`: Slurm's tasks, storing as they go) instead of here.
+    pub remote: Option<Box<dyn Remote + 'a>>,
+}
+
+impl Watch<'_> {
+    pub fn say(&self, msg: &str) {
+        crate::say!("sigbench: watch: {msg}");
+    }
+
+    /// Runs of `plan` on kernel `i` as boots (`reps` repetitions each), `jobs` at once;
+    /// each stored under the kernel's release as it comes. Returns the documents, per boot.
+    pub fn boot(&mut self, wanted: &[(usize, u32)]) -> Result<Vec<Option<RunDocument>>> {
+        if self.remote.is_some() {
+            return self.remotely(wanted);
+        }
+        let boots: Vec<guests::Boot> = wanted
+            .iter()
+            .map(|&(i, reps)| guests::Boot {
+                name: self.specs[i].0.clone(),
+                spec: self.specs[i].1.clone(),
+                plan: Plan {
+                    repetitions: reps,
+                    ..self.plan.clone()
+                },
+            })
+            .collect();
+        let mut out = vec![None; boots.len()];
+        let names = self.names.clone();
+        let started = |k: usize, _: &guests::Boot| {
+            crate::say!(
+                "sigbench: watch: {} ({} repetition(s))",
+                names[wanted[k].0],
+                wanted[k].1
+            )
+        };
+        let (opts, verbose) = (self.opts.clone(), self.settings.verbose);
+        let store = &mut self.store;
+        guests::run_boots(
+            &boots,
+            self.jobs,
+            &opts,
+            verbose,
+            &started,
+            &mut |k, booted| {
+                let i = wanted[k].0;
+                match crate::bisect::steps::store_run(store, &names[i], booted.map(|(_, run)| run))?
+                {
+                    Ok(doc) => out[k] = Some(doc),
+                    Err(why) => crate::say!("sigbench: watch: {}: {why}", names[i]),
+                }
+                Ok(())
+            },
+        )?;
+        for (k, doc) in out.iter().enumerate() {
+            if let Some(d) = doc {
+                self.points[wanted[k].0].push(d.clone());
+                self.measured += 1;
+            }
+        }
+        Ok(out)
+    }
+
+    /// As [`Watch::boot`], the boots measured elsewhere in one round ([`Remote`]: a Slurm
+    /// job array, each task `sigbench run --kernel` storing as it goes), read back when it
+    /// has ended.
+    fn remotely(&mut self, wanted: &[(usize, u32)]) -> Result<Vec<Option<RunDocument>>> {
+        let tasks: Vec<RemoteTask> = wanted
+            .iter()
+            .map(|&(i, reps)| RemoteTask {
+                kernel: self.specs[i].0.clone(),
+                repetitions: reps,
+            })
+            .collect();
+        let Some(remote) = &self.remote else {
+            return Ok(Vec::new());
+        };
+        let runs = remote.round(&self.plan.signature.name, &tasks)?;
+        let mut out = Vec::new();
+        for (&(i, _), docs) in wanted.iter().zip(runs) {
+            out.push(docs.first().cloned());
+            self.measured += docs.len();
+            self.points[i].extend(docs);
+        }
+        Ok(out)
+    }
+
+    /// How many repetitions of kernel `i` are stored or measured.
+    pub fn reps(&self, i: usize) -> u32 {
+        self.points[i]
+            .iter()
+            .map(|d| d.cases.iter().filter(|c| !c.warmup).count() as u32)
+            .sum::<u32>()
+            / (self.plan.dirs.len() * self.plan.n_values.len()).max(1) as u32
+    }
+
+    /// The changes that alert, and the evidence that moved.
+    pub fn changes(&self) -> Result<(Vec<Change>, Vec<Change>)> {
+        let series = super::metric_series(
+            &self.points,
+            self.timebase.noise_floor(),
+            &self.settings.metrics,
+        );
+        super::check_named(&series, &self.settings.metrics)?;
+        let p = changepoint::Params {
+            min_effect: self.settings.min_effect / 100.0,
+            ..Default::default()
+        };
+        Ok(super::changes(&series, &p))
+    }
+}
+
+/// A change confirmed between kernels `g` and `b`: a record per metric (`confirmed`
+/// indexes those that alert), and the bisects that ran.
+pub struct Alert {
+    pub g: usize,
+    pub b: usize,
+    pub records: Vec<ChangeRecord>,
+    pub confirmed: Vec<usize>,
+    pub kernels: Option<crate::bisect::Report>,
+    pub commits: Option<crate::bisect::Report>,
+}
+
+/// The changes of the series the store does not know yet, by where they are: each place
+/// measured again once, and bisected when confirmed (with `rev_map`, `--tree`, on to the
+/// commit). A place not confirmed is a line of `out`.
+pub fn examine(
+    w: &mut Watch,
+    key: &str,
+    rev_map: Option<&(PathBuf, super::RevMap)>,
+    out: &mut String,
+) -> Result<Vec<Alert>> {
+    let (found, evidence) = w.changes()?;
+    for line in super::evidence_only(&found, &evidence, &w.names) {
+        w.say(&line);
+    }
+    let stored = w.store.changes(Some(key))?;
+    let mut alerts = Vec::new();
+    let mut at: Vec<(usize, usize)> = found
+        .iter()
+        .map(|c| (c.last_before, c.first_after))
+        .collect();
+    at.sort_unstable();
+    at.dedup();
+    for (g, b) in at {
+        let here: Vec<&Change> = found
+            .iter()
+            .filter(|c| (c.last_before, c.first_after) == (g, b))
+            .filter(|c| {
+                super::known(c, &w.names, &stored)
+                    .is_none_or(|k| stored[k].status == Status::New && !stored[k].silenced())
+                    && !super::reported(c, &w.names, &stored)
+            })
+            .collect();
+        if here.is_empty() {
+            continue;
+        }
+        w.say(&format!(
+            "{} metric(s) changed from {} to {}: measuring both again",
+            here.len(),
+            w.names[g],
+            w.names[b]
+        ));
+        let mut records = locate::confirm(w, key, g, b, &here, &stored)?;
+        let confirmed: Vec<usize> = (0..records.len())
+            .filter(|&k| records[k].status == Status::Confirmed)
+            .collect();
+        if confirmed.is_empty() {
+            let retry = records.iter().any(|r| r.status == Status::New);
+            out.push_str(&format!(
+                "change from {} to {}: {}\n",
+                w.names[g],
+                w.names[b],
+                if retry {
+                    "could not be confirmed (its kernels gave no runs again); the next watch tries again"
+                } else {
+                    "not confirmed (rejected)"
+                }
+            ));
+            continue;
+        }
+        let kernels = locate::localise(w, g, b, &mut records, &confirmed)?;
+        let commits = match rev_map {
+            Some(map) => locate::to_commit(w, map, &mut records, &confirmed)?,
+            None => None,
+        };
+        for k in &confirmed {
+            w.store.keep_change(&mut records[*k])?;
+        }
+        alerts.push(Alert {
+            g,
+            b,
+            records,
+            confirmed,
+            kernels,
+            commits,
+        });
+    }
+    Ok(alerts)
+}
+
+/// Unpack every kernel (in the cache) for its release, and read what the store has of it.
+pub fn prepare(w: &mut Watch) -> Result<()> {
+    for (name, spec) in w.specs.clone() {
+        match kernel::prepare(&spec, &name, &w.opts.cache) {
+            Ok(k) => {
+                let (image, plan) = (Some(k.key.as_str()), &w.plan);
+                let runs = super::stored_runs(&w.store, &k.release, image, plan, &w.timebase)?;
+                w.points[w.names.len()] = runs;
+                w.names.push(k.release);
+                w.keys.push(Some(k.key));
+            }
+            Err(e) => {
+                w.say(&format!("{name}: left out: {e:#}"));
+                w.names.push(name);
+                w.keys.push(None);
+            }
+        }
+    }
+    Ok(())
+}
