@@ -1,5 +1,6 @@
-//! A change found, measured again (confirmed or rejected) and bisected: over the kernels
-//! between that were not measured, then with `--tree` over the commits between two releases.
+//! The changes of a watched series the store does not know yet (`examine`): each
+//! measured again (confirmed or rejected) and bisected — over the kernels between that were
+//! not measured, then with `--tree` over the commits between two releases.
 
 use super::series::Watch;
 use crate::bisect::steps::{Kernels, Remote, Steps, last_good};
@@ -11,6 +12,95 @@ use crate::store::Store;
 use crate::store::changes::{ChangeRecord, Status};
 use anyhow::Result;
 use std::path::PathBuf;
+
+/// A change confirmed between kernels `g` and `b`: a record per metric (`confirmed`
+/// indexes those that alert), and the bisects that ran.
+pub struct Alert {
+    pub g: usize,
+    pub b: usize,
+    pub records: Vec<ChangeRecord>,
+    pub confirmed: Vec<usize>,
+    pub kernels: Option<crate::bisect::Report>,
+    pub commits: Option<crate::bisect::Report>,
+}
+
+/// The changes of the series the store does not know yet, by where they are: each place
+/// measured again once, and bisected when confirmed (with `rev_map`, `--tree`, on to the
+/// commit). A place not confirmed is a line of `out`.
+pub fn examine(
+    w: &mut Watch,
+    key: &str,
+    rev_map: Option<&(PathBuf, super::RevMap)>,
+    out: &mut String,
+) -> Result<Vec<Alert>> {
+    let (found, evidence) = w.changes()?;
+    for line in super::evidence_only(&found, &evidence, &w.names) {
+        w.say(&line);
+    }
+    let stored = w.store.changes(Some(key))?;
+    let mut alerts = Vec::new();
+    let mut at: Vec<(usize, usize)> = found
+        .iter()
+        .map(|c| (c.last_before, c.first_after))
+        .collect();
+    at.sort_unstable();
+    at.dedup();
+    for (g, b) in at {
+        let here: Vec<&Change> = found
+            .iter()
+            .filter(|c| (c.last_before, c.first_after) == (g, b))
+            .filter(|c| {
+                super::known(c, &w.names, &stored)
+                    .is_none_or(|k| stored[k].status == Status::New && !stored[k].silenced())
+                    && !super::reported(c, &w.names, &stored)
+            })
+            .collect();
+        if here.is_empty() {
+            continue;
+        }
+        w.say(&format!(
+            "{} metric(s) changed from {} to {}: measuring both again",
+            here.len(),
+            w.names[g],
+            w.names[b]
+        ));
+        let mut records = confirm(w, key, g, b, &here, &stored)?;
+        let confirmed: Vec<usize> = (0..records.len())
+            .filter(|&k| records[k].status == Status::Confirmed)
+            .collect();
+        if confirmed.is_empty() {
+            let retry = records.iter().any(|r| r.status == Status::New);
+            out.push_str(&format!(
+                "change from {} to {}: {}\n",
+                w.names[g],
+                w.names[b],
+                if retry {
+                    "could not be confirmed (its kernels gave no runs again); the next watch tries again"
+                } else {
+                    "not confirmed (rejected)"
+                }
+            ));
+            continue;
+        }
+        let kernels = localise(w, g, b, &mut records, &confirmed)?;
+        let commits = match rev_map {
+            Some(map) => to_commit(w, map, &mut records, &confirmed)?,
+            None => None,
+        };
+        for k in &confirmed {
+            w.store.keep_change(&mut records[*k])?;
+        }
+        alerts.push(Alert {
+            g,
+            b,
+            records,
+            confirmed,
+            kernels,
+            commits,
+        });
+    }
+    Ok(alerts)
+}
 
 /// Measure the last kernel before the change (`g`) and the first after it (`b`) again,
 /// interleaved (g, b, g, b), and judge each changed metric on those runs alone: the

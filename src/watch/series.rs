@@ -4,13 +4,11 @@
 //! one measured again, bisected and remembered (`examine`, `locate`). The binary parses the
 //! options into [`Settings`] and prints the alerts.
 
-use super::locate;
 use crate::bisect::steps::{Remote, RemoteTask};
 use crate::clock::TimeBase;
 use crate::plan::Plan;
 use crate::results::RunDocument;
 use crate::stats::changepoint::{self, Change};
-use crate::store::changes::{ChangeRecord, Status};
 use crate::store::{Location, Store};
 use crate::vm::kernel::{self, KernelSpec};
 use crate::vm::{VmOptions, guests};
@@ -164,95 +162,6 @@ impl Watch<'_> {
         };
         Ok(super::changes(&series, &p))
     }
-}
-
-/// A change confirmed between kernels `g` and `b`: a record per metric (`confirmed`
-/// indexes those that alert), and the bisects that ran.
-pub struct Alert {
-    pub g: usize,
-    pub b: usize,
-    pub records: Vec<ChangeRecord>,
-    pub confirmed: Vec<usize>,
-    pub kernels: Option<crate::bisect::Report>,
-    pub commits: Option<crate::bisect::Report>,
-}
-
-/// The changes of the series the store does not know yet, by where they are: each place
-/// measured again once, and bisected when confirmed (with `rev_map`, `--tree`, on to the
-/// commit). A place not confirmed is a line of `out`.
-pub fn examine(
-    w: &mut Watch,
-    key: &str,
-    rev_map: Option<&(PathBuf, super::RevMap)>,
-    out: &mut String,
-) -> Result<Vec<Alert>> {
-    let (found, evidence) = w.changes()?;
-    for line in super::evidence_only(&found, &evidence, &w.names) {
-        w.say(&line);
-    }
-    let stored = w.store.changes(Some(key))?;
-    let mut alerts = Vec::new();
-    let mut at: Vec<(usize, usize)> = found
-        .iter()
-        .map(|c| (c.last_before, c.first_after))
-        .collect();
-    at.sort_unstable();
-    at.dedup();
-    for (g, b) in at {
-        let here: Vec<&Change> = found
-            .iter()
-            .filter(|c| (c.last_before, c.first_after) == (g, b))
-            .filter(|c| {
-                super::known(c, &w.names, &stored)
-                    .is_none_or(|k| stored[k].status == Status::New && !stored[k].silenced())
-                    && !super::reported(c, &w.names, &stored)
-            })
-            .collect();
-        if here.is_empty() {
-            continue;
-        }
-        w.say(&format!(
-            "{} metric(s) changed from {} to {}: measuring both again",
-            here.len(),
-            w.names[g],
-            w.names[b]
-        ));
-        let mut records = locate::confirm(w, key, g, b, &here, &stored)?;
-        let confirmed: Vec<usize> = (0..records.len())
-            .filter(|&k| records[k].status == Status::Confirmed)
-            .collect();
-        if confirmed.is_empty() {
-            let retry = records.iter().any(|r| r.status == Status::New);
-            out.push_str(&format!(
-                "change from {} to {}: {}\n",
-                w.names[g],
-                w.names[b],
-                if retry {
-                    "could not be confirmed (its kernels gave no runs again); the next watch tries again"
-                } else {
-                    "not confirmed (rejected)"
-                }
-            ));
-            continue;
-        }
-        let kernels = locate::localise(w, g, b, &mut records, &confirmed)?;
-        let commits = match rev_map {
-            Some(map) => locate::to_commit(w, map, &mut records, &confirmed)?,
-            None => None,
-        };
-        for k in &confirmed {
-            w.store.keep_change(&mut records[*k])?;
-        }
-        alerts.push(Alert {
-            g,
-            b,
-            records,
-            confirmed,
-            kernels,
-            commits,
-        });
-    }
-    Ok(alerts)
 }
 
 /// Unpack every kernel (in the cache) for its release, and read what the store has of it.

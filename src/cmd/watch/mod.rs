@@ -19,7 +19,8 @@ use sigbench::store::Store;
 use sigbench::store::changes::ChangeRecord;
 use sigbench::vm::guests;
 use sigbench::vm::kernel::{self, KernelSpec};
-use sigbench::watch::series::{Alert, Settings, Watch, examine, prepare};
+use sigbench::watch::locate::{Alert, examine};
+use sigbench::watch::series::{Settings, Watch, prepare};
 use std::path::PathBuf;
 
 mod reporting;
