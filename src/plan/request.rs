@@ -35,8 +35,8 @@ pub struct Request {
     pub no_default_probes: bool,
     pub settle: bool,
     pub op_log: Option<PathBuf>,
-    /// `--profile[=HZ|apart]`.
-    pub profile: Option<crate::probe::profile::Rate>,
+    /// `--profile[=HZ|apart|auto]`, as given.
+    pub profile: Option<String>,
     /// `--clients K[,K…]` (empty: the signature's `clients`, else one client).
     pub clients: Vec<u32>,
     /// `--time SECONDS` and `--warmup-time SECONDS`.
@@ -118,12 +118,14 @@ impl Request {
         if self.repetitions == 0 {
             bail!("-r: at least one repetition");
         }
-        let max_hz = crate::probe::profile::MAX_HZ;
-        if let Some(crate::probe::profile::Rate::Window(hz)) = self.profile
-            && (hz == 0 || hz > max_hz)
-        {
-            bail!("--profile={hz}: give a rate from 1 to {max_hz} samples a second");
-        }
+        let profile = self
+            .profile
+            .as_deref()
+            .map(|v| {
+                v.parse::<crate::probe::profile::Rate>()
+                    .map_err(|e| anyhow::anyhow!("--profile={v}: {e}"))
+            })
+            .transpose()?;
         Ok(Plan {
             signature: sig,
             testbed: TestbedSpec {
@@ -148,7 +150,7 @@ impl Request {
             )?,
             settle: self.settle,
             op_log: self.op_log.clone(),
-            profile: self.profile,
+            profile,
             clients,
             time,
             loadfile,

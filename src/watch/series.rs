@@ -1,8 +1,8 @@
 //! A series of kernels being watched (`sigbench watch --kernels`): each kernel unpacked and
 //! its stored runs read (`prepare`), the kernels measured as boots — here, `--jobs` at once,
 //! or elsewhere through a [`Remote`] — the changes found in the metric series, and each new
-//! one measured again, bisected and remembered (`examine`, `locate`). The binary parses the
-//! options into [`Settings`] and prints the alerts.
+//! one measured again, bisected and remembered (`super::locate::examine`). The binary
+//! parses the options into [`Settings`] and prints the alerts.
 
 use crate::bisect::steps::{Remote, RemoteTask};
 use crate::clock::TimeBase;
