@@ -501,16 +501,73 @@ fn evidence(b: &Bisected, good: usize, bad: usize) -> Option<crate::report::tabl
         label(bad)
     );
     // The metric bisected first, then as compare ranks them: the first twelve rows, and
-    // of a profiled bisect the six profile rows that moved most besides (where the time
-    // went; they rank after the kernel-wide deltas).
+    // of a profiled bisect six profile rows besides (where the time went; they rank after
+    // the kernel-wide deltas).
     t.rows
         .sort_by_key(|r| r.get(3).is_none_or(|m| *m != b.outcome.metric));
-    let (mut profile, mut rest): (Vec<_>, Vec<_>) = t
+    let (profile, mut rest): (Vec<_>, Vec<_>) = t
         .rows
         .drain(..)
         .partition(|r| r.get(3).is_some_and(|m| m.contains("profile.")));
     rest.truncate(12);
-    profile.truncate(6);
-    t.rows = rest.into_iter().chain(profile).collect();
+    t.rows = rest.into_iter().chain(profile_rows(profile, 6)).collect();
     Some(t)
+}
+
+/// At most `keep` of a comparison's profile rows (ranked), the functions' own times first:
+/// a slower function adds its time to the total of every caller up to the system call, so
+/// the totals that moved most are its callers, all by the same milliseconds, and say less
+/// than where the time was spent. Two totals are kept where there are any (a new code
+/// path's), the rest are self rows, each kind in its ranked order.
+fn profile_rows(profile: Vec<Vec<String>>, keep: usize) -> Vec<Vec<String>> {
+    let (own, total): (Vec<_>, Vec<_>) = profile
+        .into_iter()
+        .partition(|r| r.get(3).is_some_and(|m| m.contains("profile.self.")));
+    let own_kept = own.len().min(keep - total.len().min(2));
+    let total_kept = total.len().min(keep - own_kept);
+    own.into_iter()
+        .take(own_kept)
+        .chain(total.into_iter().take(total_kept))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::profile_rows;
+
+    fn row(metric: &str) -> Vec<String> {
+        ["churn/N=300", "1", "2", metric]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    /// udelay's caller chain moves as one: the bisect's evidence names where the time went
+    /// (the self rows) before the callers' totals, and keeps two totals.
+    #[test]
+    fn own_times_come_before_their_callers_totals() {
+        let ranked = vec![
+            row("delete.profile.total.do_syscall_64"),
+            row("delete.profile.total.do_unlinkat"),
+            row("delete.profile.total.shmem_unlink"),
+            row("delete.profile.self.delay_tsc"),
+            row("delete.profile.self.shmem_unlink"),
+        ];
+        let kept: Vec<String> = profile_rows(ranked.clone(), 4)
+            .into_iter()
+            .map(|r| r[3].clone())
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                "delete.profile.self.delay_tsc",
+                "delete.profile.self.shmem_unlink",
+                "delete.profile.total.do_syscall_64",
+                "delete.profile.total.do_unlinkat"
+            ]
+        );
+        // Fewer self rows than room: the totals fill it.
+        assert_eq!(profile_rows(ranked.clone(), 6).len(), 5);
+        assert_eq!(profile_rows(ranked[..3].to_vec(), 6).len(), 3);
+    }
 }
