@@ -503,14 +503,23 @@ fn evidence(b: &Bisected, good: usize, bad: usize) -> Option<crate::report::tabl
     // The metric bisected first, then as compare ranks them: the first twelve rows, and
     // of a profiled bisect six profile rows besides (where the time went; they rank after
     // the kernel-wide deltas).
+    // One pair: the table has no label columns, the metric is its second (found by name).
+    let at = t
+        .headers
+        .iter()
+        .position(|(h, _)| h == "metric")
+        .unwrap_or(1);
     t.rows
-        .sort_by_key(|r| r.get(3).is_none_or(|m| *m != b.outcome.metric));
+        .sort_by_key(|r| r.get(at).is_none_or(|m| *m != b.outcome.metric));
     let (profile, mut rest): (Vec<_>, Vec<_>) = t
         .rows
         .drain(..)
-        .partition(|r| r.get(3).is_some_and(|m| m.contains("profile.")));
+        .partition(|r| r.get(at).is_some_and(|m| m.contains("profile.")));
     rest.truncate(12);
-    t.rows = rest.into_iter().chain(profile_rows(profile, 6)).collect();
+    t.rows = rest
+        .into_iter()
+        .chain(profile_rows(profile, at, 6))
+        .collect();
     Some(t)
 }
 
@@ -519,10 +528,11 @@ fn evidence(b: &Bisected, good: usize, bad: usize) -> Option<crate::report::tabl
 /// the totals that moved most are its callers, all by the same milliseconds, and say less
 /// than where the time was spent. Two totals are kept where there are any (a new code
 /// path's), the rest are self rows, each kind in its ranked order.
-fn profile_rows(profile: Vec<Vec<String>>, keep: usize) -> Vec<Vec<String>> {
+/// `at` is the metric's column.
+fn profile_rows(profile: Vec<Vec<String>>, at: usize, keep: usize) -> Vec<Vec<String>> {
     let (own, total): (Vec<_>, Vec<_>) = profile
         .into_iter()
-        .partition(|r| r.get(3).is_some_and(|m| m.contains("profile.self.")));
+        .partition(|r| r.get(at).is_some_and(|m| m.contains("profile.self.")));
     let own_kept = own.len().min(keep - total.len().min(2));
     let total_kept = total.len().min(keep - own_kept);
     own.into_iter()
@@ -535,8 +545,9 @@ fn profile_rows(profile: Vec<Vec<String>>, keep: usize) -> Vec<Vec<String>> {
 mod tests {
     use super::profile_rows;
 
+    /// A row of one pair's "what changed": case, metric, from, to.
     fn row(metric: &str) -> Vec<String> {
-        ["churn/N=300", "1", "2", metric]
+        ["churn/N=300", metric, "1", "2"]
             .iter()
             .map(|s| s.to_string())
             .collect()
@@ -553,9 +564,9 @@ mod tests {
             row("delete.profile.self.delay_tsc"),
             row("delete.profile.self.shmem_unlink"),
         ];
-        let kept: Vec<String> = profile_rows(ranked.clone(), 4)
+        let kept: Vec<String> = profile_rows(ranked.clone(), 1, 4)
             .into_iter()
-            .map(|r| r[3].clone())
+            .map(|r| r[1].clone())
             .collect();
         assert_eq!(
             kept,
@@ -567,7 +578,7 @@ mod tests {
             ]
         );
         // Fewer self rows than room: the totals fill it.
-        assert_eq!(profile_rows(ranked.clone(), 6).len(), 5);
-        assert_eq!(profile_rows(ranked[..3].to_vec(), 6).len(), 3);
+        assert_eq!(profile_rows(ranked.clone(), 1, 6).len(), 5);
+        assert_eq!(profile_rows(ranked[..3].to_vec(), 1, 6).len(), 3);
     }
 }
