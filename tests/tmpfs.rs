@@ -179,20 +179,25 @@ fn sigint_in_a_tmpfs_run_leaves_nothing_behind() {
 
 #[test]
 fn a_host_run_profiles_the_window_without_a_hardware_pmu_and_says_so() {
-    let out = run(&[
-        "run",
-        "churn",
-        "--fs",
-        "tmpfs",
-        "-n",
-        "5000",
-        "--profile",
-        "--no-store",
-        "--json",
-        "-",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Churn on tmpfs, N = 5000, profiled as `profile` says: its output and run document.
+    let profiled = |profile: &str| {
+        let out = run(&[
+            "run",
+            "churn",
+            "--fs",
+            "tmpfs",
+            "-n",
+            "5000",
+            profile,
+            "--no-store",
+            "--json",
+            "-",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out, doc)
+    };
+    let (out, doc) = profiled("--profile");
     let p = &doc["cases"][0]["profile"];
     assert_eq!(p["status"], "sampled", "{p}");
     assert_eq!(p["event"], "cpu-clock");
@@ -220,21 +225,8 @@ fn a_host_run_profiles_the_window_without_a_hardware_pmu_and_says_so() {
     }
     // Taken apart: a second window of each case samples, faster; the timed window does
     // not, so its time has none of the sampling in it.
-    let apart = run(&[
-        "run",
-        "churn",
-        "--fs",
-        "tmpfs",
-        "-n",
-        "5000",
-        "--profile=apart",
-        "--no-store",
-        "--json",
-        "-",
-    ]);
-    assert!(apart.status.success(), "{}", stderr(&apart));
-    let doc: serde_json::Value = serde_json::from_slice(&apart.stdout).unwrap();
-    let c = &doc["cases"][0];
+    let (apart, apart_doc) = profiled("--profile=apart");
+    let c = &apart_doc["cases"][0];
     let q = &c["profile"];
     assert_eq!(q["status"], "sampled", "{q}");
     assert!(q["hz"].as_u64().unwrap() > 4000, "{q}");

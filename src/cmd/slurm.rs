@@ -309,6 +309,7 @@ pub fn task_kernel(arg: &str) -> String {
     }
 }
 
+use sigbench::bisect::steps::Remote;
 /// One task of a round: `sigbench run` on one kernel (as `--kernel` takes it), for so
 /// many repetitions.
 pub use sigbench::bisect::steps::RemoteTask as Task;
@@ -378,6 +379,49 @@ pub fn run_round(
         }
     }
     Ok(out)
+}
+
+/// `--slurm` on `command` (`bisect`, `watch`), when asked: a round's kernels go to Slurm as
+/// one job array, each task `sigbench run --kernel K` with the command's run arguments
+/// (its `own` options left out), storing its run in the store at `db`.
+pub fn remote<'a>(
+    args: &'a SlurmArgs,
+    command: &str,
+    own: &[(&str, Takes)],
+    db: &'a Location,
+) -> Option<Box<dyn Remote + 'a>> {
+    args.slurm.then(|| -> Box<dyn Remote + 'a> {
+        Box::new(OnSlurm {
+            args,
+            argv: task_argv(
+                &std::env::args().collect::<Vec<_>>(),
+                command,
+                &[own, PER_KERNEL_TASK].concat(),
+            ),
+            db,
+        })
+    })
+}
+
+/// The [`Remote`] of `--slurm`.
+struct OnSlurm<'a> {
+    args: &'a SlurmArgs,
+    /// The `run` arguments every task gets (the command's own left out).
+    argv: Vec<String>,
+    db: &'a Location,
+}
+
+impl Remote for OnSlurm<'_> {
+    fn round(&self, signature: &str, tasks: &[Task]) -> Result<Vec<Vec<RunDocument>>> {
+        let tasks: Vec<Task> = tasks
+            .iter()
+            .map(|t| Task {
+                kernel: task_kernel(&t.kernel),
+                repetitions: t.repetitions,
+            })
+            .collect();
+        run_round(self.args, signature, &self.argv, self.db, &tasks)
+    }
 }
 
 #[cfg(test)]

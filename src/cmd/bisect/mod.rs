@@ -10,12 +10,9 @@
 
 use super::slurm::Takes;
 use anyhow::{Result, bail};
-use sigbench::bisect::steps::{
-    Bisected, Kernels, Remote, RemoteTask, Steps, last_good, measure_ends_first,
-};
+use sigbench::bisect::steps::{Bisected, Kernels, Steps, last_good, measure_ends_first};
 pub(super) use sigbench::bisect::tree::{TreeRange, over_tree};
 use sigbench::bisect::{Call, Measure, Params, Progress, bisect};
-use sigbench::results::RunDocument;
 use sigbench::store::Store;
 use sigbench::vm::guests;
 use sigbench::vm::kernel::{self, KernelSpec};
@@ -74,28 +71,6 @@ const OWN: &[(&str, Takes)] = &[
     ("--resume", Takes::Flag),
     ("--bisect-json", Takes::One),
 ];
-
-/// `--slurm`: a round's kernels go to Slurm as one job array, each task storing its run in
-/// the store at `db`.
-pub(super) struct OnSlurm<'a> {
-    pub(super) args: &'a super::slurm::SlurmArgs,
-    /// The `run` arguments every task gets (the command's own left out).
-    pub(super) argv: Vec<String>,
-    pub(super) db: &'a sigbench::store::Location,
-}
-
-impl Remote for OnSlurm<'_> {
-    fn round(&self, signature: &str, tasks: &[RemoteTask]) -> Result<Vec<Vec<RunDocument>>> {
-        let tasks: Vec<RemoteTask> = tasks
-            .iter()
-            .map(|t| RemoteTask {
-                kernel: super::slurm::task_kernel(&t.kernel),
-                repetitions: t.repetitions,
-            })
-            .collect();
-        super::slurm::run_round(self.args, signature, &self.argv, self.db, &tasks)
-    }
-}
 
 /// Seconds as a rough duration for a human ("40 s", "12 min", "1.5 h").
 fn duration(s: f64) -> String {
@@ -248,17 +223,7 @@ fn over_list(
         specs,
         jobs: params.jobs,
         ahead: Default::default(),
-        remote: args.slurm.slurm.then(|| -> Box<dyn Remote + '_> {
-            Box::new(OnSlurm {
-                args: &args.slurm,
-                argv: super::slurm::task_argv(
-                    &std::env::args().collect::<Vec<_>>(),
-                    "bisect",
-                    &[OWN, super::slurm::PER_KERNEL_TASK].concat(),
-                ),
-                db: &args.run.store.db,
-            })
-        }),
+        remote: super::slurm::remote(&args.slurm, "bisect", OWN, &args.run.store.db),
     };
     let mut suspect_functions = Vec::new();
     if m.steps.plan.profile.is_some() {

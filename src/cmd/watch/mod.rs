@@ -10,7 +10,6 @@
 
 use super::slurm::Takes;
 use anyhow::{Context, Result, bail};
-use sigbench::bisect::steps::Remote;
 use sigbench::clock::TimeBase;
 use sigbench::results::RunDocument;
 use sigbench::stats::changepoint;
@@ -180,17 +179,7 @@ pub fn run(args: WatchArgs) -> Result<i32> {
         specs,
         measured: 0,
         unconfirmed: 0,
-        remote: args.slurm.slurm.then(|| -> Box<dyn Remote + '_> {
-            Box::new(super::bisect::OnSlurm {
-                args: &args.slurm,
-                argv: super::slurm::task_argv(
-                    &std::env::args().collect::<Vec<_>>(),
-                    "watch",
-                    &[OWN, super::slurm::PER_KERNEL_TASK].concat(),
-                ),
-                db: &args.run.store.db,
-            })
-        }),
+        remote: super::slurm::remote(&args.slurm, "watch", OWN, &args.run.store.db),
     };
     prepare(&mut w)?;
     let key = sigbench::watch::series_key(&w.plan, &w.timebase);
