@@ -500,7 +500,7 @@ fn a_profile_only_move_raises_no_alert_unless_named() {
     assert!(text.contains("no new change in 6 label(s)"), "{text}");
     assert!(
         err.contains("pnightly-3 to pnightly-4: ")
-            && err.contains("evidence row(s) moved (most: a/N=5 profile.")
+            && err.contains(" profile; most: a/N=5 profile.")
             && err.contains("while no time, throughput or count did: no alert"),
         "{err}"
     );

@@ -12,6 +12,7 @@
 
 pub mod changelog;
 pub mod git;
+pub mod list;
 pub mod steps;
 pub mod suspects;
 pub mod tree;

@@ -39,15 +39,12 @@ pub struct Alert<'a> {
 /// improvement", or
 /// "0 → 1495 change".
 fn what(c: &ChangeRecord) -> String {
-    let (from, to) = c
-        .confirmed
-        .as_ref()
-        .map_or((c.before, c.after), |k| (k.good, k.bad));
+    let (from, to) = c.values();
     match c.ratio() {
         Some(r) => format!(
             "{:+.1} % {}",
             (r - 1.0) * 100.0,
-            if (to > from) != crate::stats::compare::higher_is_better(&c.metric) {
+            if c.regressed() {
                 "regression"
             } else {
                 "improvement"
@@ -109,8 +106,21 @@ fn summary(a: &Alert) -> String {
         c.p
     );
     if let Some(k) = &c.confirmed {
+        // Confirmed where the series found it; a bisect may have narrowed it since.
+        let ends: Vec<&str> = a
+            .comparison
+            .labels
+            .iter()
+            .map(|l| l.label.as_str())
+            .collect();
+        let of = match ends[..] {
+            [g, b] if (g, b) != (c.last_good.as_str(), bad) => {
+                format!(" of {g} and {b}")
+            }
+            _ => String::new(),
+        };
         s.push_str(&format!(
-            "; measured again, interleaved, {} repetitions each: {} → {}",
+            "; measured again, interleaved, {} repetitions each{of}: {} → {}",
             k.repetitions,
             super::compare::num(k.good),
             super::compare::num(k.bad)

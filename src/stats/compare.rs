@@ -124,9 +124,11 @@ pub fn signature_mismatches(sets: &[(String, Vec<RunDocument>)]) -> Vec<String> 
 /// The metrics of kind `Throughput` (`metrics_of` names them): higher is better.
 pub const THROUGHPUT_METRICS: &[&str] = &["throughput_mb_s", "ops_per_s"];
 
-/// Whether more of `metric` is better (a throughput), from its name alone.
+/// Whether more of `metric` is better (a throughput), from its name alone: bare
+/// (`ops_per_s`) or with its case (`dbench/N=12 throughput_mb_s`, `dbench/N=12/ops_per_s`).
 pub fn higher_is_better(metric: &str) -> bool {
-    THROUGHPUT_METRICS.contains(&metric)
+    let name = metric.rsplit([' ', '/']).next().unwrap_or(metric);
+    THROUGHPUT_METRICS.contains(&name)
 }
 
 /// The kind of `metric` as the first case of these runs has it (None: no run has it).
@@ -1232,6 +1234,22 @@ mod tests {
 
     use crate::probe::procfs::SlabDelta;
     use crate::results::fixtures::doc;
+
+    /// A watch's change names its case: "dbench/N=12 throughput_mb_s" falling was
+    /// headlined an improvement while only the bare name was known.
+    #[test]
+    fn throughput_is_known_with_its_case() {
+        for m in [
+            "ops_per_s",
+            "dbench/N=12 throughput_mb_s",
+            "dbench/N=12/ops_per_s",
+        ] {
+            assert!(higher_is_better(m), "{m}");
+        }
+        for m in ["wall_ms", "dbench/N=12 wall_ms", "d/N=1 create.wall_ms"] {
+            assert!(!higher_is_better(m), "{m}");
+        }
+    }
 
     fn cmp(a: RunDocument, b: RunDocument) -> Comparison {
         compare(

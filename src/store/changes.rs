@@ -189,6 +189,19 @@ impl ChangeRecord {
             None => (self.before != 0.0).then(|| self.after / self.before),
         }
     }
+
+    /// The (from, to) values: the confirmation's, else the series'.
+    pub fn values(&self) -> (f64, f64) {
+        self.confirmed
+            .as_ref()
+            .map_or((self.before, self.after), |k| (k.good, k.bad))
+    }
+
+    /// Whether it went the bad way: a time or count that grew, a throughput that fell.
+    pub fn regressed(&self) -> bool {
+        let (from, to) = self.values();
+        from != to && (to > from) != crate::stats::compare::higher_is_better(&self.metric)
+    }
 }
 
 impl Store {

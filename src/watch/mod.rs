@@ -298,14 +298,42 @@ pub fn evidence_only(alerting: &[Change], evidence: &[Change], names: &[String])
                 .max_by(|x, y| x.effect().abs().total_cmp(&y.effect().abs()))
                 .map(|c| format!("{} {} → {}", c.metric, short(c.before), short(c.after)))
                 .unwrap_or_default();
+            let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+            for c in &cs {
+                *kinds.entry(evidence_kind(&c.metric)).or_default() += 1;
+            }
+            let kinds: Vec<String> = ["profile", "kernel-wide", "latency", "user/system"]
+                .iter()
+                .filter_map(|k| kinds.get(k).map(|n| format!("{n} {k}")))
+                .collect();
             format!(
-                "{} to {}: {} evidence row(s) moved (most: {most}) while no time, throughput or count did: no alert",
+                "{} to {}: {} evidence row(s) moved ({}; most: {most}) while no time, throughput or count did: no alert",
                 names[g],
                 names[b],
-                cs.len()
+                cs.len(),
+                kinds.join(", ")
             )
         })
         .collect()
+}
+
+/// What kind of evidence a row (`CASE NAME`) is: a function's profiled time, a latency
+/// percentile, the user/system estimate, or else a kernel-wide count (slab, vmstat, block,
+/// lock contention).
+fn evidence_kind(metric: &str) -> &'static str {
+    let name = metric.rsplit(' ').next().unwrap_or(metric);
+    if name.contains("profile.") {
+        "profile"
+    } else if name.ends_with("_us") {
+        "latency"
+    } else if crate::stats::compare::SPLIT_ESTIMATES
+        .iter()
+        .any(|e| name == *e || name.ends_with(&format!(".{e}")))
+    {
+        "user/system"
+    } else {
+        "kernel-wide"
+    }
 }
 
 /// The smallest change of a kernel-wide count (slab objects, vmstat pages) `watch`
@@ -431,12 +459,19 @@ pub fn effect(c: &ChangeRecord) -> f64 {
 }
 
 /// The change that leads among `records[confirmed]`: the one that moved most, latency
-/// percentiles (`…_us`, the noisiest rows) only when nothing else moved; with
-/// `wall_first`, the case's wall time when it is among them (a report's first line).
+/// percentiles (`…_us`, the noisiest rows) only when nothing else moved. With
+/// `wall_first` (a report's first line: what users feel), a time that grew or a
+/// throughput that fell comes first — a delete phase 3 % slower is the news, not the
+/// window 3.5 % faster because create got 8 % faster (issue 37) — and of those, or else,
+/// the case's wall time.
 pub fn lead(records: &[ChangeRecord], confirmed: &[usize], wall_first: bool) -> usize {
+    let felt = |c: &ChangeRecord| {
+        c.metric.ends_with("wall_ms") || crate::stats::compare::higher_is_better(&c.metric)
+    };
     let key = |k: usize| {
         let c = &records[k];
         (
+            wall_first && felt(c) && c.regressed(),
             wall_first && c.metric.ends_with(" wall_ms"),
             !c.metric.ends_with("_us"),
         )
@@ -510,6 +545,44 @@ mod tests {
     use crate::stats::changepoint::{Params, changes};
     use crate::store::changes::Status;
 
+    /// Where only evidence moved, one line says how much of each kind; where a time
+    /// moved too, nothing is said (the alert carries the evidence).
+    #[test]
+    fn evidence_alone_is_one_line_by_kind() {
+        let at = |metric: &str, g: usize, before, after| Change {
+            metric: metric.into(),
+            last_before: g,
+            first_after: g + 1,
+            before,
+            after,
+            p: 0.0,
+            evidence: crate::stats::verdict::Evidence::Separation,
+        };
+        let alerting = [at("c/N=1 wall_ms", 2, 10.0, 11.0)];
+        let evidence = [
+            at("c/N=1 delete.profile.self.mas_erase", 0, 0.0, 10.0),
+            at("c/N=1 profile.total.evict", 0, 4.0, 3.0),
+            at(
+                "c/N=1 create.slabinfo.maple_node.active_objs",
+                0,
+                0.0,
+                1413.0,
+            ),
+            at("c/N=1 unlink.p99_us", 0, 9.0, 20.0),
+            at("c/N=1 profile.total.evict", 2, 4.0, 3.0),
+        ];
+        let names: Vec<String> = ["k0", "k1", "k2", "k3"].map(String::from).to_vec();
+        let said = evidence_only(&alerting, &evidence, &names);
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].starts_with(
+                "k0 to k1: 4 evidence row(s) moved (2 profile, 1 kernel-wide, 1 latency; most: "
+            ) && said[0].ends_with("no alert"),
+            "{said:?}"
+        );
+        assert_eq!(evidence_kind("c/N=1 create.sys_ms"), "user/system");
+    }
+
     #[test]
     fn a_change_measured_again_is_confirmed_or_rejected() {
         let change = |metric: &str, before, after| Change {
@@ -568,6 +641,39 @@ mod tests {
         );
         assert_eq!(lead(&records, &[0, 1, 2], false), 2, "from 0 moved most");
         assert_eq!(lead(&records, &[0, 1], false), 1, "latency last");
+        // The 6.12.100 churn alert: the window and create faster, delete slower. The
+        // report leads with what got worse; a bisect still takes the largest move.
+        let mut churn = vec![
+            record("churn/N=20000 wall_ms", "a", "b"),
+            record("churn/N=20000 create.wall_ms", "a", "b"),
+            record("churn/N=20000 delete.wall_ms", "a", "b"),
+            record("dbench/N=12 throughput_mb_s", "a", "b"),
+        ];
+        for (r, (good, bad)) in churn.iter_mut().zip([
+            (552.6, 533.4),
+            (325.3, 298.8),
+            (227.5, 234.6),
+            (500.0, 510.0),
+        ]) {
+            r.confirmed = Some(Confirmation {
+                good,
+                bad,
+                ci: None,
+                p: 0.0,
+                repetitions: 6,
+            });
+        }
+        assert_eq!(
+            lead(&churn, &[0, 1, 2, 3], true),
+            2,
+            "the slower phase leads"
+        );
+        assert_eq!(lead(&churn, &[0, 1, 3], true), 0, "none slower: the window");
+        assert_eq!(lead(&churn, &[0, 1, 2, 3], false), 1, "moved most");
+        // A throughput that fell is felt, and is a regression.
+        churn[3].confirmed.as_mut().unwrap().bad = 450.0;
+        assert!(churn[3].regressed() && !churn[0].regressed());
+        assert_eq!(lead(&churn, &[0, 1, 3], true), 3, "throughput fell");
     }
 
     #[test]

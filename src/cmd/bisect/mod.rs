@@ -10,12 +10,11 @@
 
 use super::slurm::Takes;
 use anyhow::{Result, bail};
-use sigbench::bisect::steps::{Bisected, Kernels, Steps, last_good, measure_ends_first};
+use sigbench::bisect::steps::{Bisected, Steps};
 pub(super) use sigbench::bisect::tree::{TreeRange, over_tree};
-use sigbench::bisect::{Call, Measure, Params, Progress, bisect};
+use sigbench::bisect::{Call, Params, Progress};
 use sigbench::store::Store;
 use sigbench::vm::guests;
-use sigbench::vm::kernel::{self, KernelSpec};
 
 #[derive(clap::Args)]
 pub struct BisectArgs {
@@ -165,7 +164,13 @@ pub fn run(args: BisectArgs) -> Result<i32> {
             };
             over_tree(&range, steps, &params, &mut progress)?
         }
-        None => over_list(&args, steps, &params, &mut progress)?,
+        None => sigbench::bisect::list::over_list(
+            &args.list,
+            steps,
+            &params,
+            super::slurm::remote(&args.slurm, "bisect", OWN, &args.run.store.db),
+            &mut progress,
+        )?,
     };
     let report = done.report(&plan.signature.name);
     let mut o = format!(
@@ -199,136 +204,6 @@ pub fn run(args: BisectArgs) -> Result<i32> {
     }
     super::out(&o)?;
     Ok(code)
-}
-
-fn over_list(
-    args: &BisectArgs,
-    mut steps: Steps,
-    params: &Params,
-    progress: &mut dyn FnMut(Progress),
-) -> Result<Bisected> {
-    let list = kernel::ordered(&args.list)?;
-    let specs: Vec<(String, KernelSpec)> = list
-        .iter()
-        .map(|k| Ok((k.clone(), KernelSpec::parse(k)?)))
-        .collect::<Result<_>>()?;
-    if specs.iter().any(|(_, s)| *s == KernelSpec::Host) {
-        bail!("bisect boots every kernel of the list: `host` has no place in it");
-    }
-    steps.docs = vec![None; specs.len()];
-    let mut m = Kernels {
-        steps,
-        releases: vec![None; specs.len()],
-        changelogs: vec![None; specs.len()],
-        specs,
-        jobs: params.jobs,
-        ahead: Default::default(),
-        remote: super::slurm::remote(&args.slurm, "bisect", OWN, &args.run.store.db),
-    };
-    let mut suspect_functions = Vec::new();
-    if m.steps.plan.profile.is_some() {
-        // No tree, no commits to rank: the functions whose time grew between the ends.
-        let last = list.len() - 1;
-        measure_ends_first(&mut m, last, params.reps)?;
-        if let Some(grown) = m.steps.grown(0, last) {
-            progress(Progress::Note(&format!(
-                "suspect functions (took more time at the newest kernel): {}",
-                if grown.is_empty() {
-                    "none".to_string()
-                } else {
-                    grown
-                        .iter()
-                        .take(8)
-                        .map(|(f, t)| format!("{f} +{t:.3} ms"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                }
-            )));
-            suspect_functions = grown;
-        }
-    }
-    let outcome = bisect(&mut m, list.len(), params, progress)?;
-    let changelog = changelog_mentions(&m, &outcome, &suspect_functions, progress);
-    let mut names: Vec<String> = (0..list.len()).map(|i| m.name(i)).collect();
-    // Two files of one release (a rebuilt or a damaged copy): told apart by file name.
-    let named = names.clone();
-    for (i, n) in names.iter_mut().enumerate() {
-        if named.iter().filter(|x| *x == n).count() > 1 {
-            let file = std::path::Path::new(&list[i]).file_name();
-            n.push_str(&format!(
-                " ({})",
-                file.map_or(list[i].clone(), |f| f.to_string_lossy().into_owned())
-            ));
-        }
-    }
-    Ok(Bisected {
-        outcome,
-        sources: list
-            .iter()
-            .zip(&names)
-            .map(|(l, n)| (l != n).then(|| l.clone()))
-            .collect(),
-        what: format!("{} kernels", list.len()),
-        names,
-        measured_now: m.steps.measured_now,
-        docs: m.steps.docs,
-        suspects: Vec::new(),
-        suspect_functions,
-        changelog,
-    })
-}
-
-/// With suspect functions and an answer: the lines of the first bad package's changelog
-/// since the last good one's that name those functions or their subsystems — said as a
-/// note, kept in the report. Nothing where a package carries no changelog.
-fn changelog_mentions(
-    m: &Kernels,
-    outcome: &sigbench::bisect::Outcome,
-    grown: &[(String, f64)],
-    progress: &mut dyn FnMut(Progress),
-) -> Vec<sigbench::bisect::changelog::Mention> {
-    use sigbench::bisect::changelog;
-    let Some((g, b)) = outcome
-        .first_bad
-        .and_then(|b| Some((last_good(outcome, b)?, b)))
-    else {
-        return Vec::new();
-    };
-    if grown.is_empty() {
-        return Vec::new();
-    }
-    let (Some(old), Some(new)) = (&m.changelogs[g], &m.changelogs[b]) else {
-        return Vec::new();
-    };
-    let (old, new) = match (changelog::read(old), changelog::read(new)) {
-        (Ok(o), Ok(n)) => (o, n),
-        (Err(e), _) | (_, Err(e)) => {
-            progress(Progress::Note(&format!(
-                "the packages' changelogs could not be read: {e:#}"
-            )));
-            return Vec::new();
-        }
-    };
-    let grown: Vec<sigbench::bisect::suspects::Grown> = grown
-        .iter()
-        .map(|(f, t)| sigbench::bisect::suspects::Grown {
-            function: f.clone(),
-            added_ms: *t,
-        })
-        .collect();
-    let found = changelog::mentions(&new, &old, &grown);
-    progress(Progress::Note(&format!(
-        "changelog of {} since {}: {} line(s) name a suspect function or its subsystem{}",
-        m.name(b),
-        m.name(g),
-        found.len(),
-        found
-            .iter()
-            .take(5)
-            .map(|x| format!("\n  {} — {}", x.line, x.functions.join(", ")))
-            .collect::<String>()
-    )));
-    found
 }
 
 /// The skipped steps, the first bad one with its evidence (what changed from the last
