@@ -1008,9 +1008,6 @@ fn watch_notices_confirms_bisects_and_reports_a_change_once() {
             reports.to_str().unwrap(),
             "--exec",
             &exec,
-            // Reference 004's row: a slab count is evidence unless named (issue 37).
-            "--metric",
-            "create.slabinfo.maple_node.active_objs",
             // Where the time went, and the flame graphs in the report.
             "--profile",
         ]);
@@ -1019,7 +1016,9 @@ fn watch_notices_confirms_bisects_and_reports_a_change_once() {
         args.extend(kernels.iter().map(String::as_str));
         run(&args)
     };
-    let out = watch(&[]);
+    // Reference 004's row: a slab count is evidence unless named (issue 37).
+    let named = ["--metric", "create.slabinfo.maple_node.active_objs"];
+    let out = watch(&named);
     let (text, err) = (stdout(&out), stderr(&out));
     assert!(out.status.success(), "{err}");
     assert!(err.contains("bisecting the 2 kernel(s)"), "{err}");
@@ -1117,7 +1116,7 @@ fn watch_notices_confirms_bisects_and_reports_a_change_once() {
     let (colours, inked, _, _) = png_stats(&shot);
     assert!(colours > 20 && inked > 10_000);
     // Again: nothing is measured, nothing new is said, --exec stays quiet.
-    let again = watch(&[]);
+    let again = watch(&named);
     assert!(again.status.success(), "{}", stderr(&again));
     assert!(
         stdout(&again).contains("no new change"),
@@ -1131,24 +1130,7 @@ fn watch_notices_confirms_bisects_and_reports_a_change_once() {
     // and no --exec — while the 6.12 packages' new code paths (memset_orig, the maple
     // tree's mas_*, simple_offset_*), rows that move from nothing, are said where they
     // moved.
-    let mut args = vec!["watch"];
-    args.extend_from_slice(CHURN_20000);
-    args.extend_from_slice(&[
-        "--every",
-        "3",
-        "--db",
-        db.to_str().unwrap(),
-        "--report-dir",
-        reports.to_str().unwrap(),
-        "--exec",
-        &exec,
-        "--profile",
-        "--min-effect",
-        "10",
-        "--kernels",
-    ]);
-    args.extend(kernels.iter().map(String::as_str));
-    let quiet = run(&args);
+    let quiet = watch(&["--min-effect", "10"]);
     let (text, err) = (stdout(&quiet), stderr(&quiet));
     assert!(quiet.status.success(), "{err}");
     assert!(

@@ -7,8 +7,8 @@
 
 use super::steps::{Bisected, Kernels, Remote, Steps, last_good, measure_ends_first};
 use super::{Measure, Params, Progress, bisect};
-use crate::vm::kernel::{self, KernelSpec};
-use anyhow::{Result, bail};
+use crate::vm::kernel;
+use anyhow::Result;
 
 /// Bisect `list` (oldest first; packages sorted by version) on `steps`' metric, measured
 /// here or through `remote`.
@@ -19,14 +19,8 @@ pub fn over_list<'a>(
     remote: Option<Box<dyn Remote + 'a>>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Bisected> {
-    let list = kernel::ordered(list)?;
-    let specs: Vec<(String, KernelSpec)> = list
-        .iter()
-        .map(|k| Ok((k.clone(), KernelSpec::parse(k)?)))
-        .collect::<Result<_>>()?;
-    if specs.iter().any(|(_, s)| *s == KernelSpec::Host) {
-        bail!("bisect boots every kernel of the list: `host` has no place in it");
-    }
+    let specs = kernel::booted_list(list, "bisect boots every kernel of the list")?;
+    let list: Vec<String> = specs.iter().map(|(k, _)| k.clone()).collect();
     steps.docs = vec![None; specs.len()];
     let mut m = Kernels {
         steps,

@@ -301,12 +301,8 @@ impl Plan {
         let mut warnings = Vec::new();
         // Validate everything that can be validated before anything is created.
         let mut probes = Probes::resolve(&self.probes, &mut warnings)?;
-        // A plan for a guest has its rate resolved (`vm::boots::in_guest`); here `auto` is
-        // the host's clock.
-        match self.profile.map(|r| r.resolve(false)) {
-            Some(Rate::Window(hz)) => probes.profile(hz, false, &mut warnings),
-            Some(_) => probes.profile(0, true, &mut warnings),
-            None => {}
+        if let Some(rate) = self.profile {
+            probes.profile(rate, &mut warnings);
         }
         self.start_op_log(&mut warnings)?;
         if let Some(w) = doc.host.frequency.as_ref().and_then(|f| f.warning()) {

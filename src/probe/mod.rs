@@ -271,11 +271,16 @@ impl Probes {
         }
     }
 
-    /// Profile every window at `hz` (`--profile=HZ`), or with `apart` in a second window
-    /// of each case (`--profile=apart`, `Probes::apart`). The symbol table is read once,
-    /// here; a kernel that hides its addresses makes every case's profile unavailable, said
-    /// once.
-    pub fn profile(&mut self, hz: u64, apart: bool, warnings: &mut Vec<String>) {
+    /// Profile every window at its rate (`--profile=HZ`), or in a second window of each
+    /// case (`--profile=apart`, `Probes::apart`). A plan for a guest has `auto` resolved
+    /// for its clock (`vm::boots::in_guest`); here it is the host's. The symbol table is
+    /// read once, here; a kernel that hides its addresses makes every case's profile
+    /// unavailable, said once.
+    pub fn profile(&mut self, rate: profile::Rate, warnings: &mut Vec<String>) {
+        let (hz, apart) = match rate.resolve(false) {
+            profile::Rate::Window(hz) => (hz, false),
+            _ => (profile::DEFAULT_HZ, true),
+        };
         let symbols = Symbols::load().map(Arc::new).map_err(|e| format!("{e:#}"));
         let rate = if apart {
             format!(

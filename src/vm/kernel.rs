@@ -117,6 +117,23 @@ fn packages(s: &str) -> Result<KernelSpec> {
     Ok(KernelSpec::Packages(v))
 }
 
+/// A list's kernels (`bisect --kernels`, `watch --kernels`) in their order ([`ordered`]),
+/// each parsed; `host` is refused, in words `boots` begins ("bisect boots every kernel of
+/// the list").
+pub fn booted_list(kernels: &[String], boots: &str) -> Result<Vec<(String, KernelSpec)>> {
+    let specs = ordered(kernels)?
+        .into_iter()
+        .map(|k| {
+            let spec = KernelSpec::parse(&k)?;
+            Ok((k, spec))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if specs.iter().any(|(_, s)| *s == KernelSpec::Host) {
+        bail!("{boots}: `host` has no place in it");
+    }
+    Ok(specs)
+}
+
 /// The kernel arguments of a list (`bisect`, `watch`) in their order: packages by the
 /// version their format gives them when all are packages of one format (the first file of
 /// each kernel), packages of several formats by the kernel release they hold; images and
@@ -607,6 +624,16 @@ fn prepare_locked(spec: &KernelSpec, name: &str, cache: &Path) -> Result<Kernel>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_booted_list_refuses_the_host_in_its_commands_words() {
+        let list = ["host".to_string()];
+        let e = booted_list(&list, "watch boots every kernel of the series").unwrap_err();
+        assert_eq!(
+            format!("{e:#}"),
+            "watch boots every kernel of the series: `host` has no place in it"
+        );
+    }
 
     #[test]
     fn parses_kernel_arguments() {

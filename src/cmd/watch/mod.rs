@@ -17,7 +17,7 @@ use sigbench::stats::compare::{Samples, compare};
 use sigbench::store::Store;
 use sigbench::store::changes::ChangeRecord;
 use sigbench::vm::guests;
-use sigbench::vm::kernel::{self, KernelSpec};
+use sigbench::vm::kernel;
 use sigbench::watch::locate::{Alert, examine};
 use sigbench::watch::series::{Settings, Watch, prepare};
 use std::path::PathBuf;
@@ -147,14 +147,7 @@ pub fn run(args: WatchArgs) -> Result<i32> {
     let plan = super::measure::plan_of(&args.run)?;
     let opts = super::measure::vm_options(&args.run)?;
     let rev_map = rev_map(&args)?;
-    let list = kernel::ordered(&args.list)?;
-    let specs: Vec<(String, KernelSpec)> = list
-        .iter()
-        .map(|k| Ok((k.clone(), KernelSpec::parse(k)?)))
-        .collect::<Result<_>>()?;
-    if specs.iter().any(|(_, s)| *s == KernelSpec::Host) {
-        bail!("watch boots every kernel of the series: `host` has no place in it");
-    }
+    let specs = kernel::booted_list(&args.list, "watch boots every kernel of the series")?;
     let started = std::time::Instant::now();
     let mut w = Watch {
         settings: Settings {
