@@ -30,6 +30,10 @@ pub const MAX_FILE_BYTES: u64 = 512 << 20;
 pub const MAX_HANDLES: usize = 200;
 /// Bytes one ReadX or WriteX may move: each is one buffer in memory.
 pub const MAX_IO_BYTES: u32 = 64 << 20;
+/// The latest a timestamp may pace a line, in seconds from the start of a pass: a day.
+/// A loadfile's times are when a recorded client issued each call (seconds to minutes);
+/// what no recording holds is refused rather than slept through.
+pub const MAX_PACE_SECS: f64 = 86_400.0;
 
 /// What dbench's `all_string_sub` replaces in every path with the client's name.
 const CLIENT1: &[u8] = b"client1";
@@ -483,6 +487,12 @@ impl Compiler {
                 .ok()
                 .filter(|t: &f64| t.is_finite() && *t >= 0.0)
                 .ok_or_else(|| format!("`{}` is not a timestamp", tokens[0]))?;
+            if t > MAX_PACE_SECS {
+                return Err(format!(
+                    "timestamp {} is over {MAX_PACE_SECS} s (a day): a loadfile's times are seconds within one pass",
+                    tokens[0]
+                ));
+            }
             (Some(t), &tokens[1..])
         } else {
             (None, &tokens[..])
@@ -542,6 +552,7 @@ impl Compiler {
             nums: [0; 4],
         };
         let mut k = 0;
+        let mut negative = [false; 4];
         for (f, v) in info.fields.iter().zip(fields) {
             match f {
                 Path => {
@@ -553,14 +564,25 @@ impl Compiler {
                     }
                 }
                 Num(what) => {
-                    line.nums[k] = number(v).ok_or_else(|| {
-                        format!("{name}: `{v}` is not a number (the {what}: decimal, 0x… or 0…)")
-                    })?;
+                    line.nums[k] = match number(v) {
+                        Ok(n) => n,
+                        Err(Number::Not) => {
+                            return Err(format!(
+                                "{name}: `{v}` is not a number (the {what}: decimal, 0x… or 0…)"
+                            ));
+                        }
+                        Err(Number::OutOfRange) => {
+                            return Err(format!(
+                                "{name}: the {what} `{v}` is out of range (dbench keeps it in 32 bits)"
+                            ));
+                        }
+                    };
+                    negative[k] = v.starts_with('-');
                     k += 1;
                 }
             }
         }
-        self.check_sizes(&line, name)?;
+        self.check_sizes(&line, negative, name)?;
         match line.op {
             LoadOp::NtCreateX => {
                 self.opened.insert(line.nums[2], line.path);
@@ -587,22 +609,28 @@ impl Compiler {
     }
 
     /// Sizes and offsets as dbench's C types hold them, and buffers within the limit.
-    fn check_sizes(&mut self, line: &Line, name: &str) -> Result<(), String> {
-        let int = |v: u32, what: &str| {
-            if v > i32::MAX as u32 {
+    fn check_sizes(&mut self, line: &Line, negative: [bool; 4], name: &str) -> Result<(), String> {
+        // A value over i32::MAX came from a number over it or from a negative one (read as
+        // strtol reads it, wrapped to 32 bits): say which the loadfile wrote.
+        let int = |i: usize, what: &str| {
+            let v = line.nums[i];
+            if v <= i32::MAX as u32 {
+                Ok(())
+            } else if negative[i] {
+                Err(format!("{name}: {what} {} is negative", v as i32))
+            } else {
                 Err(format!(
                     "{name}: {what} {v} is over {} (dbench keeps it in an int)",
                     i32::MAX
                 ))
-            } else {
-                Ok(())
             }
         };
         match line.op {
             LoadOp::ReadX | LoadOp::WriteX => {
-                let [_, offset, size, ret] = line.nums;
-                int(offset, "offset")?;
-                int(ret, "returned size")?;
+                let [_, _, size, _] = line.nums;
+                int(1, "offset")?;
+                int(3, "returned size")?;
+                int(2, "size")?;
                 if size > MAX_IO_BYTES {
                     return Err(format!(
                         "{name}: size {size} is over the limit of {MAX_IO_BYTES} bytes a call"
@@ -615,19 +643,12 @@ impl Compiler {
                     self.max_write = self.max_write.max(size);
                 }
             }
-            LoadOp::LockX | LoadOp::UnlockX => int(line.nums[2], "size")?,
+            LoadOp::LockX | LoadOp::UnlockX => int(2, "size")?,
             LoadOp::NtCreateX
             | LoadOp::Close
             | LoadOp::QueryFile
             | LoadOp::SetFile
-            | LoadOp::Flush => int(
-                if line.op == LoadOp::NtCreateX {
-                    line.nums[2]
-                } else {
-                    line.nums[0]
-                },
-                "handle",
-            )?,
+            | LoadOp::Flush => int(if line.op == LoadOp::NtCreateX { 2 } else { 0 }, "handle")?,
             LoadOp::Sleep if line.nums[0] > 60_000_000 => {
                 return Err(format!(
                     "Sleep {} µs is over the limit of a minute",
@@ -692,28 +713,40 @@ fn tokens(text: &str) -> Vec<String> {
     out
 }
 
+/// Why a token is not a loadfile number.
+#[derive(Debug, PartialEq, Eq)]
+enum Number {
+    /// Not digits of base 10, 16 (`0x`) or 8 (`0`).
+    Not,
+    /// Digits, but more than 32 bits hold.
+    OutOfRange,
+}
+
 /// A whole token as `strtol(s, NULL, 0)` reads a well-formed number, truncated to 32 bits
-/// as dbench's `int`/`uint32_t` parameters hold it; None when any of it is not a number.
-fn number(s: &str) -> Option<u32> {
+/// as dbench's `int`/`uint32_t` parameters hold it.
+fn number(s: &str) -> Result<u32, Number> {
     let (neg, digits) = match s.strip_prefix('-') {
         Some(d) => (true, d),
         None => (false, s.strip_prefix('+').unwrap_or(s)),
     };
-    let v = if let Some(h) = digits
+    let (radix, body) = if let Some(h) = digits
         .strip_prefix("0x")
         .or_else(|| digits.strip_prefix("0X"))
     {
-        u64::from_str_radix(h, 16).ok()?
+        (16, h)
     } else if digits.len() > 1 && digits.starts_with('0') {
-        u64::from_str_radix(&digits[1..], 8).ok()?
+        (8, &digits[1..])
     } else {
-        digits.parse::<u64>().ok()?
+        (10, digits)
     };
-    if v > u32::MAX as u64 {
-        return None;
+    if body.is_empty() || !body.chars().all(|c| c.is_digit(radix)) {
+        return Err(Number::Not);
     }
-    let v = v as u32;
-    Some(if neg { v.wrapping_neg() } else { v })
+    let v = u64::from_str_radix(body, radix)
+        .ok()
+        .filter(|&v| v <= u32::MAX as u64)
+        .ok_or(Number::OutOfRange)? as u32;
+    Ok(if neg { v.wrapping_neg() } else { v })
 }
 
 impl Script {
@@ -834,6 +867,28 @@ Close 9938 NT_STATUS_OK
                 "t:1: ReadX: offset 3000000000 is over 2147483647",
             ),
             ("Close 1 NT_STATUS_OK\r\n", "t:1: a carriage return"),
+            // Issue 45, item 15: what the loadfile wrote, not its 32-bit wrap.
+            (
+                "WriteX 1 0 8 -5 NT_STATUS_OK\n",
+                "t:1: WriteX: returned size -5 is negative",
+            ),
+            (
+                "WriteX 1 0 -5 8 NT_STATUS_OK\n",
+                "t:1: WriteX: size -5 is negative",
+            ),
+            (
+                "Close 99999999999 NT_STATUS_OK\n",
+                "t:1: Close: the handle `99999999999` is out of range",
+            ),
+            // Issue 45, item 1: no loadfile paces a line a lifetime into its pass.
+            (
+                "1e300 Mkdir \"\\clients\" NT_STATUS_OK\n",
+                "t:1: timestamp 1e300 is over 86400 s",
+            ),
+            (
+                "86400.5 Close 1 NT_STATUS_OK\n",
+                "t:1: timestamp 86400.5 is over",
+            ),
             ("SMBopenX x\n", "t:1: a dbench 1 loadfile"),
             ("# nothing\n", "t: no operation in the loadfile"),
         ] {
@@ -845,14 +900,15 @@ Close 9938 NT_STATUS_OK
 
     #[test]
     fn numbers_read_as_strtol_base_0() {
-        assert_eq!(number("16385"), Some(16385));
-        assert_eq!(number("0x40"), Some(64));
-        assert_eq!(number("010"), Some(8));
-        assert_eq!(number("0"), Some(0));
-        assert_eq!(number("-1"), Some(u32::MAX));
-        assert_eq!(number("12a"), None);
-        assert_eq!(number(""), None);
-        assert_eq!(number("99999999999"), None);
+        assert_eq!(number("16385"), Ok(16385));
+        assert_eq!(number("0x40"), Ok(64));
+        assert_eq!(number("010"), Ok(8));
+        assert_eq!(number("0"), Ok(0));
+        assert_eq!(number("-1"), Ok(u32::MAX));
+        assert_eq!(number("12a"), Err(Number::Not));
+        assert_eq!(number(""), Err(Number::Not));
+        assert_eq!(number("0x"), Err(Number::Not));
+        assert_eq!(number("99999999999"), Err(Number::OutOfRange));
     }
 
     #[test]

@@ -682,3 +682,81 @@ fn ctrl_c_stops_every_client_within_a_second_and_keeps_the_run() {
     let runs = run(&["runs", "--db", db.to_str().unwrap()]);
     assert!(stdout(&runs).contains("interrupted"), "{}", stdout(&runs));
 }
+
+/// Issue 45, items 1 and 3: a minute's `Sleep` and a timestamp hours into the pass end
+/// with the run — at its deadline, or within a second of SIGINT — and a timestamp no
+/// loadfile holds is refused before anything is mounted.
+#[test]
+fn a_loadfile_s_waits_end_with_the_run_and_absurd_times_are_refused() {
+    need_dbench();
+    let dir = temp("waits");
+    let lf = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.display().to_string()
+    };
+    let sleepy = lf(
+        "sleep.txt",
+        "Mkdir \"\\clients\" NT_STATUS_OK\nSleep 60000000 NT_STATUS_OK\n",
+    );
+    let paced = lf(
+        "paced.txt",
+        "0 Mkdir \"\\clients\" NT_STATUS_OK\n80000 Mkdir \"\\clients\" NT_STATUS_OK\n",
+    );
+    for file in [&sleepy, &paced] {
+        let started = Instant::now();
+        let out = run(&[
+            "run",
+            "dbench",
+            "--loadfile",
+            file,
+            "--clients",
+            "2",
+            "--time",
+            "1",
+            "--fs",
+            "tmpfs",
+            "--no-store",
+        ]);
+        let took = started.elapsed();
+        assert!(out.status.success(), "{file}: {}", stderr(&out));
+        assert!(took < Duration::from_secs(30), "{file}: took {took:?}");
+    }
+    let mut child = spawn(&[
+        "run",
+        "dbench",
+        "--loadfile",
+        &sleepy,
+        "--clients",
+        "2",
+        "--time",
+        "60",
+        "--fs",
+        "tmpfs",
+        "--no-store",
+    ]);
+    let pid = child.id();
+    wait_for_mount(&mut child, Duration::from_secs(900));
+    std::thread::sleep(Duration::from_secs(3));
+    let sent = Instant::now();
+    signal(&child, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    let took = sent.elapsed();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(
+        took < Duration::from_secs(2),
+        "stopped {took:?} after SIGINT"
+    );
+    assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
+    let absurd = lf("absurd.txt", "1e300 Mkdir \"\\clients\" NT_STATUS_OK\n");
+    let out = run(&["run", "dbench", "--loadfile", &absurd, "--no-store"]);
+    assert_eq!(out.status.code(), Some(1));
+    let e = stderr(&out);
+    assert!(
+        e.trim_end().ends_with(&format!(
+            "{absurd}:1: timestamp 1e300 is over 86400 s (a day): a loadfile's times are seconds within one pass"
+        )) && e.trim().lines().count() == 1,
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -176,3 +176,45 @@ proptest! {
         let _ = sigbench::results::parse_documents(&nested, "fuzz.json");
     }
 }
+
+/// A loadfile timestamp as hostile input writes one: any float's text, huge exponents,
+/// infinities, signs, digits without end.
+fn timestamp_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        any::<f64>().prop_map(|f| f.to_string()),
+        any::<f64>().prop_map(|f| format!("{f:e}")),
+        (0u32..400, any::<bool>())
+            .prop_map(|(e, neg)| format!("{}1e{e}", if neg { "-" } else { "" })),
+        Just("inf".to_string()),
+        Just("1e-400".to_string()),
+        "[0-9]{1,40}(\\.[0-9]{0,20})?",
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// Issue 45, item 1: a loadfile's times compile to a pacing every client can wait for
+    /// (finite, within a day, a `Duration`), or are refused in one line naming the line.
+    #[test]
+    fn loadfile_times_are_bounded_or_refused(
+        times in proptest::collection::vec(timestamp_text(), 1..6),
+    ) {
+        let text: String = times
+            .iter()
+            .map(|t| format!("{t} Mkdir \"\\clients\" NT_STATUS_OK\n"))
+            .collect();
+        match sigbench::loadfile::parse(&text, "fuzz.txt") {
+            Ok(script) => {
+                for t in script.pace.unwrap_or_default() {
+                    prop_assert!(t.is_finite() && (0.0..=sigbench::loadfile::MAX_PACE_SECS).contains(&t), "{t}");
+                    prop_assert!(std::time::Duration::try_from_secs_f64(t).is_ok());
+                }
+            }
+            Err(e) => {
+                let e = format!("{e:#}");
+                prop_assert!(e.starts_with("fuzz.txt:") && !e.contains('\n'), "{e}");
+            }
+        }
+    }
+}

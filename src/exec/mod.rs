@@ -37,6 +37,9 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+/// The longest a client's pause goes without looking for a signal.
+const PAUSE_SLICE: Duration = Duration::from_millis(20);
+
 /// Latency of one kind of operation over the timed window, in nanoseconds: a syscall of a
 /// signature, or an operation of a dbench loadfile (`NTCreateX`, timed with its lookup).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -241,6 +244,33 @@ impl Ctl {
 
     pub fn stop(&self) {
         self.stop.store(true, Relaxed);
+        // Under the lock, so a client between its check and its wait in `pause` is not
+        // missed.
+        let _f = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+        self.woken.notify_all();
+    }
+
+    /// A client's wait (a loadfile's Sleep, a timestamp's pacing): `d` long, or until the
+    /// run stops — the deadline or a failure at once, a signal within [`PAUSE_SLICE`].
+    /// False when it ended because the run is stopping.
+    pub fn pause(&self, d: Duration) -> bool {
+        let until = Instant::now().checked_add(d);
+        loop {
+            if self.stopping() {
+                return false;
+            }
+            let now = Instant::now();
+            let left = match until {
+                Some(u) if u <= now => return true,
+                Some(u) => u - now,
+                None => PAUSE_SLICE,
+            };
+            let f = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+            if self.stop.load(Relaxed) {
+                return false;
+            }
+            let _ = self.woken.wait_timeout(f, left.min(PAUSE_SLICE));
+        }
     }
 
     /// The warm-up's generation: it moves when the warm-up ends.
@@ -263,12 +293,13 @@ impl Ctl {
 
     /// A client failed: keep its error (the first one) and stop the others.
     pub fn fail(&self, e: anyhow::Error) {
-        let mut f = self.failed.lock().unwrap_or_else(|p| p.into_inner());
-        if f.is_none() {
-            *f = Some(e);
+        {
+            let mut f = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+            if f.is_none() {
+                *f = Some(e);
+            }
         }
         self.stop();
-        self.woken.notify_all();
     }
 
     /// Sleep until `until`, or until a client fails, or at most a second (a signal is
@@ -636,7 +667,9 @@ fn client_thread<C: Client>(
     g: &Gates,
 ) -> (C, Result<()>, ClientResult) {
     let Seat { mut client, dir } = seat;
-    let prepared = (|| -> Result<()> {
+    // Whatever else unwinds this thread, the others must not wait for it at a gate.
+    let _abandon = Abandon { me, ctl, g };
+    let prepared = caught(|| -> Result<()> {
         crate::sys::os::unshare_fs_files()
             .map_err(|e| anyhow!("client {me}: unshare(CLONE_FS|CLONE_FILES): {e}"))?;
         if let Some(d) = &dir {
@@ -652,7 +685,9 @@ fn client_thread<C: Client>(
         client
             .prepare(&mut |done| progress.done.store(done, Relaxed))
             .map_err(|e| anyhow!("client {me}: {e:#}"))
-    })();
+    })
+    .map_err(|e| anyhow!("client {me}: {e:#}"))
+    .and_then(|r| r);
     if let Err(e) = prepared {
         ctl.fail(e);
     }
@@ -668,7 +703,7 @@ fn client_thread<C: Client>(
                 g.phase_start.wait();
             }
         };
-        client.run(ctl, me, bound, Some(&mut hook))
+        caught(|| client.run(ctl, me, bound, Some(&mut hook))).and_then(|r| r)
     };
     let result = client_result(&client);
     if let Err(e) = &r {
@@ -678,6 +713,36 @@ fn client_thread<C: Client>(
     g.closed.wait();
     client.finish();
     (client, r, result)
+}
+
+/// `f`, with a panic turned into an error: a client that panics fails its case like any
+/// other error, and releases the clients waiting for it.
+fn caught<T>(f: impl FnOnce() -> T) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
+        let what = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        anyhow!("panicked ({what}): a bug in sigbench, please report it")
+    })
+}
+
+/// Gives a client's gates up if its thread unwinds past them.
+struct Abandon<'a> {
+    me: usize,
+    ctl: &'a Ctl,
+    g: &'a Gates,
+}
+
+impl Drop for Abandon<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.ctl
+                .fail(anyhow!("client {}: its thread panicked", self.me));
+            self.g.abort();
+        }
+    }
 }
 
 /// K client threads, released together, coordinated from this thread.
@@ -1026,6 +1091,140 @@ mod tests {
             e.starts_with("client 1: churn.toml:6: phase `create`, file 7 of 50: openat(\"file_7\") failed with EEXIST"),
             "{e}"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Runs `f` on a thread of its own and gives up after `limit`: a test of something
+    /// that used to hang fails instead of hanging the suite.
+    fn within<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        rx.recv_timeout(limit)
+            .unwrap_or_else(|_| panic!("still running after {limit:?}"))
+    }
+
+    /// A client that panics in its run (issue 45, item 1: a loadfile's timestamp once
+    /// panicked every client and the coordinator waited forever at `done`).
+    struct Panics<'s>(Executor<'s>, bool);
+
+    impl Client for Panics<'_> {
+        fn prepare(&mut self, p: &mut dyn FnMut(u64)) -> Result<()> {
+            self.0.prepare(p)
+        }
+        fn segments(&self) -> usize {
+            self.0.segments()
+        }
+        fn run(
+            &mut self,
+            ctl: &Ctl,
+            me: usize,
+            bound: Bound,
+            hook: Option<&mut dyn FnMut(Event)>,
+        ) -> Result<()> {
+            if self.1 {
+                panic!("planted");
+            }
+            self.0.run(ctl, me, bound, hook)
+        }
+        fn tally(&self) -> &Tally {
+            self.0.tally()
+        }
+        fn tally_mut(&mut self) -> &mut Tally {
+            self.0.tally_mut()
+        }
+        fn phase_ns(&self) -> Vec<u64> {
+            self.0.phase_ns()
+        }
+        fn passes(&self) -> f64 {
+            self.0.passes()
+        }
+        fn notes(&self) -> Vec<(String, u64)> {
+            self.0.notes()
+        }
+        fn finish(&mut self) {
+            self.0.finish()
+        }
+    }
+
+    #[test]
+    fn a_client_that_panics_fails_the_case_and_releases_the_others() {
+        let dir = temp("panic");
+        for bound in [
+            Bound::Count,
+            Bound::Time {
+                warmup: Duration::from_millis(100),
+                time: Duration::from_secs(30),
+            },
+        ] {
+            let dir = dir.clone();
+            let e = within(Duration::from_secs(20), move || {
+                let sig = churn();
+                let seats: Vec<Seat<Panics>> = (0..3)
+                    .map(|i| Seat {
+                        client: Panics(Executor::new(&sig, 20, 1).unwrap(), i == 1),
+                        dir: Some(format!("client{i}")),
+                    })
+                    .collect();
+                run_in_dir(&dir, || run(seats, bound, &mut Quiet))
+                    .unwrap()
+                    .map(|_| ())
+                    .unwrap_err()
+            });
+            let e = format!("{e:#}");
+            assert!(
+                e.starts_with("client 1: panicked (planted)"),
+                "{bound:?}: {e}"
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_client_s_waits_end_at_the_deadline_and_at_a_stop() {
+        // Issue 45, item 3: a minute's Sleep and a timestamp hours into the pass, in a run
+        // of 300 ms: both end with the run.
+        let dir = temp("pause");
+        for text in [
+            "Mkdir \"\\clients\" NT_STATUS_OK\nSleep 60000000 NT_STATUS_OK\n",
+            "0 Mkdir \"\\clients\" NT_STATUS_OK\n80000 Mkdir \"\\x\" NT_STATUS_OK\n",
+        ] {
+            let s = script(text);
+            let dir = dir.clone();
+            let started = Instant::now();
+            let t = within(Duration::from_secs(20), move || {
+                let seats: Vec<Seat<ScriptClient>> = (0..2)
+                    .map(|id| Seat {
+                        client: ScriptClient::new(Arc::clone(&s), id, 1, vec![0u8; 1].into())
+                            .unwrap(),
+                        dir: None,
+                    })
+                    .collect();
+                let bound = Bound::Time {
+                    warmup: Duration::from_millis(100),
+                    time: Duration::from_millis(300),
+                };
+                run_in_dir(&dir, || run(seats, bound, &mut Quiet))
+                    .unwrap()
+                    .unwrap()
+            });
+            let took = started.elapsed();
+            assert!(took < Duration::from_millis(1500), "{text:?}: {took:?}");
+            assert!(t.wall_ns >= 300_000_000, "{}", t.wall_ns);
+        }
+        // A stop wakes a pause at once; an unbounded one too.
+        let ctl = Arc::new(Ctl::new(1));
+        let c = Arc::clone(&ctl);
+        let waiter = std::thread::spawn(move || {
+            let t = Instant::now();
+            (c.pause(Duration::MAX), t.elapsed())
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        ctl.stop();
+        let (done, took) = waiter.join().unwrap();
+        assert!(!done && took < Duration::from_millis(300), "{took:?}");
+        assert!(Ctl::new(1).pause(Duration::from_millis(5)));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

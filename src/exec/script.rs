@@ -363,7 +363,7 @@ impl ScriptClient {
     }
 
     /// One line: its operation, as dbench issues it.
-    fn op(&mut self, k: usize) -> Result<()> {
+    fn op(&mut self, k: usize, ctl: &Ctl) -> Result<()> {
         let line = self.script.lines[k];
         let at = line.at;
         self.a.clear();
@@ -538,7 +538,9 @@ impl ScriptClient {
                 let r = sys::fsync(fd);
                 let _ = self.counted(r);
             }
-            LoadOp::Sleep => std::thread::sleep(Duration::from_micros(n0 as u64)),
+            LoadOp::Sleep => {
+                ctl.pause(Duration::from_micros(n0 as u64));
+            }
         }
         Ok(())
     }
@@ -561,15 +563,15 @@ impl ScriptClient {
             if let Some(pace) = &self.script.pace
                 && pace[k] > 0.0
             {
-                let due = start + Duration::from_secs_f64(pace[k]);
-                let now = Instant::now();
-                if due > now {
-                    std::thread::sleep(due - now);
+                // The parser bounds a timestamp to a day; a pause ends when the run stops.
+                let due = Duration::try_from_secs_f64(pace[k]).unwrap_or(Duration::MAX);
+                if !ctl.pause(due.saturating_sub(start.elapsed())) {
+                    return Ok(false);
                 }
             }
             let line = self.script.lines[k];
             let t0 = Instant::now();
-            self.op(k)?;
+            self.op(k, ctl)?;
             let ns = t0.elapsed().as_nanos() as u64;
             if line.op != LoadOp::Sleep {
                 self.tally.record(line.op as usize, ns);
