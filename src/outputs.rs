@@ -181,6 +181,170 @@ pub fn write_file(dest: &Path, bytes: &[u8]) -> Result<()> {
     written
 }
 
+/// A directory a command fills with files of its own (`site -o`, `--site`,
+/// `--report-dir`), held open: the directory and each one under it are opened without
+/// following a link (a link there is refused, so a planted `reports` → /etc writes
+/// nothing), files are written as [`write_file`] writes them but relative to the open
+/// directory, only over regular files (a FIFO planted as `index.html` is refused, not
+/// opened and waited on), and never over the results store.
+pub struct OutDir {
+    fd: std::os::fd::OwnedFd,
+    /// How it was named, for messages.
+    path: PathBuf,
+    /// The store's files (device, inode): no page may replace them.
+    store: Vec<(u64, u64)>,
+}
+
+/// A file name within an [`OutDir`]: one component, no NUL.
+fn component(name: &str) -> Result<std::ffi::CString> {
+    if name.is_empty() || name == "." || name == ".." || name.contains('/') {
+        bail!("`{name}` is not a file name");
+    }
+    std::ffi::CString::new(name).map_err(|_| anyhow::anyhow!("`{name}` holds a NUL"))
+}
+
+impl OutDir {
+    /// Open `path` (created with its parents when missing) as `flag` names it
+    /// (`-o`, `--site`). `path` itself must be a directory, not a link to one.
+    pub fn open(flag: &str, path: &Path, store: Option<&Location>) -> Result<OutDir> {
+        let shown = path.display();
+        match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => bail!(
+                "{flag} {shown} is a symbolic link (to {}): name the directory itself",
+                std::fs::read_link(path).map_or("?".into(), |t| t.display().to_string())
+            ),
+            Ok(m) if !m.is_dir() => {
+                bail!("{flag} {shown}: not a directory (name a directory, or one to create)")
+            }
+            Ok(_) => {}
+            Err(_) => std::fs::create_dir_all(path)
+                .with_context(|| format!("{flag} {shown}: cannot create it"))?,
+        }
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+            .map_err(|_| anyhow::anyhow!("{flag} {shown}: a name with a NUL"))?;
+        let fd = crate::sys::os::open_dir_at(None, &c)
+            .with_context(|| format!("{flag} {shown}: cannot open it as a directory"))?;
+        use std::os::unix::fs::MetadataExt;
+        let store = Outputs::new(store)
+            .store
+            .iter()
+            .filter_map(|f| std::fs::metadata(f).ok())
+            .map(|m| (m.dev(), m.ino()))
+            .collect();
+        Ok(OutDir {
+            fd,
+            path: path.to_path_buf(),
+            store,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The directory `name` in this one, created when missing; a link there is refused.
+    pub fn sub(&self, name: &str) -> Result<OutDir> {
+        use std::os::fd::AsFd;
+        let c = component(name)?;
+        let shown = self.path.join(name);
+        match crate::sys::os::mkdir_at(self.fd.as_fd(), &c, 0o777) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                return Err(e).with_context(|| format!("{}: cannot create it", shown.display()));
+            }
+            _ => {}
+        }
+        let fd = crate::sys::os::open_dir_at(Some(self.fd.as_fd()), &c).map_err(|e| {
+            if matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR)) {
+                anyhow::anyhow!(
+                    "{} is not a directory of its own (a link, or a file): remove it, or write elsewhere",
+                    shown.display()
+                )
+            } else {
+                anyhow::anyhow!("{}: cannot open it: {e}", shown.display())
+            }
+        })?;
+        Ok(OutDir {
+            fd,
+            path: shown,
+            store: self.store.clone(),
+        })
+    }
+
+    /// Whether this process can create files here (root passes mode bits, not a
+    /// read-only mount): a temporary file created exclusively and removed.
+    pub fn writable(&self) -> std::io::Result<()> {
+        use std::os::fd::AsFd;
+        let probe =
+            std::ffi::CString::new(format!(".sigbench-write-test-{:016x}", unpredictable()))
+                .expect("no NUL in a formatted name");
+        crate::sys::os::create_new_at(self.fd.as_fd(), &probe, 0o600)?;
+        crate::sys::os::unlink_at(self.fd.as_fd(), &probe)
+    }
+
+    /// Whether `name` may be written: nothing there, a regular file or a link (replaced,
+    /// not followed) — never a directory, FIFO, socket or device, never the store.
+    pub fn check(&self, name: &str) -> Result<()> {
+        use std::os::fd::AsFd;
+        let c = component(name)?;
+        let shown = self.path.join(name);
+        let st = match crate::sys::os::lstat_at(self.fd.as_fd(), &c) {
+            Ok(st) => st,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e).with_context(|| format!("{}", shown.display())),
+        };
+        match st.st_mode & libc::S_IFMT {
+            libc::S_IFLNK => Ok(()),
+            libc::S_IFREG if self.store.contains(&(st.st_dev, st.st_ino)) => bail!(
+                "{} is the results store: writing there would destroy every stored run; write elsewhere",
+                shown.display()
+            ),
+            libc::S_IFREG => Ok(()),
+            _ => bail!(
+                "{} is not a regular file: remove it (only files sigbench writes belong there)",
+                shown.display()
+            ),
+        }
+    }
+
+    /// Write `bytes` to `name` whole: a temporary created exclusively beside it, then
+    /// renamed over it (after [`OutDir::check`]).
+    pub fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
+        use std::io::Write;
+        use std::os::fd::AsFd;
+        self.check(name)?;
+        let c = component(name)?;
+        let shown = self.path.join(name);
+        let mut attempt = 0u32;
+        let (tmp, mut f) = loop {
+            let tmp = std::ffi::CString::new(format!(".{name}.{:016x}.tmp", unpredictable()))?;
+            match crate::sys::os::create_new_at(self.fd.as_fd(), &tmp, 0o666) {
+                Ok(f) => break (tmp, f),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 16 => {
+                    attempt += 1
+                }
+                Err(e) => {
+                    return Err(e).with_context(|| {
+                        format!(
+                            "cannot create a file in {} for {}",
+                            self.path.display(),
+                            shown.display()
+                        )
+                    });
+                }
+            }
+        };
+        let written = f
+            .write_all(bytes)
+            .and_then(|()| f.sync_all())
+            .and_then(|()| crate::sys::os::rename_at(self.fd.as_fd(), &tmp, &c))
+            .with_context(|| format!("cannot write {}", shown.display()));
+        if written.is_err() {
+            let _ = crate::sys::os::unlink_at(self.fd.as_fd(), &tmp);
+        }
+        written
+    }
+}
+
 /// 64 bits no other process can predict: std's per-process random hash keys (seeded from
 /// the kernel's random source) over the time and a counter.
 fn unpredictable() -> u64 {

@@ -14,13 +14,12 @@ use crate::store::changes::{ChangeRecord, Status, TriageState};
 use crate::watch::Point;
 use anyhow::Result;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
-/// The site: its pages (file name, HTML) and the alert reports to copy beside them
-/// (source, file name under `reports/`).
+/// The site: its pages (file name, HTML) and the alert reports the store keeps to write
+/// beside them (change id, format: `txt` or `html`, written as `reports/change-ID.FORMAT`).
 pub struct Site {
     pub pages: Vec<(String, String)>,
-    pub reports: Vec<(PathBuf, String)>,
+    pub reports: Vec<(i64, String)>,
 }
 
 /// The most metrics plotted on a series page (each plot is ~10–30 KB of SVG over a few
@@ -103,8 +102,13 @@ fn triage_cell(c: &ChangeRecord) -> String {
     }
 }
 
-/// The site of `labels` (each with its runs) and the change points `changes`.
-pub fn build(labels: &[Point], changes: &[ChangeRecord]) -> Result<Site> {
+/// The site of `labels` (each with its runs), the change points `changes` and the
+/// reports the store keeps for them (`reports`: change id, format).
+pub fn build(
+    labels: &[Point],
+    changes: &[ChangeRecord],
+    reports: &[(i64, String)],
+) -> Result<Site> {
     let series = crate::watch::stored_series(labels, crate::watch::Order::Release);
     let label_page: BTreeMap<&str, String> = labels
         .iter()
@@ -116,22 +120,18 @@ pub fn build(labels: &[Point], changes: &[ChangeRecord]) -> Result<Site> {
         .enumerate()
         .map(|(k, (key, _))| (key.as_str(), file("series", k + 1)))
         .collect();
-    // Reports copied under reports/ by their own file names (`change-ID.txt|html`).
-    let mut reports = Vec::new();
+    // The reports the store keeps, under reports/ (`change-ID.txt|html`); a change links
+    // to its HTML one, else its text. Only changes listed here get one: nothing is read
+    // from where a stored path points.
+    let reports: Vec<(i64, String)> = reports
+        .iter()
+        .filter(|(id, f)| (f == "txt" || f == "html") && changes.iter().any(|c| c.id == *id))
+        .cloned()
+        .collect();
     let mut report_of: BTreeMap<i64, String> = BTreeMap::new();
-    for c in changes {
-        if let Some(txt) = &c.report {
-            let txt = PathBuf::from(txt);
-            let html = txt.with_extension("html");
-            for (src, ext) in [(&txt, "txt"), (&html, "html")] {
-                if src.is_file() {
-                    let name = format!("change-{}.{ext}", c.id);
-                    reports.push((src.clone(), name.clone()));
-                    if ext == "html" || !report_of.contains_key(&c.id) {
-                        report_of.insert(c.id, format!("reports/{name}"));
-                    }
-                }
-            }
+    for (id, ext) in &reports {
+        if ext == "html" || !report_of.contains_key(id) {
+            report_of.insert(*id, format!("reports/{}", report_file(*id, ext)));
         }
     }
     // A change's report, else the report of the change found with it (same series and
@@ -435,32 +435,38 @@ pub fn build(labels: &[Point], changes: &[ChangeRecord]) -> Result<Site> {
     Ok(Site { pages, reports })
 }
 
-/// Build the site of everything `store` holds and write it into `dir` (created if
-/// missing; pages written whole, one at a time, reports copied under `reports/`). Returns
+/// A report's file name under `reports/`.
+fn report_file(id: i64, format: &str) -> String {
+    format!("change-{id}.{format}")
+}
+
+/// Build the site of everything `store` holds and write it into `dir` (`flag` names it in
+/// errors: `-o`, `--site`; created if missing, never through a link; pages written whole,
+/// one at a time, over regular files only, the store's reports under `reports/`). Every
+/// name is checked before the first is written: a site never replaces the store. Returns
 /// how many pages were written.
-pub fn write(store: &crate::store::Store, dir: &std::path::Path) -> Result<usize> {
-    use anyhow::Context;
+pub fn write(store: &crate::store::Store, dir: &std::path::Path, flag: &str) -> Result<usize> {
+    let out = crate::outputs::OutDir::open(flag, dir, Some(&store.location))?;
     let mut labels = Vec::new();
     for l in store.labels()? {
         let runs = store.load(&crate::store::Selector::Label(l.clone()))?;
         labels.push((l, runs));
     }
     let changes = store.changes(None)?;
-    let site = build(&labels, &changes)?;
-    if dir.exists() && !dir.is_dir() {
-        anyhow::bail!(
-            "{}: not a directory (name a directory, or one to create)",
-            dir.display()
-        );
+    let site = build(&labels, &changes, &store.report_formats()?)?;
+    let reports_dir = out.sub("reports")?;
+    for (name, _) in &site.pages {
+        out.check(name)?;
     }
-    std::fs::create_dir_all(dir.join("reports"))
-        .with_context(|| format!("{}: cannot create it", dir.display()))?;
+    for (id, format) in &site.reports {
+        reports_dir.check(&report_file(*id, format))?;
+    }
     for (name, html) in &site.pages {
-        crate::outputs::write_file(&dir.join(name), html.as_bytes())?;
+        out.write(name, html.as_bytes())?;
     }
-    for (src, name) in &site.reports {
-        let bytes = crate::input::read_text(src, "the alert report", 64 << 20)?;
-        crate::outputs::write_file(&dir.join("reports").join(name), bytes.as_bytes())?;
+    for (id, format) in &site.reports {
+        let body = store.report(*id, format)?.unwrap_or_default();
+        reports_dir.write(&report_file(*id, format), body.as_bytes())?;
     }
     Ok(site.pages.len())
 }

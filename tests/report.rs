@@ -355,3 +355,189 @@ fn a_site_over_the_store_shows_every_series_label_and_triaged_change() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 45, items 2, 4, 5 and 11: a site publishes only what sigbench wrote for it. The
+/// reports come from the store (a `--report-dir` given relative to another directory and
+/// since deleted still shows; a stored `report` path naming a secret file publishes
+/// nothing of it); the site directory, its `reports` and every page are never reached
+/// through a link; a FIFO planted as a page is refused, not waited on; a store among the
+/// pages is never replaced, by `site`, `watch --site` or `--report-dir`.
+#[test]
+fn a_site_publishes_only_what_sigbench_wrote_for_it() {
+    let dir = std::env::temp_dir().join(format!("sigbench-site-hostile-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("elsewhere")).unwrap();
+    let db_path = dir.join("s.db");
+    let db = db_path.to_str().unwrap();
+    let series = stepped_series_named(&dir, "hs-");
+    assert!(
+        run(&["import", series.to_str().unwrap(), "--db", db])
+            .status
+            .success()
+    );
+    // --report-dir relative to the watch's own directory (item 11).
+    let found = sigbench()
+        .current_dir(&dir)
+        .args([
+            "watch",
+            "--series-glob",
+            "hs-*",
+            "--db",
+            db,
+            "--report-dir",
+            "rel",
+        ])
+        .output()
+        .unwrap();
+    assert!(found.status.success(), "{}", stderr(&found));
+    let conn = rusqlite::Connection::open(&db_path).unwrap();
+    let ids: Vec<i64> = conn
+        .prepare("SELECT change_id FROM change_reports WHERE format = 'html' ORDER BY change_id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(!ids.is_empty(), "no report kept in the store");
+    let stored: String = conn
+        .query_row("SELECT data FROM changes WHERE id = ?1", [ids[0]], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    let stored: serde_json::Value = serde_json::from_str(&stored).unwrap();
+    let path = stored["report"].as_str().unwrap().to_string();
+    assert!(
+        path.starts_with('/'),
+        "a relative report path was stored: {path}"
+    );
+    std::fs::remove_dir_all(dir.join("rel")).unwrap();
+    // A change whose stored path names a secret, with no report kept (item 2).
+    let secret = dir.join("secret");
+    std::fs::write(&secret, "root:$6$hash-that-must-not-travel").unwrap();
+    conn.execute(
+        "UPDATE changes SET data = json_set(data, '$.report', ?1)",
+        [secret.to_str().unwrap()],
+    )
+    .unwrap();
+    conn.execute("DELETE FROM change_reports WHERE change_id != ?1", [ids[0]])
+        .unwrap();
+    drop(conn);
+    let site = dir.join("elsewhere/site");
+    let site_cmd = |out: &std::path::Path, db: &str| {
+        sigbench()
+            .current_dir(dir.join("elsewhere"))
+            .args(["site", "-o", out.to_str().unwrap(), "--db", db])
+            .output()
+            .unwrap()
+    };
+    let out = site_cmd(&site, db);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let kept = site.join(format!("reports/change-{}.html", ids[0]));
+    assert!(kept.is_file(), "the stored report was not published");
+    let grep = |d: &std::path::Path| {
+        let mut hits = Vec::new();
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            if e.path().is_file()
+                && std::fs::read_to_string(e.path())
+                    .unwrap_or_default()
+                    .contains("hash-that-must-not-travel")
+            {
+                hits.push(e.path());
+            }
+        }
+        hits
+    };
+    assert!(grep(&site).is_empty() && grep(&site.join("reports")).is_empty());
+    let refused = |out: &std::process::Output, want: &str| {
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(out));
+        let e = stderr(out);
+        assert!(e.trim().lines().count() == 1 && e.contains(want), "{e}");
+    };
+    // A planted `reports` link, and -o naming a link (item 4): nothing written there.
+    let victim = dir.join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    let planted = dir.join("elsewhere/planted");
+    std::fs::create_dir_all(&planted).unwrap();
+    std::os::unix::fs::symlink(&victim, planted.join("reports")).unwrap();
+    refused(
+        &site_cmd(&planted, db),
+        "reports is not a directory of its own",
+    );
+    let link = dir.join("elsewhere/link");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    refused(&site_cmd(&link, db), "is a symbolic link");
+    assert_eq!(
+        std::fs::read_dir(&victim).unwrap().count(),
+        0,
+        "written through a link"
+    );
+    // A FIFO planted as a page: refused at once, not opened.
+    let fifo_site = dir.join("elsewhere/fifo");
+    std::fs::create_dir_all(&fifo_site).unwrap();
+    let fifo = std::ffi::CString::new(fifo_site.join("index.html").to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path borrowed for the call.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    let started = std::time::Instant::now();
+    refused(
+        &site_cmd(&fifo_site, db),
+        "index.html is not a regular file",
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    // The store under a page's name (item 5): refused, every run kept.
+    let sx = dir.join("sx");
+    std::fs::create_dir_all(&sx).unwrap();
+    std::fs::copy(&db_path, sx.join("index.html")).unwrap();
+    let inner = sx.join("index.html");
+    let inner = inner.to_str().unwrap();
+    let before = std::fs::read(inner).unwrap();
+    refused(&site_cmd(&sx, inner), "is the results store");
+    let again = run(&[
+        "watch",
+        "--series-glob",
+        "hs-*",
+        "--db",
+        inner,
+        "--site",
+        sx.to_str().unwrap(),
+    ]);
+    refused(&again, "is the results store");
+    assert_eq!(
+        std::fs::read(inner).unwrap(),
+        before,
+        "the store was rewritten"
+    );
+    // --report-dir holding the store under the next report's name.
+    let rd = dir.join("rd");
+    std::fs::create_dir_all(&rd).unwrap();
+    let fresh = rd.join("change-1.txt");
+    assert!(
+        run(&[
+            "import",
+            series.to_str().unwrap(),
+            "--db",
+            fresh.to_str().unwrap()
+        ])
+        .status
+        .success()
+    );
+    let before = std::fs::read(&fresh).unwrap();
+    let out = run(&[
+        "watch",
+        "--series-glob",
+        "hs-*",
+        "--db",
+        fresh.to_str().unwrap(),
+        "--report-dir",
+        rd.to_str().unwrap(),
+    ]);
+    assert!(
+        stderr(&out).contains("change-1.txt is the results store"),
+        "{}",
+        stderr(&out)
+    );
+    assert_ne!(out.status.code(), Some(0));
+    let runs = run(&["runs", "--db", fresh.to_str().unwrap()]);
+    assert!(stdout(&runs).contains("hs-6"), "{}", stdout(&runs));
+    let _ = before;
+    std::fs::remove_dir_all(&dir).unwrap();
+}

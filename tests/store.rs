@@ -605,6 +605,8 @@ fn watch_over_stored_labels_finds_a_step_once_as_a_candidate() {
             && listed.contains(": noise)"),
         "{listed}"
     );
+    // Issue 45, item 6: three loops of 20 triages at once lose no decision.
+    assert_eq!(parallel_triages(db, id, 3, 20), 1 + 60);
     for (bad, says) in [
         (vec!["triage", "999", "invalid"], "no change point 999"),
         (vec!["triage", id, "wontfix"], "invalid value 'wontfix'"),

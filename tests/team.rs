@@ -319,6 +319,18 @@ fn two_machines_write_one_postgres_store_at_once() {
     ]);
     assert!(t.status.success(), "{}", stderr(&t));
     assert!(stdout(&t).contains("triaged invalid by "), "{}", stdout(&t));
+    // Issue 45, item 6: concurrent triages each append (acknowledged, then invalid: 2).
+    assert_eq!(parallel_triages(&url, &id, 3, 10), 2 + 30);
+    let t = run(&[
+        "triage",
+        &id,
+        "invalid",
+        "--note",
+        "the runner was busy",
+        "--db",
+        &url,
+    ]);
+    assert!(t.status.success(), "{}", stderr(&t));
     let listed = stdout(&run(&["watch", "--changes", "--db", &url]));
     assert!(
         listed

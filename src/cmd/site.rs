@@ -18,7 +18,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<i32> {
     let store = Store::open_existing(&args.store.db)?;
     let started = std::time::Instant::now();
-    let pages = sigbench::site::write(&store, &args.output)?;
+    let pages = sigbench::site::write(&store, &args.output, "-o")?;
     super::out(&format!(
         "{} page(s) in {} ({:.1} s); open {}\n",
         pages,

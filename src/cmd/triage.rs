@@ -26,9 +26,10 @@ pub fn run(args: Args) -> Result<i32> {
     let login = sigbench::host::login();
     let c = store.triage(args.id, args.state, &args.note, &login)?;
     super::out(&format!(
-        "change point {} triaged {} by {login}: {} {} from {} to {}{}\n",
+        "change point {} triaged {} by {login} (decision {} of its history): {} {} from {} to {}{}\n",
         c.id,
         args.state.name(),
+        c.triage.len(),
         c.series,
         c.metric,
         c.last_good,

@@ -42,6 +42,10 @@ pub trait Backend: Send {
     fn begin(&mut self) -> Result<()>;
     /// Begin a transaction that holds the database's write lock (schema migrations).
     fn begin_exclusive(&mut self) -> Result<()>;
+    /// What a `SELECT` in a write transaction ends with to keep the rows it read from
+    /// changing before the transaction ends (a read-modify-write): PostgreSQL's
+    /// `FOR UPDATE`; nothing in SQLite, whose write transactions hold the database.
+    fn for_update(&self) -> &'static str;
     /// The schema version (0: no schema yet).
     fn version(&mut self) -> Result<usize>;
     /// Inside a transaction: record the schema version.
@@ -91,6 +95,14 @@ pub const MIGRATIONS: &[&str] = &[
         data TEXT NOT NULL
      );
      CREATE INDEX changes_series ON changes(series);",
+    // 3: the reports `watch` wrote for its change points, kept whole: `site` publishes
+    // these, never a file a stored path names.
+    "CREATE TABLE change_reports (
+        change_id {int} NOT NULL,
+        format TEXT NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (change_id, format)
+     );",
 ];
 
 /// Migration `k` with the engine's types filled in.
@@ -155,6 +167,10 @@ impl Backend for Sqlite {
 
     fn begin_exclusive(&mut self) -> Result<()> {
         self.begin()
+    }
+
+    fn for_update(&self) -> &'static str {
+        ""
     }
 
     fn version(&mut self) -> Result<usize> {
@@ -280,6 +296,10 @@ impl Backend for Postgres {
         // belong to the string's implicit transaction and be released at its end.)
         self.batch("BEGIN")?;
         self.batch("SELECT pg_advisory_xact_lock(71512026)")
+    }
+
+    fn for_update(&self) -> &'static str {
+        " FOR UPDATE"
     }
 
     fn version(&mut self) -> Result<usize> {

@@ -218,19 +218,9 @@ impl Store {
                 &[],
             )?,
         };
+        drop(db);
         rows.into_iter()
-            .map(|r| {
-                let id = r[0].int();
-                let mut c: ChangeRecord =
-                    serde_json::from_str(&r[4].text()).with_context(|| {
-                        format!("{}: change {id} has unreadable data", self.location)
-                    })?;
-                c.id = id;
-                c.series = r[1].text();
-                c.metric = r[2].text();
-                c.status = Status::parse(&r[3].text());
-                Ok(c)
-            })
+            .map(|r| self.record(r[0].int(), &r[1], &r[2], &r[3], &r[4]))
             .collect()
     }
 
@@ -276,6 +266,10 @@ impl Store {
         self.write("forgetting change points", |db| {
             for &id in ids {
                 db.exec("DELETE FROM changes WHERE id = $1", &[Val::Int(id)])?;
+                db.exec(
+                    "DELETE FROM change_reports WHERE change_id = $1",
+                    &[Val::Int(id)],
+                )?;
             }
             Ok(())
         })
@@ -305,19 +299,101 @@ impl Store {
                 crate::report::shell::escape_controls(note, &[])
             );
         }
-        let Some(mut c) = self.changes(None)?.into_iter().find(|c| c.id == id) else {
-            bail!(
-                "there is no change point {id} in {} (`sigbench watch --changes` lists them)",
-                self.location
-            );
-        };
-        c.triage.push(Triage {
+        let decision = Triage {
             state,
             note: note.to_string(),
             user: user.to_string(),
             at: crate::host::now_rfc3339(),
-        });
-        self.keep_change(&mut c)?;
+        };
+        // Read and rewritten in one transaction that keeps the row from changing between
+        // (concurrent triages each append; none is lost).
+        let found = self.write("recording a triage", |db| {
+            let sql = format!(
+                "SELECT series, metric, status, data FROM changes WHERE id = $1{}",
+                db.for_update()
+            );
+            let Some(r) = db.query(&sql, &[Val::Int(id)])?.into_iter().next() else {
+                return Ok(None);
+            };
+            let mut c = self.record(id, &r[0], &r[1], &r[2], &r[3])?;
+            // Written again after a lost connection: the first attempt may have committed.
+            if c.triage.last() != Some(&decision) {
+                c.triage.push(decision.clone());
+            }
+            db.exec(
+                "UPDATE changes SET updated_at = $1, data = $2 WHERE id = $3",
+                &[
+                    Val::Text(decision.at.clone()),
+                    Val::Text(serde_json::to_string(&c)?),
+                    Val::Int(id),
+                ],
+            )?;
+            Ok(Some(c))
+        })?;
+        found.ok_or_else(|| {
+            anyhow::anyhow!(
+                "there is no change point {id} in {} (`sigbench watch --changes` lists them)",
+                self.location
+            )
+        })
+    }
+
+    /// Keep the report `watch` wrote for change `id` in `format` (`txt`, `html`), replacing
+    /// an earlier one.
+    pub fn keep_report(&self, id: i64, format: &str, body: &str) -> Result<()> {
+        self.write("keeping a change's report", |db| {
+            db.exec(
+                "DELETE FROM change_reports WHERE change_id = $1 AND format = $2",
+                &[Val::Int(id), Val::Text(format.into())],
+            )?;
+            db.exec(
+                "INSERT INTO change_reports (change_id, format, body) VALUES ($1, $2, $3)",
+                &[
+                    Val::Int(id),
+                    Val::Text(format.into()),
+                    Val::Text(body.into()),
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The formats of the reports kept for each change, by change id.
+    pub fn report_formats(&self) -> Result<Vec<(i64, String)>> {
+        let rows = self.db.borrow_mut().query(
+            "SELECT change_id, format FROM change_reports ORDER BY change_id, format",
+            &[],
+        )?;
+        Ok(rows
+            .into_iter()
+            .map(|r| (r[0].int(), r[1].text()))
+            .collect())
+    }
+
+    /// The report kept for change `id` in `format`.
+    pub fn report(&self, id: i64, format: &str) -> Result<Option<String>> {
+        let rows = self.db.borrow_mut().query(
+            "SELECT body FROM change_reports WHERE change_id = $1 AND format = $2",
+            &[Val::Int(id), Val::Text(format.into())],
+        )?;
+        Ok(rows.into_iter().next().map(|r| r[0].text()))
+    }
+
+    /// A change as stored, from its row's columns.
+    fn record(
+        &self,
+        id: i64,
+        series: &Val,
+        metric: &Val,
+        status: &Val,
+        data: &Val,
+    ) -> Result<ChangeRecord> {
+        let mut c: ChangeRecord = serde_json::from_str(&data.text())
+            .with_context(|| format!("{}: change {id} has unreadable data", self.location))?;
+        c.id = id;
+        c.series = series.text();
+        c.metric = metric.text();
+        c.status = Status::parse(&status.text());
         Ok(c)
     }
 }

@@ -10,7 +10,9 @@
 //! - `cases`: one row per finished case — directory, N, repetition, warm-up flag, and the
 //!   case as JSON;
 //! - `changes` (version 2): the change points `sigbench watch` found — series, metric,
-//!   status, and the rest as JSON (`changes.rs`).
+//!   status, and the rest as JSON (`changes.rs`);
+//! - `change_reports` (version 3): the reports `watch` wrote for them (text and HTML),
+//!   whole — what `site` publishes.
 
 pub mod backend;
 pub mod changes;

@@ -379,6 +379,90 @@ pub fn open_in(dir: BorrowedFd<'_>, rel: &CStr) -> Result<std::fs::File> {
     Ok(std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
 }
 
+/// The directory `dir` (the working directory when None) or what `name` names in it,
+/// for `*at` calls.
+fn at_fd(dir: Option<BorrowedFd<'_>>) -> libc::c_int {
+    dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd())
+}
+
+/// Open the directory `name` in `dir` without following a symbolic link at `name`
+/// (`O_DIRECTORY|O_NOFOLLOW`: a link is ELOOP, anything else ENOTDIR).
+pub fn open_dir_at(dir: Option<BorrowedFd<'_>>, name: &CStr) -> Result<OwnedFd> {
+    // SAFETY: `name` is NUL-terminated and borrowed for the call; `dir` is open or
+    // AT_FDCWD.
+    let fd = unsafe {
+        libc::openat(
+            at_fd(dir),
+            name.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(Error::last_os_error());
+    }
+    // SAFETY: openat returned a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// `mkdirat(2)`.
+pub fn mkdir_at(dir: BorrowedFd<'_>, name: &CStr, mode: libc::mode_t) -> Result<()> {
+    // SAFETY: `name` is NUL-terminated and borrowed for the call; `dir` is open.
+    ok(unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), mode) })
+}
+
+/// Create the new file `name` in `dir` for writing: `O_CREAT|O_EXCL|O_NOFOLLOW`, so
+/// nothing already there — a link above all — is opened.
+pub fn create_new_at(
+    dir: BorrowedFd<'_>,
+    name: &CStr,
+    mode: libc::mode_t,
+) -> Result<std::fs::File> {
+    // SAFETY: `name` is NUL-terminated and borrowed for the call; `dir` is open; the mode
+    // is passed as the variadic argument O_CREAT requires.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            mode as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        return Err(Error::last_os_error());
+    }
+    // SAFETY: openat returned a new descriptor that nothing else owns.
+    Ok(std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+}
+
+/// `renameat(2)` within one directory.
+pub fn rename_at(dir: BorrowedFd<'_>, from: &CStr, to: &CStr) -> Result<()> {
+    // SAFETY: both names are NUL-terminated and borrowed for the call; `dir` is open.
+    ok(unsafe { libc::renameat(dir.as_raw_fd(), from.as_ptr(), dir.as_raw_fd(), to.as_ptr()) })
+}
+
+/// `unlinkat(2)` of a file (not a directory).
+pub fn unlink_at(dir: BorrowedFd<'_>, name: &CStr) -> Result<()> {
+    // SAFETY: `name` is NUL-terminated and borrowed for the call; `dir` is open.
+    ok(unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) })
+}
+
+/// What `name` in `dir` is, itself (a link is not followed: `AT_SYMLINK_NOFOLLOW`).
+pub fn lstat_at(dir: BorrowedFd<'_>, name: &CStr) -> Result<libc::stat> {
+    // SAFETY: an all-zero `stat` is a valid value of this plain C struct.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `name` is NUL-terminated and borrowed for the call; `st` is a `stat` the
+    // kernel fills; `dir` is open.
+    ok(unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    })?;
+    Ok(st)
+}
+
 /// USER_HZ: the unit of /proc/stat's times (None if the system does not say).
 pub fn clock_ticks_per_second() -> Option<u64> {
     // SAFETY: sysconf takes a constant and only reads a configuration value.

@@ -494,3 +494,36 @@ pub fn release_of(file: &Path) -> String {
         .unwrap()
         .to_string()
 }
+
+/// `loops` processes triaging change `id` of `db` in turn `each` times, all loops at
+/// once; returns the longest history any triage reported ("decision N of its history").
+/// Every decision kept: it equals loops × each plus what was there.
+pub fn parallel_triages(db: &str, id: &str, loops: usize, each: usize) -> usize {
+    let decisions: Vec<usize> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..loops)
+            .map(|l| {
+                s.spawn(move || {
+                    (0..each)
+                        .map(|k| {
+                            let note = format!("loop {l} decision {k}");
+                            let out = sigbench()
+                                .args(["triage", id, "acknowledged", "--note", &note, "--db", db])
+                                .output()
+                                .unwrap();
+                            assert!(out.status.success(), "{}", stderr(&out));
+                            let text = stdout(&out);
+                            text.split("(decision ")
+                                .nth(1)
+                                .and_then(|t| t.split(' ').next())
+                                .and_then(|n| n.parse::<usize>().ok())
+                                .unwrap_or_else(|| panic!("{text}"))
+                        })
+                        .max()
+                        .unwrap_or(0)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    decisions.into_iter().max().unwrap_or(0)
+}

@@ -11,6 +11,7 @@
 use super::slurm::Takes;
 use anyhow::{Context, Result, bail};
 use sigbench::clock::TimeBase;
+use sigbench::outputs::OutDir;
 use sigbench::results::RunDocument;
 use sigbench::stats::changepoint;
 use sigbench::stats::compare::{Samples, compare};
@@ -246,7 +247,7 @@ fn check(args: &WatchArgs) -> Result<()> {
 /// `--site DIR`: the store as a static site, after the watch.
 pub(super) fn write_site(args: &WatchArgs, store: &Store) -> Result<()> {
     if let Some(dir) = &args.site {
-        let pages = sigbench::site::write(store, dir)?;
+        let pages = sigbench::site::write(store, dir, "--site")?;
         sigbench::say!(
             "sigbench: watch: wrote the site ({pages} pages) to {}",
             dir.display()
@@ -258,41 +259,22 @@ pub(super) fn write_site(args: &WatchArgs, store: &Store) -> Result<()> {
 /// The outputs, `--report-dir` among them, checked before anything is measured or
 /// recorded: a directory, not the store, writable.
 fn check_report_dir(args: &WatchArgs) -> Result<()> {
-    let mut o = super::measure::outputs(&args.run);
+    let o = super::measure::outputs(&args.run);
+    let store = (!args.run.no_store).then_some(&args.run.store.db);
     if let Some(d) = &args.report_dir {
-        if !d.exists() {
-            // Created here, before anything is measured (with its parents, as `mkdir -p`).
-            std::fs::create_dir_all(d)
-                .with_context(|| format!("--report-dir {}: cannot create it", d.display()))?;
+        let created = !d.exists();
+        // Created here, before anything is measured (with its parents, as `mkdir -p`);
+        // a link is refused.
+        let dir = OutDir::open("--report-dir", d, store)?;
+        if created {
             sigbench::say!("sigbench: watch: created --report-dir {}", d.display());
         }
-        if !d.is_dir() {
-            bail!(
-                "--report-dir {}: not a directory (name a directory, or one to create)",
-                d.display()
-            );
-        }
         // Writable by this process (root passes mode bits, not a read-only mount).
-        let probe = d.join(format!(".sigbench-write-test-{}", std::process::id()));
-        // Created exclusively: a link planted at the name is not followed.
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&probe)
+        dir.writable()
             .with_context(|| format!("--report-dir {}: cannot write there", d.display()))?;
-        let _ = std::fs::remove_file(&probe);
-        o = o.output("--report-dir", d.join("x"));
     }
     if let Some(d) = &args.site {
-        if d.exists() && !d.is_dir() {
-            bail!(
-                "--site {}: not a directory (name a directory, or one to create)",
-                d.display()
-            );
-        }
-        std::fs::create_dir_all(d)
-            .with_context(|| format!("--site {}: cannot create it", d.display()))?;
-        o = o.output("--site", d.join("index.html"));
+        OutDir::open("--site", d, store)?.check("index.html")?;
     }
     o.check()
 }

@@ -2,6 +2,7 @@
 //! and HTML written to `--report-dir`, `--exec` run on it.
 
 use super::*;
+use sigbench::outputs::OutDir;
 use sigbench::report::shell::command;
 
 /// The machine that runs the guests, as a report names it.
@@ -216,12 +217,17 @@ pub(super) fn write_report(
             .report(&doc, &stem)
             .map(|r| r.text)
             .unwrap_or_default();
-        let (txt, page) = (
-            dir.join(format!("{stem}.txt")),
-            dir.join(format!("{stem}.html")),
-        );
-        sigbench::outputs::write_file(&txt, text.as_bytes())?;
-        sigbench::outputs::write_file(&page, html.as_bytes())?;
+        // Opened again, never through a link; the names checked (never the store) before
+        // either is written.
+        let out = OutDir::open("--report-dir", dir, Some(&r.store.location))?;
+        let (txt_name, html_name) = (format!("{stem}.txt"), format!("{stem}.html"));
+        out.check(&txt_name)?;
+        out.check(&html_name)?;
+        out.write(&txt_name, text.as_bytes())?;
+        out.write(&html_name, html.as_bytes())?;
+        // Where it is, absolute: a site or a person reading the store elsewhere finds it.
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let (txt, page) = (dir.join(&txt_name), dir.join(&html_name));
         sigbench::say!(
             "sigbench: watch: wrote {} and {}",
             txt.display(),
@@ -229,6 +235,9 @@ pub(super) fn write_report(
         );
         change.report = Some(txt.display().to_string());
         r.store.keep_change(change)?;
+        // What `site` publishes: the report itself, kept in the store.
+        r.store.keep_report(change.id, "txt", &text)?;
+        r.store.keep_report(change.id, "html", &html)?;
         let confirmed = change.status.alerted();
         if let (Some(cmd), true) = (r.exec, confirmed) {
             let status = std::process::Command::new("sh")
