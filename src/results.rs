@@ -362,6 +362,58 @@ pub fn machines_warning(sets: &[(String, Vec<RunDocument>)]) -> Option<String> {
 }
 
 /// Synthetic documents for the unit tests of everything that reads results.
+/// The sampled kernel call stacks of one case across labels (`--profile`): the first
+/// directory at the largest N the first label profiled, each label's folded stacks summed
+/// over its repetitions — what flame graphs are drawn from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Profiles {
+    pub dir: String,
+    pub n: u64,
+    /// The sampling rate (of the last repetition read).
+    pub hz: u64,
+    /// Per label that has samples: its name, folded stacks (`a;b;c` → samples) and the
+    /// repetitions summed.
+    pub labels: Vec<(String, BTreeMap<String, u64>, usize)>,
+}
+
+/// The profiles of `sets` (label, its runs), or None when the first label profiled no
+/// case.
+pub fn profiles(sets: &[(String, Vec<RunDocument>)]) -> Option<Profiles> {
+    let profiled = |d: &RunDocument| -> Vec<(String, u64)> {
+        d.cases
+            .iter()
+            .filter(|c| !c.warmup && matches!(c.profile, Some(ProfileReading::Sampled(_))))
+            .map(|c| (c.dir.clone(), c.n))
+            .collect()
+    };
+    let (_, first) = sets.first()?;
+    let cases: Vec<(String, u64)> = first.iter().flat_map(profiled).collect();
+    let max_n = cases.iter().map(|c| c.1).max()?;
+    let (dir, n) = cases.into_iter().find(|c| c.1 == max_n)?;
+    let mut hz = 0;
+    let labels = sets
+        .iter()
+        .map(|(label, runs)| {
+            let mut stacks: BTreeMap<String, u64> = BTreeMap::new();
+            let mut reps = 0;
+            for c in runs.iter().flat_map(|d| &d.cases) {
+                if let (false, true, Some(ProfileReading::Sampled(p))) =
+                    (c.warmup, c.dir == dir && c.n == n, &c.profile)
+                {
+                    reps += 1;
+                    hz = p.hz;
+                    for (s, k) in p.stacks() {
+                        *stacks.entry(s).or_default() += k;
+                    }
+                }
+            }
+            (label.clone(), stacks, reps)
+        })
+        .filter(|(_, s, _)| !s.is_empty())
+        .collect();
+    Some(Profiles { dir, n, hz, labels })
+}
+
 #[cfg(test)]
 pub mod fixtures {
     use super::*;

@@ -222,6 +222,33 @@ fn a_hostile_bisect_document_is_rendered_or_refused_never_spun_on() {
             && err.lines().count() == 1,
         "{err}"
     );
+    // Issue 45, item 7: markup in a document runs nothing. An old document's SVG `flame`
+    // is not embedded; the stacks the report draws from are text, escaped.
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&bisect_doc(&[1.0, 2.0], Some(1))).unwrap();
+    doc["flame"] = "<svg onload=\"alert(1)\"><script>alert(2)</script></svg>".into();
+    let hostile = "vfs_unlink<script>alert(3)</script>;x\"><svg onload=alert(4)>";
+    doc["flame_stacks"] = serde_json::json!({
+        "case": "a/N=5<script>", "good": "a", "bad": "b<img src=x onerror=alert(5)>",
+        "good_stacks": {"do_unlinkat;vfs_unlink": 10},
+        "bad_stacks": {"do_unlinkat;vfs_unlink": 10, hostile: 7}
+    });
+    let out = render(doc.to_string());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("id=\"flame_diff\""),
+        "the flame graph is drawn"
+    );
+    assert!(!html.to_lowercase().contains("<script"), "a script element");
+    for tag in html.split('<').skip(1) {
+        let tag = tag.split('>').next().unwrap_or_default().to_lowercase();
+        let handler = tag
+            .split_whitespace()
+            .skip(1)
+            .any(|attr| attr.starts_with("on") && attr.contains('='));
+        assert!(!handler, "an event handler in <{tag}>");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -121,10 +121,23 @@ pub struct Report {
     /// since the last good one's that name those functions or their subsystems, best first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changelog: Vec<changelog::Mention>,
-    /// With `--profile`: the differential flame graph (SVG) from the last good step to the
-    /// first bad one, for the report.
+    /// With `--profile`: the last good and first bad steps' sampled call stacks, from
+    /// which the report draws the differential flame graph. Data, never markup: a document
+    /// travels, and the report must not carry what it holds as SVG. (Documents of earlier
+    /// versions had an SVG `flame`; it is ignored.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flame: Option<String>,
+    pub flame_stacks: Option<FlameStacks>,
+}
+
+/// Two steps' folded call stacks (`a;b;c` → samples) of one case.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct FlameStacks {
+    /// The case: `DIR/N=…`.
+    pub case: String,
+    pub good: String,
+    pub good_stacks: std::collections::BTreeMap<String, u64>,
+    pub bad: String,
+    pub bad_stacks: std::collections::BTreeMap<String, u64>,
 }
 
 /// A table of what changed: a title, the columns and the rows, each cell as printed.
@@ -153,7 +166,7 @@ impl Report {
             suspects: Vec::new(),
             suspect_functions: Vec::new(),
             changelog: Vec::new(),
-            flame: None,
+            flame_stacks: None,
         }
     }
 

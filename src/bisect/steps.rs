@@ -430,8 +430,8 @@ pub struct Bisected {
 }
 
 impl Bisected {
-    /// The differential flame graph from step `g` to step `b` (both profiled).
-    fn flame(&self, g: usize, b: usize) -> Option<String> {
+    /// The call stacks of step `g` and step `b` (both profiled).
+    fn flame(&self, g: usize, b: usize) -> Option<crate::bisect::FlameStacks> {
         let runs = |i: usize| self.docs.get(i)?.clone().filter(|d| !d.is_empty());
         let label = |i: usize| {
             self.names[i]
@@ -440,10 +440,15 @@ impl Bisected {
                 .unwrap_or_default()
                 .to_string()
         };
-        crate::report::document::flame_figures(&[(label(g), runs(g)?), (label(b), runs(b)?)])
-            .into_iter()
-            .find(|f| f.id.starts_with("flame_diff_"))
-            .map(|f| f.svg)
+        let p = crate::results::profiles(&[(label(g), runs(g)?), (label(b), runs(b)?)])?;
+        let [(good, good_stacks, _), (bad, bad_stacks, _)]: [_; 2] = p.labels.try_into().ok()?;
+        Some(crate::bisect::FlameStacks {
+            case: format!("{}/N={}", p.dir, p.n),
+            good,
+            good_stacks,
+            bad,
+            bad_stacks,
+        })
     }
 
     /// The bisect as its document has it, with what changed from the last good step to
@@ -461,7 +466,7 @@ impl Bisected {
             .and_then(|i| evidence(self, last_good(&self.outcome, i)?, i))
             .map(|t| crate::report::table::to_changed(&t));
         report.suspects = self.suspects.clone();
-        report.flame = self
+        report.flame_stacks = self
             .outcome
             .first_bad
             .and_then(|i| Some((last_good(&self.outcome, i)?, i)))

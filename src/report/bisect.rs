@@ -138,12 +138,17 @@ pub fn document(r: &Report) -> Result<Document> {
         Err(_) => Vec::new(),
     };
     let mut figures = figures;
-    if let Some(svg) = &r.flame {
+    if let Some(f) = &r.flame_stacks {
+        // Drawn here from the stacks: every name escaped as any text of a report is.
         figures.push(Figure {
             id: "flame_diff".into(),
             title: "last good → first bad: where the time moved".into(),
             caption: "The first bad step's flame graph coloured by each frame's share minus its share at the last good step (same call path): red grew, blue shrank, the deeper the more.".into(),
-            svg: svg.clone(),
+            svg: super::flame::diff_svg(
+                &format!("{} → {} — {}", f.good, f.bad, f.case),
+                &f.good_stacks,
+                &f.bad_stacks,
+            ),
         });
     }
     let mut runs = steps_table(r);

@@ -393,45 +393,15 @@ pub fn build(
 /// largest N the first label profiled — each label's samples over its repetitions, then
 /// the difference from the first label to each other one.
 pub fn flame_figures(sets: &[(String, Vec<RunDocument>)]) -> Vec<Figure> {
-    use crate::probe::profile::ProfileReading;
-    let profiled = |d: &RunDocument| -> Vec<(String, u64)> {
-        d.cases
-            .iter()
-            .filter(|c| !c.warmup && matches!(c.profile, Some(ProfileReading::Sampled(_))))
-            .map(|c| (c.dir.clone(), c.n))
-            .collect()
-    };
-    let Some((_, first)) = sets.first() else {
+    let Some(crate::results::Profiles {
+        dir,
+        n,
+        hz,
+        labels: per_label,
+    }) = crate::results::profiles(sets)
+    else {
         return Vec::new();
     };
-    let cases: Vec<(String, u64)> = first.iter().flat_map(profiled).collect();
-    let Some(max_n) = cases.iter().map(|c| c.1).max() else {
-        return Vec::new();
-    };
-    let Some((dir, n)) = cases.into_iter().find(|c| c.1 == max_n) else {
-        return Vec::new();
-    };
-    let mut hz = 0;
-    let per_label: Vec<(&str, BTreeMap<String, u64>, usize)> = sets
-        .iter()
-        .map(|(label, runs)| {
-            let mut stacks: BTreeMap<String, u64> = BTreeMap::new();
-            let mut reps = 0;
-            for c in runs.iter().flat_map(|d| &d.cases) {
-                if let (false, true, Some(ProfileReading::Sampled(p))) =
-                    (c.warmup, c.dir == dir && c.n == n, &c.profile)
-                {
-                    reps += 1;
-                    hz = p.hz;
-                    for (s, k) in p.stacks() {
-                        *stacks.entry(s).or_default() += k;
-                    }
-                }
-            }
-            (label.as_str(), stacks, reps)
-        })
-        .filter(|(_, s, _)| !s.is_empty())
-        .collect();
     let safe = |s: &str| -> String {
         s.chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
