@@ -156,7 +156,7 @@ pub fn build(
                 escape(c.status.name())
             },
             triage_cell(c),
-            escape(&c.metric),
+            escape(&c.metric.to_string()),
             format!(
                 "{} → {}",
                 label_page
@@ -306,14 +306,14 @@ pub fn build(
         body.push_str("<h2>Metrics</h2>\n");
         let mut metrics: Vec<_> = crate::watch::metric_series(&docs, floor, &[])
             .into_iter()
-            .filter(|s| s.primary && !s.metric.ends_with(" calls"))
+            .filter(|s| s.primary && s.metric.name != "calls")
             .collect();
         // The window's time first, then the phases', throughput, the rest.
         metrics.sort_by_key(|s| {
             (
-                !s.metric.ends_with(" wall_ms"),
-                !s.metric.ends_with(".wall_ms"),
-                !s.metric.contains("throughput"),
+                s.metric.name != "wall_ms",
+                !s.metric.name.ends_with(".wall_ms"),
+                !s.metric.name.contains("throughput"),
                 s.metric.clone(),
             )
         });
@@ -343,7 +343,8 @@ pub fn build(
                     (l.chars().take(24).collect(), v.clone(), j)
                 })
                 .collect();
-            let svg = bisect_strip(&s.metric, &s.metric, &steps)?;
+            let shown = s.metric.to_string();
+            let svg = bisect_strip(&shown, &shown, &steps)?;
             if plotted > 0 && bytes + svg.len() > PLOT_BUDGET {
                 break;
             }
@@ -351,7 +352,7 @@ pub fn build(
             plotted += 1;
             body.push_str(&format!(
                 "<figure>\n{svg}\n<figcaption>{} over {} (release order), every repetition a point{}.</figcaption>\n</figure>\n",
-                escape(&s.metric),
+                escape(&shown),
                 if from > 0 {
                     format!("the newest {PLOT_LABELS} of {} labels", points.len())
                 } else {

@@ -979,3 +979,39 @@ fn a_series_change_is_recorded_only_with_its_report() {
     assert_ne!(changes(), none);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 45, item 8: a directory named with a space is one case. A +40 % step in its
+/// wall time alerts (watch once split `a b/N=5 wall_ms` at its first space, read the
+/// metric `b/N=5 wall_ms` as no time at all and filed the step as evidence).
+#[test]
+fn a_directory_with_a_space_is_watched_like_any_other() {
+    let dir = tmp("spaced");
+    let db = dir.join("w.db");
+    let db = db.to_str().unwrap();
+    let series = edited_series(&dir, "sp-", |k, c| {
+        let scale = if k > 3 { 1.4 } else { 1.0 };
+        let w = c["wall_ns"].as_f64().unwrap();
+        c["wall_ns"] = ((w * scale) as u64).into();
+        c["dir"] = "a b".into();
+    });
+    let mut export: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&series).unwrap()).unwrap();
+    for r in export["runs"].as_array_mut().unwrap() {
+        r["plan"]["dirs"] = serde_json::json!(["a b"]);
+    }
+    std::fs::write(&series, export.to_string()).unwrap();
+    let out = run(&["import", series.to_str().unwrap(), "--db", db]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run(&["watch", "--series-glob", "sp-*", "--db", db]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("sigbench noticed a candidate +40.0 % regression of ")
+            && text.lines().next().unwrap().contains("a b/N=5 wall_ms"),
+        "{text}\n{}",
+        stderr(&out)
+    );
+    let listed = stdout(&run(&["watch", "--changes", "--db", db]));
+    assert!(listed.contains("a b/N=5 wall_ms"), "{listed}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

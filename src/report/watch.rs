@@ -185,7 +185,8 @@ pub fn document(a: &Alert) -> Result<Document> {
             (name.chars().take(24).collect(), v.clone(), j)
         })
         .collect();
-    let svg = bisect_strip(&c.metric, &c.metric, &steps)?;
+    let shown = c.metric.to_string();
+    let svg = bisect_strip(&shown, &shown, &steps)?;
     let mut tables = Vec::new();
     let mut details = Vec::new();
     for b in &a.bisects {
@@ -218,7 +219,7 @@ pub fn document(a: &Alert) -> Result<Document> {
         },
         figures: std::iter::once(Figure {
             id: "series".into(),
-            title: c.metric.clone(),
+            title: shown.clone(),
             caption: format!(
                 "{} over the kernels, oldest first, every repetition a point: green before the change, red after it, grey not measured.",
                 c.metric

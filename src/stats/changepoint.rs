@@ -57,7 +57,7 @@ impl Default for Params {
 /// One metric of a series: per kernel its repetitions (empty: not measured, left out).
 #[derive(Clone, Debug)]
 pub struct Series {
-    pub metric: String,
+    pub metric: crate::stats::compare::MetricKey,
     /// A count that repeats exactly (`stats::compare::Kind::exact`).
     pub exact: bool,
     /// The smallest spread a change is measured against, a fraction of the level (the
@@ -77,7 +77,7 @@ pub struct Series {
 /// A change point of one metric.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Change {
-    pub metric: String,
+    pub metric: crate::stats::compare::MetricKey,
     /// The last kernel before the change and the first after it (indexes of the series,
     /// measured kernels; unmeasured ones between may hold the change too).
     pub last_before: usize,

@@ -43,8 +43,105 @@ impl Kind {
     }
 }
 
+/// One metric of one case, as watch follows it over kernels: the case and the metric's
+/// name (`wall_ms`, `phase.delete.wall_ms`, `profile.self.vfs_unlink_ms`). Shown as
+/// `CASE NAME` (`zstd/N=250 wall_ms`; a directory name may hold spaces); the parts travel
+/// as they are, never parsed back out of that text.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct MetricKey {
+    /// The case within its series: the series names the signature, so `case.signature`
+    /// is empty.
+    pub case: CaseKey,
+    pub name: String,
+}
+
+impl MetricKey {
+    pub fn new(case: CaseKey, name: impl Into<String>) -> MetricKey {
+        MetricKey {
+            case: CaseKey {
+                signature: String::new(),
+                ..case
+            },
+            name: name.into(),
+        }
+    }
+}
+
+impl MetricKey {
+    /// The metric a text `DIR/N=… NAME` shows — for change points stored before the
+    /// store kept the parts, and for tests: a metric's name has no space, a directory's
+    /// may. Nothing else reads a metric out of its text.
+    pub fn from_legacy_text(text: &str) -> MetricKey {
+        let (mut case, name) = text.rsplit_once(' ').unwrap_or(("", text));
+        let mut key = CaseKey::default();
+        if let Some((rest, t)) = case.rsplit_once("/T=")
+            && let Some(secs) = t.strip_suffix('s').and_then(|t| t.parse::<f64>().ok())
+        {
+            key.time_ms = Some((secs * 1000.0).round() as u64);
+            case = rest;
+        }
+        if let Some((rest, k)) = case.rsplit_once("/K=")
+            && let Ok(k) = k.parse()
+        {
+            key.clients = Some(k);
+            case = rest;
+        }
+        if let Some((rest, n)) = case.rsplit_once("/N=")
+            && let Ok(n) = n.parse()
+        {
+            key.n = n;
+            case = rest;
+        }
+        key.dir = case.to_string();
+        MetricKey::new(key, name)
+    }
+}
+
+#[cfg(test)]
+mod metric_key_tests {
+    use super::*;
+
+    #[test]
+    fn a_metric_shows_as_case_and_name_and_old_texts_read_back() {
+        for (dir, n, clients, time_ms) in [
+            ("a b", 100, None, None),
+            ("dbench", 0, Some(12), Some(10_000)),
+            ("x/N=3", 7, Some(2), None),
+        ] {
+            let case = CaseKey {
+                signature: "s".into(),
+                dir: dir.into(),
+                n,
+                clients,
+                time_ms,
+            };
+            let k = MetricKey::new(case, "phase.delete.wall_ms");
+            assert!(k.case.signature.is_empty());
+            let text = k.to_string();
+            assert_eq!(MetricKey::from_legacy_text(&text), k, "{text}");
+        }
+        assert_eq!(
+            MetricKey::new(CaseKey::default(), "wall_ms").to_string(),
+            "/N=0 wall_ms"
+        );
+    }
+}
+
+#[cfg(test)]
+impl From<&str> for MetricKey {
+    fn from(text: &str) -> MetricKey {
+        MetricKey::from_legacy_text(text)
+    }
+}
+
+impl std::fmt::Display for MetricKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.case.short(), self.name)
+    }
+}
+
 /// A case as results are matched across labels.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct CaseKey {
     pub signature: String,
     pub dir: String,

@@ -6,6 +6,7 @@
 
 use super::Store;
 use super::backend::Val;
+use crate::stats::compare::MetricKey;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
@@ -66,9 +67,10 @@ pub struct ChangeRecord {
     /// The series: signature, plan and clock (`crate::watch::series_key`).
     #[serde(skip)]
     pub series: String,
-    /// `DIR/N=… METRIC`.
-    #[serde(skip)]
-    pub metric: String,
+    /// The case and metric (shown `DIR/N=… METRIC`; the store's `metric` column holds
+    /// that text for people reading the table, the data the two parts).
+    #[serde(default)]
+    pub metric: MetricKey,
     #[serde(skip, default = "new")]
     pub status: Status,
     /// The last kernel before the change and the first after it (releases).
@@ -200,7 +202,7 @@ impl ChangeRecord {
     /// Whether it went the bad way: a time or count that grew, a throughput that fell.
     pub fn regressed(&self) -> bool {
         let (from, to) = self.values();
-        from != to && (to > from) != crate::stats::compare::higher_is_better(&self.metric)
+        from != to && (to > from) != crate::stats::compare::higher_is_better(&self.metric.name)
     }
 }
 
@@ -247,7 +249,7 @@ impl Store {
                  VALUES ($1, $2, $3, $4, $5) RETURNING id",
                 &[
                     Val::Text(c.series.clone()),
-                    Val::Text(c.metric.clone()),
+                    Val::Text(c.metric.to_string()),
                     Val::Text(c.status.name().into()),
                     Val::Text(now.clone()),
                     Val::Text(data.clone()),
@@ -392,7 +394,9 @@ impl Store {
             .with_context(|| format!("{}: change {id} has unreadable data", self.location))?;
         c.id = id;
         c.series = series.text();
-        c.metric = metric.text();
+        if c.metric.name.is_empty() {
+            c.metric = MetricKey::from_legacy_text(&metric.text());
+        }
         c.status = Status::parse(&status.text());
         Ok(c)
     }
@@ -411,7 +415,7 @@ mod tests {
         let mut c = ChangeRecord {
             id: 0,
             series: "s".into(),
-            metric: "d/N=1 wall_ms".into(),
+            metric: MetricKey::from_legacy_text("d/N=1 wall_ms"),
             status: Status::New,
             last_good: "6.1".into(),
             first_bad: "6.12".into(),

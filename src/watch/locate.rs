@@ -8,6 +8,7 @@ use crate::bisect::tree::{TreeRange, over_tree};
 use crate::bisect::{Params as BisectParams, Progress, bisect};
 use crate::results::RunDocument;
 use crate::stats::changepoint::Change;
+use crate::stats::compare::MetricKey;
 use crate::store::Store;
 use crate::store::changes::{ChangeRecord, Status};
 use anyhow::Result;
@@ -167,9 +168,13 @@ pub fn confirm(
 
 /// The bisect steps and parameters for `metric` (`DIR/N=… NAME`) of the watched plan:
 /// stored runs are reused, so a step measured once is never measured again.
-fn bisect_setup<'a>(w: &'a Watch, metric: &str, count: usize) -> Result<(Steps<'a>, BisectParams)> {
-    let (case, name) = metric.split_once(' ').unwrap_or(("", metric));
-    let (dir, n) = case.rsplit_once("/N=").unwrap_or((case, "0"));
+fn bisect_setup<'a>(
+    w: &'a Watch,
+    metric: &MetricKey,
+    count: usize,
+) -> Result<(Steps<'a>, BisectParams)> {
+    let name = &metric.name;
+    let (dir, n) = (&metric.case.dir, metric.case.n);
     let steps = Steps {
         plan: &w.plan,
         verbose: w.settings.verbose,
@@ -177,7 +182,7 @@ fn bisect_setup<'a>(w: &'a Watch, metric: &str, count: usize) -> Result<(Steps<'
         store: Store::open(&w.settings.db)?,
         resume: true,
         metric: name.to_string(),
-        case: Some((dir.to_string(), n.parse().unwrap_or(0))),
+        case: Some((dir.to_string(), n)),
         timebase: w.timebase.clone(),
         docs: vec![None; count],
         measured_now: Vec::new(),

@@ -14,7 +14,7 @@ use crate::clock::TimeBase;
 use crate::plan::Plan;
 use crate::results::RunDocument;
 use crate::stats::changepoint::{Change, Series};
-use crate::stats::compare::{Kind, Samples};
+use crate::stats::compare::{CaseKey, Kind, MetricKey, Samples};
 use crate::stats::summary::median_of;
 use crate::stats::verdict::{evidence, holm};
 use crate::store::changes::{ChangeRecord, Confirmation};
@@ -169,10 +169,10 @@ pub fn metric_series(
     time_floor: f64,
     named: &[String],
 ) -> Vec<Series> {
-    let mut by: BTreeMap<String, (Kind, Vec<Vec<f64>>)> = BTreeMap::new();
+    let mut by: BTreeMap<MetricKey, (Kind, Vec<Vec<f64>>)> = BTreeMap::new();
     // Per kernel and case, its repetitions: a kernel-wide delta is stored only when it is
     // not 0, so a kernel measured without it had 0 in every repetition.
-    let mut reps: BTreeMap<(usize, String), usize> = BTreeMap::new();
+    let mut reps: BTreeMap<(usize, CaseKey), usize> = BTreeMap::new();
     for (i, runs) in points.iter().enumerate() {
         if runs.is_empty() {
             continue;
@@ -180,9 +180,10 @@ pub fn metric_series(
         let s = Samples::from_runs("", runs);
         for (case, metrics) in &s.cases {
             let n = metrics.get("wall_ms").map_or(0, |m| m.1.len());
-            reps.insert((i, case.short()), n);
+            // Keyed as the metrics' cases are (within the series: no signature).
+            reps.insert((i, MetricKey::new(case.clone(), "").case), n);
             for (metric, (kind, values)) in metrics {
-                let name = format!("{} {metric}", case.short());
+                let name = MetricKey::new(case.clone(), metric.clone());
                 let e = by
                     .entry(name)
                     .or_insert_with(|| (*kind, vec![Vec::new(); points.len()]));
@@ -193,16 +194,15 @@ pub fn metric_series(
     by.into_iter()
         .map(|(metric, (kind, mut points))| {
             if matches!(kind, Kind::Kernel | Kind::Profile) {
-                let case = metric.split(' ').next().unwrap_or_default().to_string();
                 for (i, p) in points.iter_mut().enumerate() {
                     if p.is_empty() {
-                        *p = vec![0.0; reps.get(&(i, case.clone())).copied().unwrap_or(0)];
+                        let r = reps.get(&(i, metric.case.clone())).copied();
+                        *p = vec![0.0; r.unwrap_or(0)];
                     }
                 }
             }
-            let bare = metric.split_once(' ').map_or(metric.as_str(), |m| m.1);
             Series {
-                primary: primary(bare, kind, named),
+                primary: primary(&metric.name, kind, named),
                 exact: kind == Kind::Counter,
                 floor: match kind {
                     Kind::Time | Kind::Latency | Kind::Throughput => time_floor,
@@ -226,14 +226,14 @@ pub fn changes(
     series: &[Series],
     p: &crate::stats::changepoint::Params,
 ) -> (Vec<Change>, Vec<Change>) {
-    let primary: std::collections::BTreeSet<&str> = series
+    let primary: std::collections::BTreeSet<&MetricKey> = series
         .iter()
         .filter(|s| s.primary)
-        .map(|s| s.metric.as_str())
+        .map(|s| &s.metric)
         .collect();
     crate::stats::changepoint::changes(series, p)
         .into_iter()
-        .partition(|c| primary.contains(c.metric.as_str()))
+        .partition(|c| primary.contains(&c.metric))
 }
 
 /// A number in a few digits, for a line on stderr.
@@ -248,11 +248,7 @@ fn short(v: f64) -> String {
 /// `--metric` names that none of `series` has (typos): one line naming them and what the
 /// series does have.
 pub fn check_named(series: &[Series], named: &[String]) -> anyhow::Result<()> {
-    let bare = |s: &Series| {
-        s.metric
-            .split_once(' ')
-            .map_or(s.metric.clone(), |m| m.1.to_string())
-    };
+    let bare = |s: &Series| s.metric.name.clone();
     let have: std::collections::BTreeSet<String> = series.iter().map(bare).collect();
     let missing: Vec<&str> = named
         .iter()
@@ -317,11 +313,11 @@ pub fn evidence_only(alerting: &[Change], evidence: &[Change], names: &[String])
         .collect()
 }
 
-/// What kind of evidence a row (`CASE NAME`) is: a function's profiled time, a latency
-/// percentile, the user/system estimate, or else a kernel-wide count (slab, vmstat, block,
-/// lock contention).
-fn evidence_kind(metric: &str) -> &'static str {
-    let name = metric.rsplit(' ').next().unwrap_or(metric);
+/// What kind of evidence a row is: a function's profiled time, a latency percentile, the
+/// user/system estimate, or else a kernel-wide count (slab, vmstat, block, lock
+/// contention).
+fn evidence_kind(metric: &MetricKey) -> &'static str {
+    let name = metric.name.as_str();
     if name.contains("profile.") {
         "profile"
     } else if name.ends_with("_us") {
@@ -401,10 +397,10 @@ pub fn new_record(key: &str, c: &Change, names: &[String]) -> ChangeRecord {
 
 /// The value of `metric` (`DIR/N=… NAME`) per repetition, per kernel of `points` (a
 /// kernel-wide delta a kernel's runs lack is 0 in each of them).
-pub fn values(points: &[Vec<RunDocument>], metric: &str, time_floor: f64) -> Vec<Vec<f64>> {
+pub fn values(points: &[Vec<RunDocument>], metric: &MetricKey, time_floor: f64) -> Vec<Vec<f64>> {
     metric_series(points, time_floor, &[])
         .into_iter()
-        .find(|s| s.metric == metric)
+        .find(|s| s.metric == *metric)
         .map_or_else(|| vec![Vec::new(); points.len()], |s| s.points)
 }
 
@@ -466,14 +462,15 @@ pub fn effect(c: &ChangeRecord) -> f64 {
 /// the case's wall time.
 pub fn lead(records: &[ChangeRecord], confirmed: &[usize], wall_first: bool) -> usize {
     let felt = |c: &ChangeRecord| {
-        c.metric.ends_with("wall_ms") || crate::stats::compare::higher_is_better(&c.metric)
+        c.metric.name.ends_with("wall_ms")
+            || crate::stats::compare::higher_is_better(&c.metric.name)
     };
     let key = |k: usize| {
         let c = &records[k];
         (
             wall_first && felt(c) && c.regressed(),
-            wall_first && c.metric.ends_with(" wall_ms"),
-            !c.metric.ends_with("_us"),
+            wall_first && c.metric.name == "wall_ms",
+            !c.metric.name.ends_with("_us"),
         )
     };
     confirmed
@@ -580,7 +577,7 @@ mod tests {
             ) && said[0].ends_with("no alert"),
             "{said:?}"
         );
-        assert_eq!(evidence_kind("c/N=1 create.sys_ms"), "user/system");
+        assert_eq!(evidence_kind(&"c/N=1 create.sys_ms".into()), "user/system");
     }
 
     #[test]
@@ -721,7 +718,7 @@ mod tests {
         d
     }
 
-    fn record(metric: &str, g: &str, b: &str) -> ChangeRecord {
+    fn record(metric: impl Into<MetricKey>, g: &str, b: &str) -> ChangeRecord {
         ChangeRecord {
             id: 1,
             series: "s".into(),
@@ -756,33 +753,24 @@ mod tests {
             .map(|(k, (w, m))| vec![doc(k, w, m)])
             .collect();
         let series = metric_series(&points, 0.001, &[]);
-        let wall = series
-            .iter()
-            .find(|s| s.metric.ends_with(" wall_ms"))
-            .unwrap();
+        let wall = series.iter().find(|s| s.metric.name == "wall_ms").unwrap();
         assert_eq!(wall.points.len(), 5);
         assert_eq!(wall.floor, 0.001);
         let maple = series
             .iter()
-            .find(|s| s.metric.ends_with("create.slabinfo.maple_node.active_objs"))
+            .find(|s| s.metric.name == "create.slabinfo.maple_node.active_objs")
             .unwrap();
         assert_eq!((maple.min_step, wall.min_step), (KERNEL_WIDE_MIN_STEP, 0.0));
         let found = changes(&series, &Params::default());
-        let metrics: Vec<&str> = found.iter().map(|c| c.metric.as_str()).collect();
-        assert!(
-            metrics.iter().any(|m| m.ends_with(" wall_ms")),
-            "{metrics:?}"
-        );
+        let metrics: Vec<&str> = found.iter().map(|c| c.metric.name.as_str()).collect();
+        assert!(metrics.contains(&"wall_ms"), "{metrics:?}");
         assert!(found.iter().all(|c| c.first_after == 2), "{found:?}");
         // A second run: every change is known, none is new.
-        let wall_change = found
-            .iter()
-            .find(|c| c.metric.ends_with(" wall_ms"))
-            .unwrap();
-        let stored = vec![record(&wall_change.metric, "b", "c")];
+        let wall_change = found.iter().find(|c| c.metric.name == "wall_ms").unwrap();
+        let stored = vec![record(wall_change.metric.clone(), "b", "c")];
         assert_eq!(known(wall_change, &names, &stored), Some(0));
         // Narrowed by a bisect to (b, c] of a longer list, or still (a, c]: the same.
-        let stored = vec![record(&wall_change.metric, "a", "c")];
+        let stored = vec![record(wall_change.metric.clone(), "a", "c")];
         assert_eq!(known(wall_change, &names, &stored), Some(0));
         // Another metric, or an interval elsewhere: not this change…
         assert_eq!(known(wall_change, &names, &[record("x", "b", "c")]), None);
@@ -796,7 +784,7 @@ mod tests {
             known(
                 wall_change,
                 &names,
-                &[record(&wall_change.metric, "c", "e")]
+                &[record(wall_change.metric.clone(), "c", "e")]
             ),
             None
         );

@@ -104,10 +104,16 @@ fn plan_options(d: &RunDocument) -> Vec<String> {
 }
 
 /// The commands that measure the change again, quoted for a shell.
-fn commands(args: &WatchArgs, w: &Watch, g: usize, b: usize, metric: &str) -> Vec<String> {
+fn commands(
+    args: &WatchArgs,
+    w: &Watch,
+    g: usize,
+    b: usize,
+    metric: &sigbench::stats::compare::MetricKey,
+) -> Vec<String> {
     let a = &args.run;
     let run = run_command(&a.signature, &w.points[b][0]);
-    let metric_name = metric.split_once(' ').map_or(metric, |x| x.1);
+    let metric_name = metric.name.as_str();
     let (good, bad) = (w.specs[g].0.to_string(), w.specs[b].0.to_string());
     let reps = args.confirm_reps.max(3).to_string();
     let mut bisect = words(&["sigbench", "bisect", &a.signature]);

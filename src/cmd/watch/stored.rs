@@ -182,7 +182,7 @@ pub(super) fn list_changes(args: &WatchArgs) -> Result<i32> {
                 ),
                 None => c.triage_state().name().into(),
             },
-            c.metric.clone(),
+            c.metric.to_string(),
             c.last_good.clone(),
             c.culprit.clone().unwrap_or(c.first_bad.clone()),
             if ratio.is_finite() {
