@@ -112,6 +112,9 @@ pub struct Tally {
     classes: Vec<(&'static str, Histogram<u32>, u64)>,
     /// The client thread's CPU and context switches when the tally last started.
     start: Option<Usage>,
+    /// Time since then spent waiting at the gates (for the release, between phases):
+    /// the clients' own interval, off-CPU included, is the window's less these waits.
+    pub gated_ns: u64,
     pub ops: u64,
     pub calls: u64,
     pub bytes: u64,
@@ -135,6 +138,7 @@ impl Tally {
                 .map(|n| Ok((*n, histogram()?, 0)))
                 .collect::<Result<_>>()?,
             start: None,
+            gated_ns: 0,
             ops: 0,
             calls: 0,
             bytes: 0,
@@ -157,6 +161,7 @@ impl Tally {
     /// the warm-up ended.
     pub fn reset(&mut self) {
         self.start = Some(Usage::now());
+        self.gated_ns = 0;
         for (_, h, sum) in &mut self.classes {
             h.reset();
             *sum = 0;
@@ -519,7 +524,7 @@ fn client_result(c: &dyn Client) -> ClientResult {
     let end = Usage::now();
     let t = c.tally();
     let start = t.start.unwrap_or(end);
-    let wall = end.at.duration_since(start.at).as_nanos() as u64;
+    let wall = (end.at.duration_since(start.at).as_nanos() as u64).saturating_sub(t.gated_ns);
     let cpu = end.cpu_ns.saturating_sub(start.cpu_ns);
     ClientResult {
         ops: t.ops,
@@ -693,17 +698,24 @@ fn client_thread<C: Client>(
     }
     g.ready.wait();
     client.tally_mut().reset();
+    let waited = Instant::now();
     g.start.wait();
+    client.tally_mut().gated_ns += waited.elapsed().as_nanos() as u64;
     let r = if ctl.stopping() {
         Ok(())
     } else {
+        let mut gated = 0u64;
         let mut hook = |e: Event| {
             if let Event::PhaseEnded(_) = e {
+                let waited = Instant::now();
                 g.phase_end.wait();
                 g.phase_start.wait();
+                gated += waited.elapsed().as_nanos() as u64;
             }
         };
-        caught(|| client.run(ctl, me, bound, Some(&mut hook))).and_then(|r| r)
+        let r = caught(|| client.run(ctl, me, bound, Some(&mut hook))).and_then(|r| r);
+        client.tally_mut().gated_ns += gated;
+        r
     };
     let result = client_result(&client);
     if let Err(e) = &r {
@@ -1225,6 +1237,65 @@ mod tests {
         let (done, took) = waiter.join().unwrap();
         assert!(!done && took < Duration::from_millis(300), "{took:?}");
         assert!(Ctl::new(1).pause(Duration::from_millis(5)));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Probes that take their time to open and to take a checkpoint, as slab and vmstat
+    /// snapshots do.
+    struct SlowProbes;
+
+    impl Around for SlowProbes {
+        fn progress(&mut self, _: u64) {}
+        fn open(&mut self, _: bool) {
+            std::thread::sleep(Duration::from_millis(150));
+        }
+        fn phase_ended(&mut self, _: usize) {
+            std::thread::sleep(Duration::from_millis(150));
+        }
+        fn second(&mut self, _: &Tick, _: usize, _: bool) {}
+        fn close(&mut self) {}
+    }
+
+    #[test]
+    fn warm_up_work_is_never_counted_and_off_cpu_shares_stay_within_the_window() {
+        // Issue 45, item 9: a Mkdir at t = 0, then a Sleep across the warm-up's end and
+        // the whole window: the Mkdir was the warm-up's, so the window counts nothing.
+        let dir = temp("warmup");
+        let s = script("Mkdir \"\\clients\" NT_STATUS_OK\nSleep 60000000 NT_STATUS_OK\n");
+        let seats: Vec<Seat<ScriptClient>> = (0..2)
+            .map(|id| Seat {
+                client: ScriptClient::new(Arc::clone(&s), id, 1, vec![0u8; 1].into()).unwrap(),
+                dir: None,
+            })
+            .collect();
+        let bound = Bound::Time {
+            warmup: Duration::from_millis(200),
+            time: Duration::from_millis(300),
+        };
+        let t = run_in_dir(&dir, || run(seats, bound, &mut Quiet))
+            .unwrap()
+            .unwrap();
+        assert_eq!(t.ops, 0, "{:?}", t.latency);
+        assert!(t.latency.is_empty(), "{:?}", t.latency);
+        assert!(t.clients.iter().all(|c| c.passes == 0.0), "{:?}", t.clients);
+        // Clients waiting at the gates while probes open and checkpoints are taken are
+        // not off a CPU in the window (4 clients' share read 229 %).
+        let sig = churn();
+        let seats: Vec<Seat<Executor>> = (0..4)
+            .map(|i| Seat {
+                client: Executor::new(&sig, 20, 1).unwrap(),
+                dir: Some(format!("client{i}")),
+            })
+            .collect();
+        let t = run_in_dir(&dir, || run(seats, Bound::Count, &mut SlowProbes))
+            .unwrap()
+            .unwrap();
+        let off: u64 = t.clients.iter().map(|c| c.off_cpu_ns).sum();
+        assert!(
+            off <= 4 * t.wall_ns,
+            "off-CPU {off} ns over 4 clients of a {} ns window",
+            t.wall_ns
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -545,6 +545,18 @@ impl ScriptClient {
         Ok(())
     }
 
+    /// A new epoch (the warm-up ended): count afresh, so nothing done in the warm-up — a
+    /// line under way when it ended included — is counted.
+    fn follow_epoch(&mut self, ctl: &Ctl, epoch: &mut u32) {
+        let e = ctl.epoch();
+        if e != *epoch {
+            *epoch = e;
+            self.tally.reset();
+            self.lines_done = 0;
+            self.run_start = Instant::now();
+        }
+    }
+
     /// One pass over the script (or what is left of it when `ctl` says stop). `epoch`:
     /// the warm-up generation this client counts in; a new one resets its tally.
     fn pass(&mut self, ctl: &Ctl, me: usize, epoch: &mut u32, hook: &mut Hook) -> Result<bool> {
@@ -553,13 +565,7 @@ impl ScriptClient {
             if ctl.stopping() {
                 return Ok(false);
             }
-            let e = ctl.epoch();
-            if e != *epoch {
-                *epoch = e;
-                self.tally.reset();
-                self.lines_done = 0;
-                self.run_start = Instant::now();
-            }
+            self.follow_epoch(ctl, epoch);
             if let Some(pace) = &self.script.pace
                 && pace[k] > 0.0
             {
@@ -641,6 +647,8 @@ impl Client for ScriptClient {
                 Err(e) => break Err(e),
             }
         };
+        // Stopped inside the line the warm-up ended in: none of it counts.
+        self.follow_epoch(ctl, &mut epoch);
         self.run_ns = self.run_start.elapsed().as_nanos() as u64;
         r?;
         crate::interrupt::check()?;

@@ -231,13 +231,7 @@ impl<'s> Executor<'s> {
                             self.phase_ns[k] += start.elapsed().as_nanos() as u64;
                             return Ok(false);
                         }
-                        let e = ctl.epoch();
-                        if e != *epoch {
-                            *epoch = e;
-                            self.tally.reset();
-                            self.phase_ns.iter_mut().for_each(|p| *p = 0);
-                            self.passes = 0;
-                        }
+                        self.follow_epoch(ctl, epoch);
                     }
                     self.tally.done += 1;
                     if self.tally.done.is_multiple_of(TICK) {
@@ -283,6 +277,18 @@ impl<'s> Executor<'s> {
         }
         self.passes += 1;
         Ok(true)
+    }
+
+    /// A new epoch (the warm-up ended): count afresh, so nothing done in the warm-up — an
+    /// operation under way when it ended included — is counted.
+    fn follow_epoch(&mut self, ctl: &Ctl, epoch: &mut u32) {
+        let e = ctl.epoch();
+        if e != *epoch {
+            *epoch = e;
+            self.tally.reset();
+            self.phase_ns.iter_mut().for_each(|p| *p = 0);
+            self.passes = 0;
+        }
     }
 
     /// Close whatever the signature left open (untimed).
@@ -421,7 +427,11 @@ impl Client for Executor<'_> {
             Bound::Count => {
                 self.pass(ctl, me, false, &mut epoch, &mut hook)?;
             }
-            Bound::Time { .. } => while self.pass(ctl, me, true, &mut epoch, &mut hook)? {},
+            Bound::Time { .. } => {
+                while self.pass(ctl, me, true, &mut epoch, &mut hook)? {}
+                // Stopped inside the operation the warm-up ended in: none of it counts.
+                self.follow_epoch(ctl, &mut epoch);
+            }
         }
         interrupt::check()?;
         Ok(())

@@ -326,8 +326,19 @@ impl Plan {
             (None, 1) => format!(", N = {max_n}"),
             (None, k) => format!(", N = {max_n}, {k} clients"),
         };
-        crate::testbed::check_memory(&self.testbed, self.footprint(true))
+        crate::testbed::check_memory(&self.testbed, self.footprint(true), self.buffers())
             .map_err(|e| anyhow::anyhow!("{}{what}: {e}", self.signature.origin))
+    }
+
+    /// The clients' buffers at the plan's most clients: per client a loadfile's largest
+    /// ReadX, its directory buffers and histograms (about 1 MiB), and one shared buffer
+    /// of the largest WriteX.
+    fn buffers(&self) -> crate::testbed::Buffers {
+        let k = self.client_counts().into_iter().max().unwrap_or(1) as u64;
+        let (read, write) = self.loadfile.as_ref().map_or((0, 0), |l| {
+            (l.script.max_read as u64, l.script.max_write as u64)
+        });
+        crate::testbed::Buffers(k.saturating_mul(read + (1 << 20)).saturating_add(write))
     }
 
     /// What the largest case may occupy: on the test filesystem (the device is sized from

@@ -503,15 +503,19 @@ pub fn check_threads(clients: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What a plan holds in memory while it runs, beside the filesystem: the clients'
+/// buffers (a loadfile's largest ReadX per client, for instance).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Buffers(pub u64);
+
 /// A RAM-backed filesystem (the default loop ramdisk, zram, brd, tmpfs) must fit in
-/// memory: checked before anything is created.
-pub fn check_memory(spec: &TestbedSpec, space: u64) -> Result<(), String> {
+/// memory together with the clients' `buffers`; on a disk the buffers alone must:
+/// checked before anything is created.
+pub fn check_memory(spec: &TestbedSpec, space: u64, buffers: Buffers) -> Result<(), String> {
     let ram_backed = spec.fs.mkfs_tool().is_none() || !matches!(spec.device, DeviceSpec::Path(_));
-    if !ram_backed {
-        return Ok(());
-    }
+    let on_fs = if ram_backed { space } else { 0 };
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    fits_in_memory(space, &meminfo)
+    fits_in_memory(on_fs, buffers, &meminfo)
 }
 
 fn gib(bytes: u64) -> String {
@@ -544,23 +548,36 @@ pub fn spare_memory_mib() -> u64 {
     })
 }
 
-/// `Err` when `space` bytes on a RAM-backed filesystem would not fit in the memory
-/// available (MemAvailable), keeping max(1 GiB, 10 % of MemTotal) for everything else.
-pub fn fits_in_memory(space: u64, meminfo: &str) -> Result<(), String> {
+/// `Err` when `space` bytes on a RAM-backed filesystem and the clients' `buffers` would
+/// not fit in the memory available (MemAvailable), keeping max(1 GiB, 10 % of MemTotal)
+/// for everything else.
+pub fn fits_in_memory(space: u64, buffers: Buffers, meminfo: &str) -> Result<(), String> {
     let Some((avail, headroom)) = memory_budget(meminfo) else {
         return Ok(()); // cannot tell: let the kernel say ENOSPC
     };
     let usable = avail.saturating_sub(headroom);
-    if space > usable {
-        return Err(format!(
-            "this plan needs about {} on a RAM-backed filesystem, but only {} of memory can be spared ({} available, {} kept for the system): use --device /dev/X (a scratch disk) or a smaller N",
-            gib(space),
-            gib(usable),
-            gib(avail),
-            gib(headroom)
-        ));
+    let need = space.saturating_add(buffers.0);
+    if need <= usable {
+        return Ok(());
     }
-    Ok(())
+    let spare = format!(
+        "only {} of memory can be spared ({} available, {} kept for the system)",
+        gib(usable),
+        gib(avail),
+        gib(headroom)
+    );
+    Err(if buffers.0 > space {
+        format!(
+            "this plan needs about {} of memory, {} of it the clients' buffers (each client holds the loadfile's largest ReadX), but {spare}: run fewer clients or a loadfile with smaller reads",
+            gib(need),
+            gib(buffers.0)
+        )
+    } else {
+        format!(
+            "this plan needs about {} on a RAM-backed filesystem, but {spare}: use --device /dev/X (a scratch disk) or a smaller N",
+            gib(need)
+        )
+    })
 }
 
 /// How often, and how far apart, mkfs is tried again on a device that is busy.
@@ -715,14 +732,23 @@ mod tests {
     #[test]
     fn ram_backed_plans_must_fit_in_memory() {
         let m = "MemTotal:       24000000 kB\nMemFree:  1 kB\nMemAvailable:   20000000 kB\n";
-        assert!(fits_in_memory(1 << 30, m).is_ok());
-        let e = fits_in_memory(61 << 30, m).unwrap_err();
+        let none = Buffers(0);
+        assert!(fits_in_memory(1 << 30, none, m).is_ok());
+        let e = fits_in_memory(61 << 30, none, m).unwrap_err();
         assert!(e.contains("61.0 GiB") && e.contains("--device"), "{e}");
-        assert!(fits_in_memory(u64::MAX, m).is_err());
+        assert!(fits_in_memory(u64::MAX, none, m).is_err());
         assert!(
-            fits_in_memory(u64::MAX, "").is_ok(),
+            fits_in_memory(u64::MAX, none, "").is_ok(),
             "unknown: the kernel decides"
         );
+        // Issue 45, item 10: 1,024 clients of 64 MiB reads do not fit in 20 GB, on a
+        // disk (no filesystem in memory) as on a ramdisk.
+        let e = fits_in_memory(0, Buffers(1024 * (64 << 20)), m).unwrap_err();
+        assert!(
+            e.contains("the clients' buffers") && e.contains("fewer clients"),
+            "{e}"
+        );
+        assert!(fits_in_memory(10 << 30, Buffers(9 << 30), m).is_err());
     }
 
     #[test]
