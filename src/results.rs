@@ -226,14 +226,88 @@ pub fn check_label(label: &str) -> anyhow::Result<()> {
     if n > MAX_LABEL {
         anyhow::bail!("a label of {n} characters: at most {MAX_LABEL}");
     }
-    if let Some(c) = label.chars().find(|c| c.is_control()) {
-        anyhow::bail!(
-            "the label `{}` holds the control character {}: use printable characters",
-            crate::report::shell::escape_controls(label, &[]),
+    check_text(label).map_err(|e| {
+        anyhow::anyhow!(
+            "the label `{}` holds {e}: use printable characters",
+            crate::report::shell::escape_controls(label, &[])
+        )
+    })
+}
+
+/// Text that displays as it reads: no control character but those in `keep`, no
+/// bidirectional formatting character. The error names the character.
+pub fn check_text_keeping(text: &str, keep: &[char]) -> Result<(), String> {
+    match text
+        .chars()
+        .find(|&c| crate::report::shell::is_hidden(c) && !keep.contains(&c))
+    {
+        Some(c) => Err(format!(
+            "the {} character {}",
+            if c.is_control() {
+                "control"
+            } else {
+                "bidirectional formatting"
+            },
             c.escape_default().to_string().replace("\\u{", "\\x{")
-        );
+        )),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+fn check_text(text: &str) -> Result<(), String> {
+    check_text_keeping(text, &[])
+}
+
+/// The largest magnitude a fractional number in an imported document may have: beyond
+/// any time, rate or size a run measures, and far below what prints as a 300-digit
+/// number.
+pub const MAX_IMPORTED_NUMBER: f64 = 1e18;
+
+/// Every field of an imported run (its JSON, at `path`): text that displays as it reads
+/// (the signature's source may have line breaks and tabs), numbers a measurement can have.
+fn check_fields(v: &serde_json::Value, path: &mut String) -> Result<(), String> {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => {
+            let keep: &[char] = if path == "signature.source" {
+                &['\n', '\t']
+            } else {
+                &[]
+            };
+            check_text_keeping(s, keep).map_err(|e| format!("field `{path}` holds {e}"))
+        }
+        // Integers (counts, ids, seeds) are exact; a fraction as large as no measurement
+        // is (a 1e308 MB/s) would print as 300 digits.
+        Value::Number(n) if n.is_i64() || n.is_u64() => Ok(()),
+        Value::Number(n) => match n.as_f64() {
+            Some(x) if x.abs() <= MAX_IMPORTED_NUMBER => Ok(()),
+            _ => Err(format!(
+                "field `{path}`: {n} is beyond any measurement (at most {MAX_IMPORTED_NUMBER:e})"
+            )),
+        },
+        Value::Array(a) => {
+            for (k, x) in a.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{k}]"));
+                check_fields(x, path)?;
+                path.truncate(len);
+            }
+            Ok(())
+        }
+        Value::Object(o) => {
+            for (key, x) in o {
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(&crate::report::shell::escape_controls(key, &[]));
+                check_fields(x, path)?;
+                path.truncate(len);
+            }
+            Ok(())
+        }
+        Value::Null | Value::Bool(_) => Ok(()),
+    }
 }
 
 /// Read a run document or an export from JSON text.
@@ -250,6 +324,20 @@ pub fn parse_documents(text: &str, origin: &str) -> anyhow::Result<Vec<RunDocume
         anyhow::bail!(
             "{origin}: {schema} version {version} is newer than this sigbench reads ({SCHEMA_VERSION}); upgrade sigbench"
         );
+    }
+    // Every field of every run, as one run or an export's list: text that displays as it
+    // reads, numbers a measurement can have.
+    let each: Vec<&serde_json::Value> = match schema.as_str() {
+        SCHEMA => vec![&v],
+        _ => v
+            .get("runs")
+            .and_then(|r| r.as_array())
+            .map(|r| r.iter().collect())
+            .unwrap_or_default(),
+    };
+    for (k, r) in each.iter().enumerate() {
+        check_fields(r, &mut String::new())
+            .map_err(|e| anyhow::anyhow!("{origin}: run {}: {e}", k + 1))?;
     }
     let runs = match schema.as_str() {
         SCHEMA => vec![serde_json::from_value(v).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?],

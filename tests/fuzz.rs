@@ -218,3 +218,70 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Issue 45, item 14: any text in any field of an imported run — the hostname, the
+    /// kernel's version string, a directory — is refused in one line, or is text that
+    /// displays as it reads (no control or bidirectional formatting character).
+    #[test]
+    fn imported_text_fields_display_as_they_read(
+        text in hostile_text(),
+        field in 0..4usize,
+        bidi in proptest::sample::select(vec!['\u{202e}', '\u{2066}', '\u{200f}', 'x']),
+    ) {
+        let text = format!("{text}{bidi}");
+        let mut doc = serde_json::json!({
+            "schema": "sigbench.run", "version": 1, "id": "f", "label": "l", "tool": "t",
+            "status": "complete", "started_at": "2026-11-26T00:00:00Z",
+            "host": {"hostname": "h", "kernel_release": "r", "kernel_version": "v",
+                     "kernel_cmdline": "", "arch": "x86_64", "cpu_model": "c", "cpus": 1,
+                     "mem_total_kib": 1},
+        });
+        let at = ["hostname", "kernel_version", "kernel_cmdline", "cpu_model"][field];
+        doc["host"][at] = text.clone().into();
+        match sigbench::results::parse_documents(&doc.to_string(), "fuzz.json") {
+            Ok(runs) => {
+                for r in runs {
+                    for s in [&r.host.hostname, &r.host.kernel_version, &r.host.kernel_cmdline, &r.host.cpu_model] {
+                        prop_assert!(!s.chars().any(sigbench::report::shell::is_hidden), "{s:?}");
+                    }
+                }
+            }
+            Err(e) => {
+                let e = e.to_string();
+                prop_assert!(!e.contains('\n') && !e.chars().any(sigbench::report::shell::is_hidden), "{e:?}");
+            }
+        }
+    }
+
+    /// Issue 45, item 4: a site's directory and page names, however hostile, are written
+    /// inside the directory as regular files or refused — never through a link, never
+    /// outside it.
+    #[test]
+    fn site_directories_hold_only_their_own_files(
+        name in hostile_text(),
+        sub in hostile_text(),
+        link_sub in any::<bool>(),
+    ) {
+        let base = std::env::temp_dir().join(format!("sigbench-fuzz-site-{}", std::process::id()));
+        let outside = base.join("outside");
+        let site = base.join("site");
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::create_dir_all(&site).unwrap();
+        let sub = sub.replace('\0', "_");
+        if link_sub && !sub.is_empty() && !sub.contains('/') && sub != "." && sub != ".." {
+            let _ = std::os::unix::fs::symlink(&outside, site.join(&sub));
+        }
+        if let Ok(dir) = sigbench::outputs::OutDir::open("-o", &site, None) {
+            if let Ok(d) = dir.sub(&sub) {
+                let _ = d.write(&name, b"page");
+            }
+            let _ = dir.write(&name, b"page");
+        }
+        prop_assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+}

@@ -1015,3 +1015,186 @@ fn a_directory_with_a_space_is_watched_like_any_other() {
     assert!(listed.contains("a b/N=5 wall_ms"), "{listed}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 45, items 12, 13 and 14: what is not a store is said to be none, and changes
+/// nothing; every text field of an imported run is checked as labels are (a newline in a
+/// hostname, a bidirectional override in a label), numbers no measurement has are
+/// refused; Markdown escapes emphasis; a 2,000-character note wraps in the site's table.
+#[test]
+fn text_and_stores_are_what_they_claim() {
+    let dir = tmp("claims");
+    let one_line = |out: &std::process::Output, says: &str| {
+        assert_eq!(out.status.code(), Some(1), "{}", stdout(out));
+        let e = stderr(out);
+        assert!(e.trim().lines().count() == 1 && e.contains(says), "{e}");
+    };
+    // Item 13: an empty file stays empty; /proc/self/status is no store.
+    let empty = dir.join("empty.db");
+    std::fs::write(&empty, "").unwrap();
+    let e = empty.to_str().unwrap();
+    one_line(
+        &run(&["triage", "1", "invalid", "--db", e]),
+        "is not a sigbench store (an empty file)",
+    );
+    one_line(
+        &run(&["site", "-o", dir.join("s").to_str().unwrap(), "--db", e]),
+        "not a sigbench store",
+    );
+    one_line(&run(&["runs", "--db", e]), "not a sigbench store");
+    assert_eq!(
+        std::fs::metadata(&empty).unwrap().len(),
+        0,
+        "the empty file was made a store"
+    );
+    one_line(
+        &run(&["runs", "--db", "/proc/self/status"]),
+        "/proc/self/status is not a sigbench store (not a SQLite database)",
+    );
+    let text = dir.join("notes.txt");
+    std::fs::write(&text, "my notes\n").unwrap();
+    one_line(
+        &run(&["import", "--db", text.to_str().unwrap(), "x.json"]),
+        "not a sigbench store",
+    );
+    assert_eq!(std::fs::read_to_string(&text).unwrap(), "my notes\n");
+
+    // Item 14: every text field checked at import, and every number.
+    let db = dir.join("s.db");
+    let db = db.to_str().unwrap();
+    let series = stepped_series_named(&dir, "claims-");
+    let base: serde_json::Value = serde_json::from_slice(&std::fs::read(&series).unwrap()).unwrap();
+    let import_edited = |edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut doc = base["runs"][0].clone();
+        edit(&mut doc);
+        let f = dir.join("edited.json");
+        std::fs::write(&f, doc.to_string()).unwrap();
+        run(&["import", f.to_str().unwrap(), "--db", db])
+    };
+    one_line(
+        &import_edited(&|d| d["host"]["hostname"] = "evil\nhost".into()),
+        "run 1: field `host.hostname` holds the control character \\n",
+    );
+    one_line(
+        &import_edited(&|d| d["label"] = "6.1.0-\u{202e}65-amd64".into()),
+        "holds the bidirectional formatting character",
+    );
+    one_line(
+        &import_edited(&|d| d["cases"][0]["load"]["steal_ms"] = serde_json::json!(1e308)),
+        "field `cases[0].load.steal_ms`: 1e+308 is beyond any measurement",
+    );
+    // Item 12: a label or note with a bidirectional override is refused at input.
+    one_line(
+        &run(&[
+            "run",
+            "--fs",
+            "tmpfs",
+            "-n",
+            "5",
+            "--label",
+            "a\u{202e}b",
+            "--db",
+            db,
+        ]),
+        "bidirectional formatting character",
+    );
+    assert!(
+        run(&["import", series.to_str().unwrap(), "--db", db])
+            .status
+            .success()
+    );
+    let found = run(&["watch", "--series-glob", "claims-*", "--db", db]);
+    assert!(found.status.success(), "{}", stderr(&found));
+    let listed = stdout(&run(&["watch", "--changes", "--db", db]));
+    let id = listed
+        .lines()
+        .find(|l| l.contains(" wall_ms "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{listed}"))
+        .to_string();
+    one_line(
+        &run(&["triage", &id, "invalid", "--note", "x\u{2066}y", "--db", db]),
+        "bidirectional formatting character",
+    );
+    let long = "n".repeat(2000);
+    // Acknowledged: on the first screen, not inside a closed <details>.
+    assert!(
+        run(&["triage", &id, "acknowledged", "--note", &long, "--db", db])
+            .status
+            .success()
+    );
+    let site = dir.join("site");
+    assert!(
+        run(&["site", "-o", site.to_str().unwrap(), "--db", db])
+            .status
+            .success()
+    );
+    for page in ["index.html", "series-1.html"] {
+        let (scroll, client, text_px) = layout_in_chromium(&site.join(page), 1400, &dir);
+        assert!(
+            scroll <= client,
+            "{page}: {scroll} px wide in a {client} px window"
+        );
+        // Item 18: every plot's text readable as rendered.
+        assert!(text_px >= 11.0, "{page}: plot text of {text_px} px");
+    }
+
+    // Item 18: a series of 40 labels plots a strip three times the page's width; its text
+    // stays readable (it scrolls rather than shrinks).
+    let wide = dir.join("wide.db");
+    let wide = wide.to_str().unwrap();
+    let runs: Vec<serde_json::Value> = (10..50)
+        .map(|k| {
+            let mut d = base["runs"][0].clone();
+            d["id"] = format!("wide-{k}").into();
+            d["label"] = format!("wide-{k}").into();
+            d["host"]["kernel_release"] = format!("6.1.0-{k}-amd64").into();
+            d
+        })
+        .collect();
+    let f = dir.join("wide.json");
+    let export = serde_json::json!({"schema": "sigbench.export", "version": 1, "runs": runs});
+    std::fs::write(&f, export.to_string()).unwrap();
+    assert!(
+        run(&["import", f.to_str().unwrap(), "--db", wide])
+            .status
+            .success()
+    );
+    let wide_site = dir.join("wide-site");
+    assert!(
+        run(&["site", "-o", wide_site.to_str().unwrap(), "--db", wide])
+            .status
+            .success()
+    );
+    let (scroll, client, text_px) =
+        layout_in_chromium(&wide_site.join("series-1.html"), 1400, &dir);
+    assert!(scroll <= client, "{scroll} px wide in a {client} px window");
+    assert!(text_px >= 11.0, "plot text of {text_px} px");
+
+    // Item 14: labels with emphasis marks stay text in Markdown.
+    let md = dir.join("r.md");
+    assert!(
+        import_edited(&|d| {
+            d["label"] = "_rc_*1*".into();
+            d["id"] = "emph".into();
+        })
+        .status
+        .success()
+    );
+    let out = run(&[
+        "report",
+        "_rc_*1*",
+        "--format",
+        "markdown",
+        "--db",
+        db,
+        "-o",
+        md.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        text.contains("\\_rc\\_\\*1\\*") && !text.contains(" _rc_*1*"),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -183,6 +183,31 @@ impl Measure for Commits<'_> {
     }
 }
 
+/// The directory of a tree's build logs under the cache's `build-logs`: its name and a
+/// digest of where it is, so bisects of two trees (or two worktrees) never write into
+/// each other's logs.
+fn logs_of(dir: &std::path::Path) -> String {
+    use sha2::Digest;
+    let at = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let digest = sha2::Sha256::digest(at.as_os_str().as_encoded_bytes());
+    let name: String = at
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect();
+    let hex: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{name}-{hex}")
+}
+
 pub fn over_tree(
     range: &TreeRange,
     mut steps: Steps,
@@ -198,7 +223,7 @@ pub fn over_tree(
     let _back = repo.keep_place()?;
     let (good, bad) = (repo.commit(range.good)?, repo.commit(range.bad)?);
     let list = repo.range(&good, &bad)?;
-    let logs = steps.opts.cache.join("build-logs");
+    let logs = steps.opts.cache.join("build-logs").join(logs_of(dir));
     std::fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
     let tree = kbuild::Tree::new(dir, range.config, steps.plan.testbed.fs, &logs)?;
     steps.docs = vec![None; list.len()];
@@ -295,4 +320,21 @@ fn suspects(
         progress(Progress::Note(&format!("  {line}")));
     }
     Ok(ranked)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn each_tree_keeps_its_build_logs_apart() {
+        let base = std::env::temp_dir().join(format!("sigbench-logs-of-{}", std::process::id()));
+        let (a, b) = (base.join("linux"), base.join("other/linux"));
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        std::os::unix::fs::symlink(&a, base.join("link")).unwrap();
+        // Issue 45, item 16: two trees of one name had one tinyconfig.log.
+        assert_ne!(super::logs_of(&a), super::logs_of(&b));
+        assert_eq!(super::logs_of(&a), super::logs_of(&base.join("link")));
+        assert!(super::logs_of(&a).starts_with("linux-"));
+        std::fs::remove_dir_all(&base).unwrap();
+    }
 }

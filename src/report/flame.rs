@@ -7,7 +7,8 @@
 use super::markup::escape;
 use std::collections::BTreeMap;
 
-const WIDTH: f64 = 1100.0;
+/// As wide as the other plots: the page's column (1,068 px at most) shows it whole.
+const WIDTH: f64 = 1040.0;
 const FRAME: f64 = 17.0;
 const TOP: f64 = 28.0;
 /// The move (percentage points) drawn at full strength at the least: smaller largest

@@ -19,19 +19,23 @@ impl Renderer for Html {
 
 pub use super::markup::escape;
 
+/// The pages' style. Plots are drawn to be read at their own size (their text 11–20 px):
+/// one wider than the page scrolls sideways rather than shrinking its text to a few
+/// pixels; long unbroken text in a table cell wraps rather than pushing the table off
+/// the screen.
 pub(crate) const STYLE: &str = "
 body { font-family: sans-serif; color: #222; margin: 2em auto; max-width: 1100px; padding: 0 1em; line-height: 1.4; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; }
 h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
 p.about { margin: 0.3em 0; }
 .notice { background: #fff4e0; border-left: 4px solid #e69f00; padding: 0.6em 1em; margin: 1em 0; }
-table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; max-width: 100%; }
 caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
-th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; vertical-align: top; }
+th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; vertical-align: top; overflow-wrap: anywhere; }
 th { background: #f3f3f3; }
 td.r { text-align: right; font-variant-numeric: tabular-nums; }
-figure { margin: 1.5em 0; }
-figure svg { max-width: 100%; height: auto; border: 1px solid #eee; }
+figure { margin: 1.5em 0; overflow-x: auto; }
+figure svg { border: 1px solid #eee; }
 figcaption { font-size: 0.9em; color: #555; }
 ul.warnings li { margin: 0.2em 0; }
 footer { margin-top: 3em; font-size: 0.8em; color: #777; }

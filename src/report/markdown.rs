@@ -9,8 +9,9 @@ use crate::stats::compare::Comparison;
 pub struct Markdown;
 
 /// Text from the data (labels, kernel names, warnings: anyone's export) as Markdown that
-/// renders as that text: no HTML (`<script>`), no links, images or code spans. (Underscores
-/// stay: `wall_ms` is not emphasis inside a word.)
+/// renders as that text: no HTML (`<script>`), no links, images or code spans, no emphasis
+/// or strikethrough (`*`, `_`, `~` escaped: a label `_a_` or `**rc**` is not markup; a
+/// renderer shows `wall\_ms` as `wall_ms`).
 pub fn text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -18,7 +19,7 @@ pub fn text(s: &str) -> String {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '\\' | '`' | '[' | ']' | '|' => {
+            '\\' | '`' | '[' | ']' | '|' | '*' | '_' | '~' => {
                 out.push('\\');
                 out.push(c);
             }
@@ -130,8 +131,8 @@ mod tests {
     #[test]
     fn data_renders_as_text_not_markup() {
         assert_eq!(
-            super::text("<script>alert(1)</script> [x](http://e) a|b *c* \\"),
-            "&lt;script&gt;alert(1)&lt;/script&gt; \\[x\\](http://e) a\\|b *c* \\\\"
+            super::text("<script>alert(1)</script> [x](http://e) a|b *c* _d_ ~~e~~ \\"),
+            "&lt;script&gt;alert(1)&lt;/script&gt; \\[x\\](http://e) a\\|b \\*c\\* \\_d\\_ \\~\\~e\\~\\~ \\\\"
         );
         assert_eq!(super::text("6.12.117+deb12-amd64"), "6.12.117+deb12-amd64");
     }

@@ -52,9 +52,17 @@ pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
     escape_controls(s, &['\n', '\t'])
 }
 
-/// `s` with every control character but those in `keep` escaped as Rust writes them.
+/// Whether `c` changes how text displays without showing itself: a control character, or
+/// a bidirectional formatting one (U+202E makes `6.1.0-56` display as another release).
+pub fn is_hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `s` with every hidden character ([`is_hidden`]) but those in `keep` escaped as Rust
+/// writes them.
 pub fn escape_controls<'a>(s: &'a str, keep: &[char]) -> std::borrow::Cow<'a, str> {
-    let escaped = |c: char| c.is_control() && !keep.contains(&c);
+    let escaped = |c: char| is_hidden(c) && !keep.contains(&c);
     if !s.chars().any(escaped) {
         return s.into();
     }

@@ -110,7 +110,10 @@ pub fn num(v: f64) -> String {
         return "-".into();
     }
     let a = v.abs();
-    if a == 0.0 || a >= 1000.0 {
+    if a >= 1e15 {
+        // Past any count a window holds: an exponent, not a line of digits.
+        format!("{v:.3e}")
+    } else if a == 0.0 || a >= 1000.0 {
         format!("{v:.0}")
     } else if a >= 100.0 {
         format!("{v:.1}")

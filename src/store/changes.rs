@@ -295,9 +295,9 @@ impl Store {
         if n > MAX_NOTE {
             bail!("a note of {n} characters: at most {MAX_NOTE}");
         }
-        if note.chars().any(|c| c.is_control() && c != '\n') {
+        if let Err(e) = crate::results::check_text_keeping(note, &['\n']) {
             bail!(
-                "the note `{}` holds a control character: use printable text",
+                "the note `{}` holds {e}: use printable text",
                 crate::report::shell::escape_controls(note, &[])
             );
         }

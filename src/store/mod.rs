@@ -100,6 +100,17 @@ fn open_err(loc: &Location) -> String {
     format!("cannot open the results database {loc} (--db to choose another)")
 }
 
+/// "not a sigbench store", one line naming the file and what it is.
+fn not_a_store(path: &Path, what: &str) -> String {
+    not_a_store_at(&Location::Sqlite(path.to_path_buf()), what)
+}
+
+fn not_a_store_at(loc: &Location, what: &str) -> String {
+    format!(
+        "{loc} is not a sigbench store ({what}): --db names a store that `sigbench run` or `import` made"
+    )
+}
+
 /// A store must be a database file (or one to create): a directory or a device is a clear
 /// error here, not SQLite's "disk I/O error: Error code 266".
 fn check_sqlite_path(path: &Path) -> Result<()> {
@@ -117,8 +128,24 @@ fn check_sqlite_path(path: &Path) -> Result<()> {
     }
 }
 
+/// A file with something in it must be a SQLite database (an empty one, or none, may
+/// become one).
+fn check_sqlite_header(path: &Path) -> Result<()> {
+    use std::io::Read;
+    let mut head = [0u8; 16];
+    let Ok(f) = std::fs::File::open(path) else {
+        return Ok(()); // not there, or not readable: SQLite says which
+    };
+    let n = f.take(16).read(&mut head).unwrap_or(0);
+    if n > 0 && head[..n] != b"SQLite format 3\0"[..n] || (n > 0 && n < 16) {
+        bail!("{}", not_a_store(path, "not a SQLite database"));
+    }
+    Ok(())
+}
+
 fn open_sqlite(path: &Path) -> Result<Sqlite> {
     check_sqlite_path(path)?;
+    check_sqlite_header(path)?;
     let loc = Location::Sqlite(path.to_path_buf());
     let conn = Connection::open(path).with_context(|| open_err(&loc))?;
     conn.busy_timeout(BUSY)?;
@@ -154,6 +181,7 @@ fn open_sqlite_read(path: &Path) -> Result<Sqlite> {
         );
     }
     check_sqlite_path(path)?;
+    check_sqlite_header(path)?;
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags).with_context(|| open_err(&loc))?;
     conn.busy_timeout(BUSY)?;
@@ -190,15 +218,21 @@ impl Store {
     /// An existing store, to read and write (`watch --series`, `--ack`: they record change
     /// points in what is there); a SQLite file that is not there is an error, never created.
     pub fn open_existing(loc: &Location) -> Result<Store> {
-        if let Location::Sqlite(p) = loc
-            && !p.exists()
-        {
-            bail!(
-                "there is no results database at {} (--db to choose another)",
-                p.display()
-            );
+        if let Location::Sqlite(p) = loc {
+            if !p.exists() {
+                bail!(
+                    "there is no results database at {} (--db to choose another)",
+                    p.display()
+                );
+            }
+            // What is there must be a store already: an empty file is not made one.
+            check_sqlite_path(p)?;
+            if std::fs::metadata(p).is_ok_and(|m| m.len() == 0) {
+                bail!("{}", not_a_store(p, "an empty file"));
+            }
         }
-        Store::open(loc)
+        let store = Store::open(loc)?;
+        Ok(store)
     }
 
     /// Open an existing database for reading only (`runs`, `compare`, `export`, `report`).
@@ -213,10 +247,26 @@ impl Store {
         };
         let version = store.version().with_context(|| open_err(loc))?;
         store.check_version(version)?;
+        if version == 0 {
+            // No schema: an empty file, another program's database, /proc/self/status.
+            let what = match loc {
+                Location::Sqlite(p) if std::fs::metadata(p).is_ok_and(|m| m.len() == 0) => {
+                    "an empty file"
+                }
+                _ => "no sigbench schema in it",
+            };
+            bail!("{}", not_a_store_at(loc, what));
+        }
         if version < SCHEMA_VERSION {
-            bail!(
-                "{loc} has schema version {version}, older than this sigbench ({SCHEMA_VERSION}): open it once for writing (e.g. `sigbench import` of nothing) to migrate it"
-            );
+            // Migrated forward once, when it can be written; read as it is otherwise.
+            drop(store);
+            return Store::open(loc)
+                .and_then(|_| Store::open_read(loc))
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "{loc} has schema version {version}, older than this sigbench ({SCHEMA_VERSION}), and cannot be migrated here ({e:#}): run sigbench where it can be written"
+                    )
+                });
         }
         Ok(store)
     }

@@ -102,16 +102,12 @@ fn lock_file_as(path: &Path, holder_is: &str, mode: libc::c_int) -> Result<File>
             let _ = f.read_to_string(&mut h);
             h.trim().to_string()
         };
-        let me = std::process::id().to_string();
+        let me = std::process::id();
         let mut said = false;
         let mut say = |h: &str| {
-            if !said && h != me {
+            if !said && h.parse() != Ok(me) {
                 said = true;
-                let who = if h.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (pid {h})")
-                };
+                let who = named_holder(h, me).map_or(String::new(), |p| format!(" (pid {p})"));
                 crate::say!("sigbench: waiting for another {holder_is}{who} to finish");
             }
         };
@@ -146,6 +142,13 @@ fn lock_file_as(path: &Path, holder_is: &str, mode: libc::c_int) -> Result<File>
         write!(f, "{}", std::process::id())?;
     }
     Ok(f)
+}
+
+/// The pid a lock file names, when it is another live sigbench: the file keeps the last
+/// exclusive holder's pid, and shared holders (a watch, icount guests) write none, so a
+/// dead pid there is not who is waited for.
+fn named_holder(text: &str, me: u32) -> Option<u32> {
+    text.trim().parse().ok().filter(|&p| p != me && alive(p))
 }
 
 /// Whether `pid` is a live sigbench process.
@@ -308,5 +311,23 @@ fn clean_run(dir: &Path, done: &mut Vec<String>) {
     match std::fs::remove_dir_all(dir) {
         Ok(()) => done.push(format!("removed {}", dir.display())),
         Err(e) => done.push(format!("FAILED to remove {}: {e}", dir.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_lock_names_only_a_live_holder() {
+        // Issue 45, item 16: the pid a dead exclusive holder left while a watch holds the
+        // lock shared is not named.
+        let mut dead = 4_000_000;
+        while std::path::Path::new(&format!("/proc/{dead}")).exists() {
+            dead += 1;
+        }
+        assert_eq!(super::named_holder(&dead.to_string(), 1), None);
+        assert_eq!(super::named_holder("", 1), None);
+        assert_eq!(super::named_holder("garbage", 1), None);
+        let me = std::process::id();
+        assert_eq!(super::named_holder(&me.to_string(), me), None);
     }
 }

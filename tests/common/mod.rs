@@ -527,3 +527,64 @@ pub fn parallel_triages(db: &str, id: &str, loops: usize, each: usize) -> usize 
     });
     decisions.into_iter().max().unwrap_or(0)
 }
+
+/// How Chromium lays `page` out in a window `width` px wide: the document's width against
+/// the window's (a wider document scrolls sideways as a whole), and the smallest text of
+/// any plot as rendered (its font size times its SVG's scale on the page). Measured by a
+/// script in a copy of the page (the pages themselves carry none), read back with
+/// `--dump-dom`.
+pub fn layout_in_chromium(page: &Path, width: u32, dir: &Path) -> (f64, f64, f64) {
+    const PROBE: &str = r#"<script>
+(function () {
+  var min = 1e9;
+  document.querySelectorAll('svg').forEach(function (svg) {
+    var vb = svg.viewBox && svg.viewBox.baseVal;
+    var w = (vb && vb.width) || svg.width.baseVal.value;
+    var scale = svg.getBoundingClientRect().width / w;
+    svg.querySelectorAll('text').forEach(function (t) {
+      if (!t.textContent.trim()) return;
+      min = Math.min(min, parseFloat(getComputedStyle(t).fontSize) * scale);
+    });
+  });
+  var out = document.createElement('pre');
+  out.id = 'sigbench-layout';
+  out.textContent = 'LAYOUT ' + document.documentElement.scrollWidth + ' ' +
+    document.documentElement.clientWidth + ' ' + min + ' END';
+  document.body.appendChild(out);
+})();
+</script>"#;
+    let html = std::fs::read_to_string(page).unwrap();
+    let copy = page.with_extension("layout.html");
+    std::fs::write(&copy, html.replace("</body>", &format!("{PROBE}</body>"))).unwrap();
+    let out = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--no-first-run",
+            "--dump-dom",
+        ])
+        .arg(format!("--window-size={width},900"))
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.join("profile-layout").display()
+        ))
+        .arg(format!("file://{}", copy.display()))
+        .output()
+        .expect("chromium runs (scripts/deps.sh installs it)");
+    let _ = std::fs::remove_file(&copy);
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let line = dom
+        .split("id=\"sigbench-layout\">LAYOUT ")
+        .nth(1)
+        .and_then(|l| l.split(" END").next())
+        .unwrap_or_else(|| {
+            panic!(
+                "no layout from chromium: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    let v: Vec<f64> = line.split(' ').map(|x| x.parse().unwrap()).collect();
+    (v[0], v[1], v[2])
+}
