@@ -243,9 +243,9 @@ mod tests {
         assert!(g.starts_with("<svg") && g.ends_with("</svg>"));
         assert!(g.contains("<title>a (4 samples, 100.00 %)</title>"), "{g}");
         assert!(g.contains("<title>b (3 samples, 75.00 %)</title>"), "{g}");
-        // b is three times c's width: 1080 px for 4 samples.
+        // b is three times c's width: 1020 px for 4 samples.
         assert!(
-            g.contains("width=\"810.0\"") && g.contains("width=\"270.0\""),
+            g.contains("width=\"765.0\"") && g.contains("width=\"255.0\""),
             "{g}"
         );
         assert!(!g.contains("<script"));

@@ -137,7 +137,7 @@ fn check_sqlite_header(path: &Path) -> Result<()> {
         return Ok(()); // not there, or not readable: SQLite says which
     };
     let n = f.take(16).read(&mut head).unwrap_or(0);
-    if n > 0 && head[..n] != b"SQLite format 3\0"[..n] || (n > 0 && n < 16) {
+    if n > 0 && (n < 16 || &head != b"SQLite format 3\0") {
         bail!("{}", not_a_store(path, "not a SQLite database"));
     }
     Ok(())
