@@ -1198,3 +1198,46 @@ fn text_and_stores_are_what_they_claim() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 45, item 17: a host-clock series measured on a loaded machine — windows of 4 to
+/// 64 ms before the fourth label, 23 to 48 ms after, the workload waiting for a CPU a
+/// third of each — is not passed over in silence: watch says which labels it cannot judge
+/// and why.
+#[test]
+fn a_watch_over_busy_windows_says_it_could_not_judge() {
+    let dir = tmp("busy-watch");
+    let db = dir.join("b.db");
+    let db = db.to_str().unwrap();
+    let series = edited_series(&dir, "busy-", |k, c| {
+        let rep = c["rep"].as_u64().unwrap_or(1) as usize;
+        let ms = if k > 3 {
+            [23.0, 35.0, 48.0]
+        } else {
+            [4.0, 30.0, 64.0]
+        }[(rep - 1) % 3];
+        c["wall_ns"] = ((ms * 1e6) as u64).into();
+        c["load"] =
+            serde_json::json!({"run_delay_ms": ms / 3.0, "cpu_pressure_ms": 0.0, "steal_ms": 0.0});
+    });
+    assert!(
+        run(&["import", series.to_str().unwrap(), "--db", db])
+            .status
+            .success()
+    );
+    let out = run(&["watch", "--series-glob", "busy-*", "--db", db]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(
+        err.contains("the machine was busy at busy-1 a/N=5 (3 of 3 windows, waited up to 33 %)")
+            && err.contains("busy-6 a/N=5"),
+        "{err}"
+    );
+    assert!(
+        err.contains("times spread widely at busy-1 a/N=5 (CV "),
+        "{err}"
+    );
+    if text.starts_with("no new change") {
+        assert!(text.contains("could not be judged"), "{text}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -313,6 +313,65 @@ pub fn evidence_only(alerting: &[Change], evidence: &[Change], names: &[String])
         .collect()
 }
 
+/// The spread of a label's wall times (CV) past which a change of a few per cent cannot
+/// be told at that label: the series' changes are judged against it.
+pub const SPREAD_CV: f64 = 0.10;
+
+/// The points of a series where silence would not mean "nothing moved": labels whose
+/// windows the machine was busy in (the busy rule of `compare`: the workload waited for
+/// a CPU ≥ 5 % of at least two windows and a fifth of them), and labels whose wall times
+/// spread more than [`SPREAD_CV`]. One line each kind, naming the labels and how busy or
+/// spread; empty when every point could be judged.
+pub fn undecided(points: &[Vec<RunDocument>], names: &[String]) -> Vec<String> {
+    let mut busy = Vec::new();
+    let mut spread = Vec::new();
+    for (runs, name) in points.iter().zip(names) {
+        if runs.is_empty() {
+            continue;
+        }
+        let s = Samples::from_runs(name, runs);
+        for (case, b) in &s.busy {
+            if b.inconclusive() {
+                busy.push(format!(
+                    "{name} {} ({} of {} windows, waited up to {:.0} %)",
+                    case.short(),
+                    b.busy,
+                    b.windows,
+                    b.worst * 100.0
+                ));
+            }
+        }
+        for (case, metrics) in &s.cases {
+            if let Some((_, v)) = metrics.get("wall_ms")
+                && let Some(sum) = crate::stats::Summary::of(v)
+                && v.len() > 1
+                && sum.cv > SPREAD_CV
+            {
+                spread.push(format!(
+                    "{name} {} (CV {:.0} % over {} repetitions)",
+                    case.short(),
+                    sum.cv * 100.0,
+                    v.len()
+                ));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if !busy.is_empty() {
+        out.push(format!(
+            "the machine was busy at {}: a change there cannot be told from the load; measure those labels again when nothing else runs",
+            busy.join(", ")
+        ));
+    }
+    if !spread.is_empty() {
+        out.push(format!(
+            "times spread widely at {}: a change smaller than about twice that cannot be told there",
+            spread.join(", ")
+        ));
+    }
+    out
+}
+
 /// What kind of evidence a row is: a function's profiled time, a latency percentile, the
 /// user/system estimate, or else a kernel-wide count (slab, vmstat, block, lock
 /// contention).

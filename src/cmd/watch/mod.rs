@@ -197,8 +197,21 @@ pub fn run(args: WatchArgs) -> Result<i32> {
     for alert in alerts {
         reporting::report(&args, &w, alert, &mut out)?;
     }
+    let unjudged = sigbench::watch::undecided(&w.points, &w.names);
+    for line in &unjudged {
+        sigbench::say!("sigbench: watch: {line}");
+    }
     if out.is_empty() {
-        super::outln!(out, "no new change in {} kernels", w.specs.len());
+        super::outln!(
+            out,
+            "no new change in {} kernels{}",
+            w.specs.len(),
+            if unjudged.is_empty() {
+                ""
+            } else {
+                "; but some could not be judged (a busy machine, or times spread widely): stderr says which"
+            }
+        );
     }
     super::outln!(
         out,

@@ -45,6 +45,7 @@ pub(super) fn over_stored(args: &WatchArgs) -> Result<i32> {
     };
     let mut out = String::new();
     let mut new = 0;
+    let mut undecided = 0;
     for (key, points) in sigbench::watch::stored_series(&loaded, args.order) {
         let names: Vec<String> = points.iter().map(|(l, _)| l.clone()).collect();
         let docs: Vec<Vec<RunDocument>> = points.into_iter().map(|(_, d)| d).collect();
@@ -60,6 +61,11 @@ pub(super) fn over_stored(args: &WatchArgs) -> Result<i32> {
         for line in sigbench::watch::evidence_only(&found, &evidence, &names) {
             sigbench::say!("sigbench: watch: {line}");
         }
+        let unjudged = sigbench::watch::undecided(&docs, &names);
+        for line in &unjudged {
+            sigbench::say!("sigbench: watch: {key}: {line}");
+        }
+        undecided += unjudged.len();
         let stored = store.changes(Some(&key))?;
         let mut at: Vec<(usize, usize)> = found
             .iter()
@@ -143,7 +149,16 @@ pub(super) fn over_stored(args: &WatchArgs) -> Result<i32> {
         }
     }
     if new == 0 {
-        crate::cmd::outln!(out, "no new change in {} label(s)", labels.len());
+        crate::cmd::outln!(
+            out,
+            "no new change in {} label(s){}",
+            labels.len(),
+            if undecided > 0 {
+                "; but some could not be judged (a busy machine, or times spread widely): stderr says which"
+            } else {
+                ""
+            }
+        );
     }
     crate::cmd::out(&out)?;
     super::write_site(args, &store)?;
