@@ -21,8 +21,8 @@ run: build
 
 test: deps
 	$(CARGO) fmt --check
-	$(CARGO) clippy --all-targets -- -D warnings -D clippy::undocumented_unsafe_blocks
-	$(CARGO) test
+	$(CARGO) clippy --workspace --all-targets -- -D warnings -D clippy::undocumented_unsafe_blocks
+	$(CARGO) test --workspace
 
 bench: build
 	bash bench/run.sh

@@ -355,38 +355,54 @@ impl Ctl {
 /// nobody waits for a party that will never come.
 pub struct Gate {
     parties: usize,
-    state: Mutex<(usize, u64, bool)>,
+    state: Mutex<GateState>,
     cv: Condvar,
+}
+
+struct GateState {
+    arrived: usize,
+    generation: u64,
+    given_up: bool,
+    /// When the last generation opened: the last party's arrival, not when a waiter woke
+    /// (on a loaded machine that can be long after).
+    opened: Option<Instant>,
 }
 
 impl Gate {
     pub fn new(parties: usize) -> Gate {
         Gate {
             parties,
-            state: Mutex::new((0, 0, false)),
+            state: Mutex::new(GateState {
+                arrived: 0,
+                generation: 0,
+                given_up: false,
+                opened: None,
+            }),
             cv: Condvar::new(),
         }
     }
 
     /// Wait until every party arrived; false when the gate was given up.
     pub fn wait(&self) -> bool {
-        self.wait_idle(&mut || {})
+        self.wait_idle(&mut || {}).is_some()
     }
 
     /// As `wait`, calling `idle` every 100 ms while it waits (the coordinator's progress
-    /// and signal checks).
-    pub fn wait_idle(&self, idle: &mut dyn FnMut()) -> bool {
+    /// and signal checks). Returns when the gate opened, None when it was given up.
+    pub fn wait_idle(&self, idle: &mut dyn FnMut()) -> Option<Instant> {
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if s.2 {
-            return false;
+        if s.given_up {
+            return None;
         }
-        let generation = s.1;
-        s.0 += 1;
-        if s.0 == self.parties {
-            s.0 = 0;
-            s.1 += 1;
+        let generation = s.generation;
+        s.arrived += 1;
+        if s.arrived == self.parties {
+            s.arrived = 0;
+            s.generation += 1;
+            let now = Instant::now();
+            s.opened = Some(now);
             self.cv.notify_all();
-            return true;
+            return Some(now);
         }
         loop {
             let (next, _) = self
@@ -394,27 +410,27 @@ impl Gate {
                 .wait_timeout(s, Duration::from_millis(100))
                 .unwrap_or_else(|p| p.into_inner());
             s = next;
-            if s.2 {
-                return false;
+            if s.given_up {
+                return None;
             }
-            if s.1 != generation {
-                return true;
+            if s.generation != generation {
+                return s.opened;
             }
             drop(s);
             idle();
             s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-            if s.2 {
-                return false;
+            if s.given_up {
+                return None;
             }
-            if s.1 != generation {
-                return true;
+            if s.generation != generation {
+                return s.opened;
             }
         }
     }
 
     pub fn abort(&self) {
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        s.2 = true;
+        s.given_up = true;
         self.cv.notify_all();
     }
 }
@@ -797,24 +813,29 @@ fn coordinate<C: Client>(
             }
             around.progress(ctl.totals().0);
         };
-        g.ready.wait_idle(&mut || watch(around));
+        let _ = g.ready.wait_idle(&mut || watch(around));
         let mut ticks = Vec::new();
         let mut phase_ns = vec![0u64; segments];
         let mut window = Duration::ZERO;
         match bound {
             Bound::Count => {
                 around.open(false);
-                g.start.wait();
-                let mut t = Instant::now();
+                // Each phase from its gate's opening to the next's: the moments the clients
+                // were released and the last one finished, whenever this thread woke.
+                let mut t = g.start.wait_idle(&mut || {}).unwrap_or_else(Instant::now);
                 for (seg, ns) in phase_ns.iter_mut().enumerate() {
                     let last = seg + 1 == segments;
                     let end = if last { &g.done } else { &g.phase_end };
-                    end.wait_idle(&mut || watch(around));
-                    *ns = t.elapsed().as_nanos() as u64;
+                    let ended = end
+                        .wait_idle(&mut || watch(around))
+                        .unwrap_or_else(Instant::now);
+                    *ns = ended.saturating_duration_since(t).as_nanos() as u64;
                     if !last {
                         around.phase_ended(seg);
-                        g.phase_start.wait();
-                        t = Instant::now();
+                        t = g
+                            .phase_start
+                            .wait_idle(&mut || {})
+                            .unwrap_or_else(Instant::now);
                     }
                 }
             }
@@ -826,8 +847,11 @@ fn coordinate<C: Client>(
                 }
                 g.start.wait();
                 let opened = timed_loop(&ctl, k, warmup, time, around, &mut ticks);
-                g.done.wait_idle(&mut || watch(around));
-                window = opened.map_or(Duration::ZERO, |o| o.elapsed());
+                let done = g
+                    .done
+                    .wait_idle(&mut || watch(around))
+                    .unwrap_or_else(Instant::now);
+                window = opened.map_or(Duration::ZERO, |o| done.saturating_duration_since(o));
             }
         }
         around.close();

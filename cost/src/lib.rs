@@ -1,0 +1,610 @@
+//! sigbench's cost model of a guest window: what the hardware would pay for the work
+//! QEMU's instruction counter counts.
+//!
+//! Under the icount clock one guest instruction is one nanosecond, however much memory it
+//! touches: a load that misses every cache costs what a register move costs. This crate
+//! is the model that prices memory, in two parts:
+//!
+//! - the pure parts, which the sigbench binary links: the cache model ([`Cache`],
+//!   [`Machine`]: per guest CPU a 32 KiB 8-way L1 for instructions and one for data, one
+//!   shared 8 MiB 16-way last level, 64-byte lines, LRU, on physical addresses), the
+//!   [`Counters`] a window accumulates, the guest's [`Mark`]s around its windows, the
+//!   record the plugin writes at each mark ([`Record`]), and the [`Weights`] that turn
+//!   counters into cycles;
+//! - the QEMU TCG plugin (`qemu.rs`, compiled only with `--cfg sigbench_plugin` as the
+//!   shared library QEMU loads: sigbench's build script does that, and the binary carries
+//!   the library and writes it to its cache when a guest starts).
+//!
+//! The model is deterministic: the same guest (under the icount clock, one host thread
+//! running every guest CPU in turn) makes the same accesses in the same order every boot,
+//! so two boots give the same counters. What it does not model — TLBs, prefetchers,
+//! branch prediction, out-of-order overlap of misses, coherence traffic between CPUs — is
+//! said wherever a cost is shown (docs/statistics.md, "What the cost model counts").
+
+#[cfg(sigbench_plugin)]
+mod qemu;
+
+/// log2 of the line size: 64-byte lines.
+pub const LINE_SHIFT: u32 = 6;
+
+/// A cache's size and associativity (64-byte lines).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    pub bytes: u64,
+    pub ways: usize,
+}
+
+impl Geometry {
+    pub const fn sets(&self) -> usize {
+        (self.bytes >> LINE_SHIFT) as usize / self.ways
+    }
+}
+
+/// Each guest CPU's first-level instruction cache.
+pub const L1I: Geometry = Geometry {
+    bytes: 32 << 10,
+    ways: 8,
+};
+/// Each guest CPU's first-level data cache.
+pub const L1D: Geometry = Geometry {
+    bytes: 32 << 10,
+    ways: 8,
+};
+/// The last level, shared by every guest CPU (instructions and data).
+pub const LL: Geometry = Geometry {
+    bytes: 8 << 20,
+    ways: 16,
+};
+
+/// A set-associative cache of lines (addresses >> [`LINE_SHIFT`]) with LRU replacement.
+#[derive(Clone, Debug)]
+pub struct Cache {
+    ways: usize,
+    set_mask: u64,
+    /// Per set its `ways` entries, most recently used first; 0 is empty (a line is kept
+    /// as line + 1).
+    tags: Vec<u64>,
+}
+
+impl Cache {
+    pub fn new(g: Geometry) -> Cache {
+        let sets = g.sets();
+        assert!(sets.is_power_of_two() && g.ways > 0, "{g:?}");
+        Cache {
+            ways: g.ways,
+            set_mask: sets as u64 - 1,
+            tags: vec![0; sets * g.ways],
+        }
+    }
+
+    /// Touch `line`: true when it was there. The line becomes its set's most recent; a
+    /// miss evicts the set's least recent.
+    #[inline]
+    pub fn access(&mut self, line: u64) -> bool {
+        let base = (line & self.set_mask) as usize * self.ways;
+        let set = &mut self.tags[base..base + self.ways];
+        let key = line.wrapping_add(1);
+        if set[0] == key {
+            return true;
+        }
+        match set[1..].iter().position(|&t| t == key) {
+            Some(i) => {
+                set.copy_within(0..i + 1, 1);
+                set[0] = key;
+                true
+            }
+            None => {
+                set.copy_within(0..set.len() - 1, 1);
+                set[0] = key;
+                false
+            }
+        }
+    }
+}
+
+/// What a guest did, cumulative from its boot (a window is the difference of two).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(not(sigbench_plugin), derive(serde::Serialize, serde::Deserialize))]
+pub struct Counters {
+    /// Instructions as the icount clock counts them (a `rep` string instruction once per
+    /// iteration).
+    pub insns: u64,
+    pub loads: u64,
+    pub stores: u64,
+    pub l1i_misses: u64,
+    pub l1d_misses: u64,
+    /// Accesses that missed the last level too: memory.
+    pub ll_misses: u64,
+    /// Iterations of `rep` string instructions (in `insns`), and the distinct lines they
+    /// touched in turn: what they are priced by.
+    pub string_iterations: u64,
+    pub string_lines: u64,
+    /// Locked (atomic) instructions: a `lock` prefix, or `xchg` with memory.
+    pub locked: u64,
+}
+
+impl Counters {
+    /// `self − earlier`, field by field (0 where a counter went back, which a guest's
+    /// cumulative counters never do).
+    pub fn since(&self, earlier: &Counters) -> Counters {
+        Counters {
+            insns: self.insns.saturating_sub(earlier.insns),
+            loads: self.loads.saturating_sub(earlier.loads),
+            stores: self.stores.saturating_sub(earlier.stores),
+            l1i_misses: self.l1i_misses.saturating_sub(earlier.l1i_misses),
+            l1d_misses: self.l1d_misses.saturating_sub(earlier.l1d_misses),
+            ll_misses: self.ll_misses.saturating_sub(earlier.ll_misses),
+            string_iterations: self
+                .string_iterations
+                .saturating_sub(earlier.string_iterations),
+            string_lines: self.string_lines.saturating_sub(earlier.string_lines),
+            locked: self.locked.saturating_sub(earlier.locked),
+        }
+    }
+
+    /// `self + other`, field by field.
+    pub fn plus(&self, other: &Counters) -> Counters {
+        Counters {
+            insns: self.insns + other.insns,
+            loads: self.loads + other.loads,
+            stores: self.stores + other.stores,
+            l1i_misses: self.l1i_misses + other.l1i_misses,
+            l1d_misses: self.l1d_misses + other.l1d_misses,
+            ll_misses: self.ll_misses + other.ll_misses,
+            string_iterations: self.string_iterations + other.string_iterations,
+            string_lines: self.string_lines + other.string_lines,
+            locked: self.locked + other.locked,
+        }
+    }
+
+    /// The counters' names, in the order a record writes them.
+    pub const NAMES: [&'static str; 9] = [
+        "insns",
+        "loads",
+        "stores",
+        "l1i_misses",
+        "l1d_misses",
+        "ll_misses",
+        "string_iterations",
+        "string_lines",
+        "locked",
+    ];
+
+    pub fn values(&self) -> [u64; 9] {
+        [
+            self.insns,
+            self.loads,
+            self.stores,
+            self.l1i_misses,
+            self.l1d_misses,
+            self.ll_misses,
+            self.string_iterations,
+            self.string_lines,
+            self.locked,
+        ]
+    }
+
+    fn from_values(v: [u64; 9]) -> Counters {
+        Counters {
+            insns: v[0],
+            loads: v[1],
+            stores: v[2],
+            l1i_misses: v[3],
+            l1d_misses: v[4],
+            ll_misses: v[5],
+            string_iterations: v[6],
+            string_lines: v[7],
+            locked: v[8],
+        }
+    }
+}
+
+/// What each event costs, in cycles of a nominal clock. The defaults are a current x86
+/// server's published load-to-use latencies, charged in full (an in-order model: misses
+/// do not overlap), and its clock; docs/statistics.md gives the sources and the dependent-
+/// load chase on this project's machines they were checked against.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(not(sigbench_plugin), derive(serde::Serialize, serde::Deserialize))]
+pub struct Weights {
+    /// The nominal clock, cycles per nanosecond.
+    pub ghz: f64,
+    /// An instruction (and a line a string instruction touches).
+    pub insn: f64,
+    /// A first-level miss served by the last level.
+    pub ll_hit: f64,
+    /// A last-level miss served by memory (on top of `ll_hit`).
+    pub memory: f64,
+    /// A locked instruction (on top of its instruction).
+    pub locked: f64,
+}
+
+impl Default for Weights {
+    fn default() -> Weights {
+        Weights {
+            ghz: 3.0,
+            insn: 1.0,
+            ll_hit: 40.0,
+            memory: 240.0,
+            locked: 20.0,
+        }
+    }
+}
+
+impl Weights {
+    /// The cycles of `c`: instructions (a string instruction by the lines it touched, not
+    /// its iterations), first-level misses at the last level's latency, last-level misses
+    /// at memory's, locked instructions.
+    pub fn cycles(&self, c: &Counters) -> f64 {
+        let insns = c.insns.saturating_sub(c.string_iterations) + c.string_lines;
+        insns as f64 * self.insn
+            + (c.l1i_misses + c.l1d_misses) as f64 * self.ll_hit
+            + c.ll_misses as f64 * self.memory
+            + c.locked as f64 * self.locked
+    }
+
+    /// The cost of `c` in milliseconds at the nominal clock.
+    pub fn ms(&self, c: &Counters) -> f64 {
+        self.cycles(c) / self.ghz / 1e6
+    }
+}
+
+/// The guest's marks: sigbench in the guest executes a no-op whose encoding names one
+/// (`nopl 0x5167000K(%rax)`: `0F 1F 80` and the 32-bit displacement), and the plugin,
+/// seeing that instruction translated, writes a [`Record`] each time it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    /// A timed window opens.
+    Open = 1,
+    /// Between phases: the checkpoint (slab snapshots) starts; not part of a phase.
+    Pause = 2,
+    /// The next phase starts.
+    Resume = 3,
+    /// The window closes.
+    Close = 4,
+}
+
+/// The displacement of a mark's no-op, less its kind.
+pub const MARK_BASE: u32 = 0x5167_0000;
+/// The opcode bytes of a mark's no-op (`nopl disp32(%rax)`), before the displacement.
+pub const MARK_OPCODE: [u8; 3] = [0x0f, 0x1f, 0x80];
+
+impl Mark {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mark::Open => "open",
+            Mark::Pause => "pause",
+            Mark::Resume => "resume",
+            Mark::Close => "close",
+        }
+    }
+
+    fn from_name(s: &str) -> Option<Mark> {
+        [Mark::Open, Mark::Pause, Mark::Resume, Mark::Close]
+            .into_iter()
+            .find(|m| m.name() == s)
+    }
+
+    /// The mark an instruction's bytes are, if any.
+    pub fn of_insn(bytes: &[u8]) -> Option<Mark> {
+        if bytes.len() != 7 || bytes[..3] != MARK_OPCODE {
+            return None;
+        }
+        let disp = u32::from_le_bytes([bytes[3], bytes[4], bytes[5], bytes[6]]);
+        match disp.checked_sub(MARK_BASE)? {
+            1 => Some(Mark::Open),
+            2 => Some(Mark::Pause),
+            3 => Some(Mark::Resume),
+            4 => Some(Mark::Close),
+            _ => None,
+        }
+    }
+}
+
+/// One line the plugin writes at a mark: the mark and the guest's cumulative counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record {
+    pub mark: Mark,
+    pub counters: Counters,
+}
+
+/// The first word of every record line, with the format's version.
+pub const RECORD_TAG: &str = "sigbench-cost/1";
+
+impl Record {
+    pub fn line(&self) -> String {
+        let v = self.counters.values().map(|x| x.to_string());
+        format!("{RECORD_TAG} {} {}\n", self.mark.name(), v.join(" "))
+    }
+
+    /// A line [`Record::line`] wrote, or None.
+    pub fn parse(line: &str) -> Option<Record> {
+        let mut w = line.split_whitespace();
+        if w.next()? != RECORD_TAG {
+            return None;
+        }
+        let mark = Mark::from_name(w.next()?)?;
+        let mut v = [0u64; 9];
+        for x in &mut v {
+            *x = w.next()?.parse().ok()?;
+        }
+        w.next().is_none().then_some(Record {
+            mark,
+            counters: Counters::from_values(v),
+        })
+    }
+}
+
+/// A window's counters: its total and each phase's (the segments between the marks
+/// opening or resuming it and those pausing or closing it).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Window {
+    pub total: Counters,
+    pub phases: Vec<Counters>,
+}
+
+/// The windows in `records`, in order: each from an `Open` to its `Close`. A window
+/// whose marks are out of order (a guest that failed inside one) is None in its place.
+pub fn windows(records: &[Record]) -> Vec<Option<Window>> {
+    let mut out = Vec::new();
+    let mut open: Option<(Counters, Window, bool)> = None;
+    for r in records {
+        match (r.mark, &mut open) {
+            (Mark::Open, cur) => {
+                if cur.is_some() {
+                    out.push(None);
+                }
+                *cur = Some((r.counters, Window::default(), true));
+            }
+            (Mark::Pause, Some((start, w, running @ true))) => {
+                let seg = r.counters.since(start);
+                w.total = w.total.plus(&seg);
+                w.phases.push(seg);
+                *running = false;
+            }
+            (Mark::Resume, Some((start, _, running @ false))) => {
+                *start = r.counters;
+                *running = true;
+            }
+            (Mark::Close, Some((start, w, true))) => {
+                let seg = r.counters.since(start);
+                let mut w = std::mem::take(w);
+                w.total = w.total.plus(&seg);
+                w.phases.push(seg);
+                out.push(Some(w));
+                open = None;
+            }
+            (_, cur) => {
+                if cur.is_some() {
+                    out.push(None);
+                }
+                *cur = None;
+            }
+        }
+    }
+    if open.is_some() {
+        out.push(None);
+    }
+    out
+}
+
+/// The model's state: every guest CPU's first-level caches and the shared last level,
+/// and what was counted in them.
+pub struct Machine {
+    l1i: Vec<Cache>,
+    l1d: Vec<Cache>,
+    ll: Cache,
+    pub counts: Counters,
+    /// Per CPU the line a string instruction last touched, reading and writing: the next
+    /// access to the same line is the same line, not another access.
+    string_last: Vec<[u64; 2]>,
+}
+
+/// Instruction lines are kept apart from data lines in the last level (an instruction's
+/// address is its host address, a data access's its guest-physical one).
+const INSN_SPACE: u64 = 1 << 58;
+
+impl Machine {
+    pub fn new(cpus: usize) -> Machine {
+        let cpus = cpus.max(1);
+        Machine {
+            l1i: (0..cpus).map(|_| Cache::new(L1I)).collect(),
+            l1d: (0..cpus).map(|_| Cache::new(L1D)).collect(),
+            ll: Cache::new(LL),
+            counts: Counters::default(),
+            string_last: vec![[u64::MAX; 2]; cpus],
+        }
+    }
+
+    /// CPU `cpu` fetches the `lines` consecutive instruction lines from `first`.
+    #[inline]
+    pub fn fetch(&mut self, cpu: usize, first: u64, lines: u64) {
+        let cpu = cpu % self.l1i.len();
+        for line in first..first + lines {
+            if !self.l1i[cpu].access(line) {
+                self.counts.l1i_misses += 1;
+                if !self.ll.access(line | INSN_SPACE) {
+                    self.counts.ll_misses += 1;
+                }
+            }
+        }
+    }
+
+    /// CPU `cpu` reads or writes the byte at guest-physical `addr`; `string`: for a `rep`
+    /// string instruction (its accesses to the line it touched last are one access).
+    #[inline]
+    pub fn data(&mut self, cpu: usize, addr: u64, store: bool, string: bool) {
+        let cpu = cpu % self.l1d.len();
+        if store {
+            self.counts.stores += 1;
+        } else {
+            self.counts.loads += 1;
+        }
+        let line = addr >> LINE_SHIFT;
+        if string {
+            let last = &mut self.string_last[cpu][store as usize];
+            if *last == line {
+                return;
+            }
+            *last = line;
+            self.counts.string_lines += 1;
+        }
+        if !self.l1d[cpu].access(line)
+            && {
+                self.counts.l1d_misses += 1;
+                true
+            }
+            && !self.ll.access(line)
+        {
+            self.counts.ll_misses += 1;
+        }
+    }
+}
+
+/// What an x86 instruction is to the model, from its bytes: a `rep` string instruction,
+/// a locked one, or neither.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Plain,
+    RepString,
+    Locked,
+}
+
+/// The kind of the x86-64 instruction `bytes`: its legacy prefixes and REX read, then the
+/// opcode — `movs`, `cmps`, `stos`, `lods`, `scas` under `rep`/`repne`, or a `lock`
+/// prefix, or `xchg` with a memory operand (implicitly locked).
+pub fn kind_of(bytes: &[u8]) -> Kind {
+    let mut rep = false;
+    let mut lock = false;
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            0xf2 | 0xf3 => rep = true,
+            0xf0 => lock = true,
+            0x26 | 0x2e | 0x36 | 0x3e | 0x64 | 0x65 | 0x66 | 0x67 => {}
+            _ => break,
+        }
+        i += 1;
+    }
+    if let Some(&b) = bytes.get(i)
+        && (0x40..=0x4f).contains(&b)
+    {
+        i += 1;
+    }
+    let op = bytes.get(i).copied();
+    let modrm_memory = bytes.get(i + 1).is_some_and(|m| m >> 6 != 3);
+    match op {
+        _ if lock => Kind::Locked,
+        Some(0xa4..=0xa7 | 0xaa..=0xaf) if rep => Kind::RepString,
+        Some(0x86 | 0x87) if modrm_memory => Kind::Locked,
+        _ => Kind::Plain,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_set_keeps_its_most_recent_lines() {
+        // 2 sets of 2 ways.
+        let mut c = Cache::new(Geometry {
+            bytes: 4 << LINE_SHIFT,
+            ways: 2,
+        });
+        assert!(!c.access(0) && !c.access(2) && c.access(0));
+        // 4 maps to set 0 too: evicts 2, the least recent.
+        assert!(!c.access(4) && c.access(0) && !c.access(2));
+        // Set 1 is untouched by all of that.
+        assert!(!c.access(1) && c.access(1));
+        assert_eq!(L1D.sets(), 64);
+        assert_eq!(LL.sets(), 8192);
+    }
+
+    #[test]
+    fn strides_cost_what_their_lines_cost() {
+        // 1,024 reads, 200 times, at strides of 4 B and 4 KiB: the first stays in one L1,
+        // the second misses it every time (every line in one of its 64 sets).
+        let mut cost = Vec::new();
+        for stride in [4u64, 4096] {
+            let mut m = Machine::new(1);
+            for _ in 0..200 {
+                for k in 0..1024 {
+                    m.data(0, 0x10_0000 + k * stride, false, false);
+                }
+            }
+            cost.push(m.counts);
+        }
+        assert_eq!(cost[0].l1d_misses, 1024 * 4 / 64);
+        assert_eq!(cost[1].l1d_misses, 200 * 1024);
+        // 1,024 lines in 128 of the last level's sets, 8 a set: missed once each.
+        assert_eq!(cost[1].ll_misses, 1024);
+    }
+
+    #[test]
+    fn a_string_instruction_is_priced_by_its_lines() {
+        let mut m = Machine::new(1);
+        for b in 0..4096 {
+            m.data(0, 0x2000 + b, true, true);
+        }
+        assert_eq!(m.counts.stores, 4096);
+        assert_eq!(m.counts.string_lines, 64);
+        assert_eq!(m.counts.l1d_misses, 64);
+        let w = Weights::default();
+        let c = Counters {
+            insns: 4096 + 10,
+            string_iterations: 4096,
+            string_lines: 64,
+            ..Default::default()
+        };
+        assert_eq!(w.cycles(&c), 74.0);
+    }
+
+    #[test]
+    fn instructions_are_told_apart_by_their_bytes() {
+        assert_eq!(kind_of(&[0xf3, 0xaa]), Kind::RepString); // rep stosb
+        assert_eq!(kind_of(&[0xf3, 0x48, 0xab]), Kind::RepString); // rep stosq
+        assert_eq!(kind_of(&[0xf3, 0xa4]), Kind::RepString); // rep movsb
+        assert_eq!(kind_of(&[0xaa]), Kind::Plain); // stosb alone
+        assert_eq!(kind_of(&[0xf0, 0x48, 0x0f, 0xb1, 0x17]), Kind::Locked); // lock cmpxchg
+        assert_eq!(kind_of(&[0x48, 0x87, 0x07]), Kind::Locked); // xchg %rax,(%rdi)
+        assert_eq!(kind_of(&[0x48, 0x87, 0xc7]), Kind::Plain); // xchg %rax,%rdi
+        assert_eq!(kind_of(&[0xf3, 0x0f, 0x1e, 0xfa]), Kind::Plain); // endbr64
+        assert_eq!(
+            Mark::of_insn(&[0x0f, 0x1f, 0x80, 0x04, 0x00, 0x67, 0x51]),
+            Some(Mark::Close)
+        );
+        assert_eq!(Mark::of_insn(&[0x0f, 0x1f, 0x80, 0, 0, 0, 0]), None);
+    }
+
+    #[test]
+    fn records_read_back_and_make_windows() {
+        let at = |mark, insns| Record {
+            mark,
+            counters: Counters {
+                insns,
+                ..Default::default()
+            },
+        };
+        let r = at(Mark::Pause, 42);
+        assert_eq!(Record::parse(&r.line()), Some(r));
+        assert_eq!(Record::parse("sigbench-cost/1 open 1 2"), None);
+        let w = windows(&[
+            at(Mark::Open, 100),
+            at(Mark::Pause, 150),
+            at(Mark::Resume, 170),
+            at(Mark::Close, 200),
+            at(Mark::Open, 300),
+            at(Mark::Open, 400),
+            at(Mark::Close, 410),
+        ]);
+        assert_eq!(w.len(), 3);
+        let first = w[0].as_ref().unwrap();
+        assert_eq!(first.total.insns, 80);
+        assert_eq!(
+            first.phases.iter().map(|p| p.insns).collect::<Vec<_>>(),
+            [50, 30]
+        );
+        assert!(w[1].is_none());
+        assert_eq!(w[2].as_ref().unwrap().total.insns, 10);
+    }
+}

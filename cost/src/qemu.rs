@@ -1,0 +1,311 @@
+//! The QEMU TCG plugin: the model of `lib.rs` fed by QEMU's plugin API (version 1, as
+//! Debian's QEMU 7.2 exports it; no package ships its header, so what is used is declared
+//! here from QEMU's `include/qemu/qemu-plugin.h`).
+//!
+//! At translation each block gets: an inline add of its instruction count; a callback per
+//! run of instruction lines within a page (the I-side: the lines, their count and the
+//! block's instructions packed in the callback's argument, nothing allocated per block);
+//! per instruction a memory callback (the D-side, on guest-physical addresses) flagged
+//! for `rep` string instructions, an inline count of string iterations and locked
+//! instructions, and on sigbench's mark no-ops a callback that writes the cumulative
+//! counters to the file named by the plugin's `out=` argument.
+//!
+//! sigbench loads it only into a single-threaded TCG (`-accel tcg,thread=single`, the
+//! icount clock): every callback runs on the one thread that runs every guest CPU.
+
+use super::{Kind, LINE_SHIFT, Machine, Mark, Record, kind_of};
+use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
+use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Mutex, OnceLock};
+
+type PluginId = u64;
+type MemInfo = u32;
+
+#[repr(C)]
+struct Tb {
+    _opaque: [u8; 0],
+}
+#[repr(C)]
+struct Insn {
+    _opaque: [u8; 0],
+}
+#[repr(C)]
+struct HwAddr {
+    _opaque: [u8; 0],
+}
+/// `qemu_info_t`: only its address is used.
+#[repr(C)]
+pub struct Info {
+    _opaque: [u8; 0],
+}
+
+/// enum qemu_plugin_cb_flags: QEMU_PLUGIN_CB_NO_REGS.
+const CB_NO_REGS: c_int = 0;
+/// enum qemu_plugin_mem_rw: QEMU_PLUGIN_MEM_RW.
+const MEM_RW: c_int = 3;
+/// enum qemu_plugin_op: QEMU_PLUGIN_INLINE_ADD_U64.
+const INLINE_ADD_U64: c_int = 0;
+
+type TransCb = extern "C" fn(PluginId, *mut Tb);
+type UdataCb = extern "C" fn(c_uint, *mut c_void);
+type MemCb = extern "C" fn(c_uint, MemInfo, u64, *mut c_void);
+
+unsafe extern "C" {
+    fn qemu_plugin_register_vcpu_tb_trans_cb(id: PluginId, cb: TransCb);
+    fn qemu_plugin_tb_n_insns(tb: *const Tb) -> usize;
+    fn qemu_plugin_tb_get_insn(tb: *const Tb, idx: usize) -> *mut Insn;
+    fn qemu_plugin_insn_data(insn: *const Insn) -> *const c_void;
+    fn qemu_plugin_insn_size(insn: *const Insn) -> usize;
+    fn qemu_plugin_insn_haddr(insn: *const Insn) -> *mut c_void;
+    fn qemu_plugin_register_vcpu_tb_exec_inline(tb: *mut Tb, op: c_int, ptr: *mut c_void, imm: u64);
+    fn qemu_plugin_register_vcpu_tb_exec_cb(
+        tb: *mut Tb,
+        cb: UdataCb,
+        flags: c_int,
+        udata: *mut c_void,
+    );
+    fn qemu_plugin_register_vcpu_insn_exec_cb(
+        insn: *mut Insn,
+        cb: UdataCb,
+        flags: c_int,
+        udata: *mut c_void,
+    );
+    fn qemu_plugin_register_vcpu_insn_exec_inline(
+        insn: *mut Insn,
+        op: c_int,
+        ptr: *mut c_void,
+        imm: u64,
+    );
+    fn qemu_plugin_register_vcpu_mem_cb(
+        insn: *mut Insn,
+        cb: MemCb,
+        flags: c_int,
+        rw: c_int,
+        udata: *mut c_void,
+    );
+    fn qemu_plugin_get_hwaddr(info: MemInfo, vaddr: u64) -> *mut HwAddr;
+    fn qemu_plugin_hwaddr_is_io(haddr: *const HwAddr) -> bool;
+    fn qemu_plugin_hwaddr_phys_addr(haddr: *const HwAddr) -> u64;
+    fn qemu_plugin_mem_is_store(info: MemInfo) -> bool;
+    fn qemu_plugin_outs(s: *const c_char);
+}
+
+/// The plugin API version this plugin was written against.
+#[unsafe(no_mangle)]
+pub static qemu_plugin_version: c_int = 1;
+
+/// Counted inline by QEMU's generated code (a plain add to these words).
+static INSNS: AtomicU64 = AtomicU64::new(0);
+static STRING_ITERATIONS: AtomicU64 = AtomicU64::new(0);
+static LOCKED: AtomicU64 = AtomicU64::new(0);
+
+/// The most guest CPUs the model keeps caches for (more share them, modulo).
+const MAX_CPUS: usize = 64;
+
+struct State {
+    machine: Machine,
+    out: std::fs::File,
+}
+
+static STATE: OnceLock<Mutex<State>> = OnceLock::new();
+
+fn state() -> std::sync::MutexGuard<'static, State> {
+    STATE
+        .get()
+        .expect("installed before any callback")
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+}
+
+fn say(msg: &str) {
+    if let Ok(c) = std::ffi::CString::new(format!("sigbench-cost: {msg}\n")) {
+        // SAFETY: a NUL-terminated string that lives across the call.
+        unsafe { qemu_plugin_outs(c.as_ptr()) };
+    }
+}
+
+/// `udata` of an I-side callback: the first line (host address >> 6), how many lines,
+/// and (on a block's first run only) nothing else — 56 bits of line, 8 of count.
+fn pack_lines(first: u64, lines: u64) -> *mut c_void {
+    ((first << 8) | lines.min(255)) as usize as *mut c_void
+}
+
+extern "C" fn fetched(cpu: c_uint, udata: *mut c_void) {
+    let v = udata as usize as u64;
+    state().machine.fetch(cpu as usize, v >> 8, v & 0xff);
+}
+
+/// `udata` of a memory callback: 1 for a `rep` string instruction.
+extern "C" fn accessed(cpu: c_uint, info: MemInfo, vaddr: u64, udata: *mut c_void) {
+    // SAFETY: `info` is the one QEMU passed to this callback, valid during it.
+    let hw = unsafe { qemu_plugin_get_hwaddr(info, vaddr) };
+    // SAFETY: `info` as above; `hw` is QEMU's own (or null, which the API accepts).
+    let (store, io) = unsafe {
+        (
+            qemu_plugin_mem_is_store(info),
+            !hw.is_null() && qemu_plugin_hwaddr_is_io(hw),
+        )
+    };
+    let mut s = state();
+    if io || hw.is_null() {
+        // A device's register: counted, not cached.
+        if store {
+            s.machine.counts.stores += 1;
+        } else {
+            s.machine.counts.loads += 1;
+        }
+        return;
+    }
+    // SAFETY: `hw` is a RAM address QEMU returned for this access.
+    let phys = unsafe { qemu_plugin_hwaddr_phys_addr(hw) };
+    s.machine.data(cpu as usize, phys, store, !udata.is_null());
+}
+
+extern "C" fn marked(_cpu: c_uint, udata: *mut c_void) {
+    let mark = match udata as usize {
+        1 => Mark::Open,
+        2 => Mark::Pause,
+        3 => Mark::Resume,
+        _ => Mark::Close,
+    };
+    let mut s = state();
+    let mut counters = s.machine.counts;
+    counters.insns = INSNS.load(Relaxed);
+    counters.string_iterations = STRING_ITERATIONS.load(Relaxed);
+    counters.locked = LOCKED.load(Relaxed);
+    let line = Record { mark, counters }.line();
+    if let Err(e) = s.out.write_all(line.as_bytes()) {
+        say(&format!("cannot write a record: {e}"));
+    }
+}
+
+extern "C" fn translated(_id: PluginId, tb: *mut Tb) {
+    // SAFETY: `tb` is the block QEMU is translating, valid during this callback, and so is
+    // each of its instructions and their bytes.
+    unsafe {
+        let n = qemu_plugin_tb_n_insns(tb);
+        qemu_plugin_register_vcpu_tb_exec_inline(
+            tb,
+            INLINE_ADD_U64,
+            INSNS.as_ptr().cast(),
+            n as u64,
+        );
+        // Runs of instruction lines contiguous in the host's copy of guest memory.
+        let mut run: Option<(u64, u64)> = None;
+        for k in 0..n {
+            let insn = qemu_plugin_tb_get_insn(tb, k);
+            let size = qemu_plugin_insn_size(insn);
+            let bytes = std::slice::from_raw_parts(qemu_plugin_insn_data(insn).cast::<u8>(), size);
+            let host = qemu_plugin_insn_haddr(insn) as usize as u64;
+            if host != 0 {
+                let (a, b) = (
+                    host >> LINE_SHIFT,
+                    (host + size.max(1) as u64 - 1) >> LINE_SHIFT,
+                );
+                run = match run {
+                    Some((first, last)) if a >= first && a <= last + 1 => {
+                        Some((first, last.max(b)))
+                    }
+                    Some((first, last)) => {
+                        qemu_plugin_register_vcpu_tb_exec_cb(
+                            tb,
+                            fetched,
+                            CB_NO_REGS,
+                            pack_lines(first, last - first + 1),
+                        );
+                        Some((a, b))
+                    }
+                    None => Some((a, b)),
+                };
+            }
+            if let Some(mark) = Mark::of_insn(bytes) {
+                qemu_plugin_register_vcpu_insn_exec_cb(
+                    insn,
+                    marked,
+                    CB_NO_REGS,
+                    mark as usize as *mut c_void,
+                );
+            }
+            let string = match kind_of(bytes) {
+                Kind::RepString => {
+                    qemu_plugin_register_vcpu_insn_exec_inline(
+                        insn,
+                        INLINE_ADD_U64,
+                        STRING_ITERATIONS.as_ptr().cast(),
+                        1,
+                    );
+                    true
+                }
+                Kind::Locked => {
+                    qemu_plugin_register_vcpu_insn_exec_inline(
+                        insn,
+                        INLINE_ADD_U64,
+                        LOCKED.as_ptr().cast(),
+                        1,
+                    );
+                    false
+                }
+                Kind::Plain => false,
+            };
+            qemu_plugin_register_vcpu_mem_cb(
+                insn,
+                accessed,
+                CB_NO_REGS,
+                MEM_RW,
+                usize::from(string) as *mut c_void,
+            );
+        }
+        if let Some((first, last)) = run {
+            qemu_plugin_register_vcpu_tb_exec_cb(
+                tb,
+                fetched,
+                CB_NO_REGS,
+                pack_lines(first, last - first + 1),
+            );
+        }
+    }
+}
+
+/// Called by QEMU when it loads the plugin: `out=PATH` names the record file.
+///
+/// # Safety
+/// QEMU passes `argc` NUL-terminated arguments in `argv`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn qemu_plugin_install(
+    id: PluginId,
+    _info: *const Info,
+    argc: c_int,
+    argv: *const *const c_char,
+) -> c_int {
+    let mut out = None;
+    for k in 0..argc.max(0) as usize {
+        // SAFETY: QEMU's `argv` holds `argc` valid C strings.
+        let arg = unsafe { CStr::from_ptr(*argv.add(k)) }.to_string_lossy();
+        if let Some(path) = arg.strip_prefix("out=") {
+            out = Some(path.to_string());
+        }
+    }
+    let Some(path) = out else {
+        say("give out=FILE");
+        return -1;
+    };
+    let file = match std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    {
+        Ok(f) => f,
+        Err(e) => {
+            say(&format!("cannot open {path}: {e}"));
+            return -1;
+        }
+    };
+    let _ = STATE.set(Mutex::new(State {
+        machine: Machine::new(MAX_CPUS),
+        out: file,
+    }));
+    // SAFETY: `id` is this plugin's; the callback has the signature QEMU calls it with.
+    unsafe { qemu_plugin_register_vcpu_tb_trans_cb(id, translated) };
+    0
+}
