@@ -49,6 +49,9 @@ pub struct Clock {
     /// kernel's alternatives patch in, so icount times of two models differ.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<String>,
+    /// The cost model that counted the windows (`vm::cost::model`), when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_model: Option<String>,
 }
 
 /// The shift sigbench gives `-icount`: 1 instruction = 1 ns.
@@ -56,6 +59,16 @@ pub const ICOUNT_SHIFT: u32 = 0;
 
 /// What one sentence says about the instruction-count clock wherever its times appear.
 pub const ICOUNT_NOTE: &str = "icount clock: instructions executed, kernel and user, at 1 ns each — the exact cost of the code path; cache misses, I/O waits and lock contention are not modelled, so confirm a finding on hardware or KVM";
+
+/// What one sentence says about the cost model wherever `cost_ms` appears (its weights
+/// as `stats::compare::COST_WEIGHTS` has them).
+pub fn cost_note() -> String {
+    let w = crate::stats::compare::COST_WEIGHTS;
+    format!(
+        "the cost model's price of the window at {} GHz — each instruction {} cycle (a rep string instruction by the cache lines it touches, not per iteration), each first-level miss {} cycles more, each second-level miss {} more, each memory access {} more, each locked instruction {} more — deterministic like icount; TLB misses, prefetching, branch prediction and the overlap of misses are not modelled",
+        w.ghz, w.insn, w.l2_hit, w.ll_hit, w.memory, w.locked
+    )
+}
 
 /// The time base of a run: runs compare their times only within one.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -150,6 +163,7 @@ mod tests {
             shift: Some(0),
             qemu: Some("7.2.22".into()),
             cpu: Some(cpu.into()),
+            cost_model: None,
         })
     }
 
@@ -162,6 +176,7 @@ mod tests {
             shift: None,
             qemu: None,
             cpu: None,
+            cost_model: None,
         });
         assert_eq!(TimeBase::of(host_clock.as_ref(), true), TimeBase::Emulated);
         let b = TimeBase::of(icount("max").as_ref(), true);

@@ -193,6 +193,10 @@ pub struct CaseResult {
     /// What else the machine did during the window (CPU pressure, steal).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub load: Option<crate::probe::procfs::Load>,
+    /// What the cost model counted in the window (a guest with the model): instructions,
+    /// memory accesses and cache misses, from which `cost_ms` is priced.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cost: Option<sigbench_cost::Counters>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -201,6 +205,9 @@ pub struct PhaseResult {
     pub wall_ns: u64,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub slabinfo: Option<Vec<SlabDelta>>,
+    /// What the cost model counted in the phase (its rounds summed).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cost: Option<sigbench_cost::Counters>,
 }
 
 /// Several runs in one file: what `sigbench export` writes and `import` reads.
@@ -544,6 +551,7 @@ pub mod fixtures {
                 per_client: vec![],
                 ticks: vec![],
                 load: None,
+                cost: None,
                 dir: "churn".into(),
                 n: 20000,
                 rep: k as u32 + 1,
@@ -578,11 +586,13 @@ pub mod fixtures {
                                 })
                                 .collect(),
                         ),
+                        cost: None,
                     },
                     PhaseResult {
                         name: "delete".into(),
                         wall_ns: (w * 0.4e6) as u64,
                         slabinfo: Some(vec![]),
+                        cost: None,
                     },
                 ],
             })

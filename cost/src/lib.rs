@@ -6,8 +6,9 @@
 //! is the model that prices memory, in two parts:
 //!
 //! - the pure parts, which the sigbench binary links: the cache model ([`Cache`],
-//!   [`Machine`]: per guest CPU a 32 KiB 8-way L1 for instructions and one for data, one
-//!   shared 8 MiB 16-way last level, 64-byte lines, LRU, on physical addresses), the
+//!   [`Machine`]: per guest CPU a 32 KiB 8-way L1 for instructions and one for data and a
+//!   1 MiB 16-way second level, one shared 8 MiB 16-way last level, 64-byte lines, LRU, on
+//!   physical addresses), the
 //!   [`Counters`] a window accumulates, the guest's [`Mark`]s around its windows, the
 //!   record the plugin writes at each mark ([`Record`]), and the [`Weights`] that turn
 //!   counters into cycles;
@@ -49,6 +50,11 @@ pub const L1I: Geometry = Geometry {
 pub const L1D: Geometry = Geometry {
     bytes: 32 << 10,
     ways: 8,
+};
+/// Each guest CPU's second level (instructions and data).
+pub const L2: Geometry = Geometry {
+    bytes: 1 << 20,
+    ways: 16,
 };
 /// The last level, shared by every guest CPU (instructions and data).
 pub const LL: Geometry = Geometry {
@@ -113,6 +119,8 @@ pub struct Counters {
     pub stores: u64,
     pub l1i_misses: u64,
     pub l1d_misses: u64,
+    /// First-level misses that missed the second level too.
+    pub l2_misses: u64,
     /// Accesses that missed the last level too: memory.
     pub ll_misses: u64,
     /// Iterations of `rep` string instructions (in `insns`), and the distinct lines they
@@ -133,6 +141,7 @@ impl Counters {
             stores: self.stores.saturating_sub(earlier.stores),
             l1i_misses: self.l1i_misses.saturating_sub(earlier.l1i_misses),
             l1d_misses: self.l1d_misses.saturating_sub(earlier.l1d_misses),
+            l2_misses: self.l2_misses.saturating_sub(earlier.l2_misses),
             ll_misses: self.ll_misses.saturating_sub(earlier.ll_misses),
             string_iterations: self
                 .string_iterations
@@ -150,6 +159,7 @@ impl Counters {
             stores: self.stores + other.stores,
             l1i_misses: self.l1i_misses + other.l1i_misses,
             l1d_misses: self.l1d_misses + other.l1d_misses,
+            l2_misses: self.l2_misses + other.l2_misses,
             ll_misses: self.ll_misses + other.ll_misses,
             string_iterations: self.string_iterations + other.string_iterations,
             string_lines: self.string_lines + other.string_lines,
@@ -158,25 +168,27 @@ impl Counters {
     }
 
     /// The counters' names, in the order a record writes them.
-    pub const NAMES: [&'static str; 9] = [
+    pub const NAMES: [&'static str; 10] = [
         "insns",
         "loads",
         "stores",
         "l1i_misses",
         "l1d_misses",
+        "l2_misses",
         "ll_misses",
         "string_iterations",
         "string_lines",
         "locked",
     ];
 
-    pub fn values(&self) -> [u64; 9] {
+    pub fn values(&self) -> [u64; 10] {
         [
             self.insns,
             self.loads,
             self.stores,
             self.l1i_misses,
             self.l1d_misses,
+            self.l2_misses,
             self.ll_misses,
             self.string_iterations,
             self.string_lines,
@@ -184,17 +196,18 @@ impl Counters {
         ]
     }
 
-    fn from_values(v: [u64; 9]) -> Counters {
+    fn from_values(v: [u64; 10]) -> Counters {
         Counters {
             insns: v[0],
             loads: v[1],
             stores: v[2],
             l1i_misses: v[3],
             l1d_misses: v[4],
-            ll_misses: v[5],
-            string_iterations: v[6],
-            string_lines: v[7],
-            locked: v[8],
+            l2_misses: v[5],
+            ll_misses: v[6],
+            string_iterations: v[7],
+            string_lines: v[8],
+            locked: v[9],
         }
     }
 }
@@ -210,7 +223,9 @@ pub struct Weights {
     pub ghz: f64,
     /// An instruction (and a line a string instruction touches).
     pub insn: f64,
-    /// A first-level miss served by the last level.
+    /// A first-level miss served by the second level.
+    pub l2_hit: f64,
+    /// A second-level miss served by the last level (on top of `l2_hit`).
     pub ll_hit: f64,
     /// A last-level miss served by memory (on top of `ll_hit`).
     pub memory: f64,
@@ -220,24 +235,28 @@ pub struct Weights {
 
 impl Default for Weights {
     fn default() -> Weights {
-        Weights {
-            ghz: 3.0,
-            insn: 1.0,
-            ll_hit: 40.0,
-            memory: 240.0,
-            locked: 20.0,
-        }
+        Weights::DEFAULT
     }
 }
 
 impl Weights {
+    pub const DEFAULT: Weights = Weights {
+        ghz: 3.0,
+        insn: 1.0,
+        l2_hit: 12.0,
+        ll_hit: 40.0,
+        memory: 240.0,
+        locked: 20.0,
+    };
+
     /// The cycles of `c`: instructions (a string instruction by the lines it touched, not
-    /// its iterations), first-level misses at the last level's latency, last-level misses
-    /// at memory's, locked instructions.
+    /// its iterations), then each miss at the latency of the level that served it,
+    /// locked instructions.
     pub fn cycles(&self, c: &Counters) -> f64 {
         let insns = c.insns.saturating_sub(c.string_iterations) + c.string_lines;
         insns as f64 * self.insn
-            + (c.l1i_misses + c.l1d_misses) as f64 * self.ll_hit
+            + (c.l1i_misses + c.l1d_misses) as f64 * self.l2_hit
+            + c.l2_misses as f64 * self.ll_hit
             + c.ll_misses as f64 * self.memory
             + c.locked as f64 * self.locked
     }
@@ -259,8 +278,12 @@ pub enum Mark {
     Pause = 2,
     /// The next phase starts.
     Resume = 3,
-    /// The window closes.
+    /// The window closes; the model stops following the guest until the next `Arm`.
     Close = 4,
+    /// A case starts (before its filesystem is made and populated): the model follows the
+    /// guest's accesses from here, so its caches hold what the case's own preparation
+    /// left in them when the window opens, as a machine's would. Records nothing.
+    Arm = 5,
 }
 
 /// The displacement of a mark's no-op, less its kind.
@@ -275,13 +298,20 @@ impl Mark {
             Mark::Pause => "pause",
             Mark::Resume => "resume",
             Mark::Close => "close",
+            Mark::Arm => "arm",
         }
     }
 
     fn from_name(s: &str) -> Option<Mark> {
-        [Mark::Open, Mark::Pause, Mark::Resume, Mark::Close]
-            .into_iter()
-            .find(|m| m.name() == s)
+        [
+            Mark::Open,
+            Mark::Pause,
+            Mark::Resume,
+            Mark::Close,
+            Mark::Arm,
+        ]
+        .into_iter()
+        .find(|m| m.name() == s)
     }
 
     /// The mark an instruction's bytes are, if any.
@@ -295,6 +325,7 @@ impl Mark {
             2 => Some(Mark::Pause),
             3 => Some(Mark::Resume),
             4 => Some(Mark::Close),
+            5 => Some(Mark::Arm),
             _ => None,
         }
     }
@@ -323,7 +354,7 @@ impl Record {
             return None;
         }
         let mark = Mark::from_name(w.next()?)?;
-        let mut v = [0u64; 9];
+        let mut v = [0u64; 10];
         for x in &mut v {
             *x = w.next()?.parse().ok()?;
         }
@@ -347,7 +378,7 @@ pub struct Window {
 pub fn windows(records: &[Record]) -> Vec<Option<Window>> {
     let mut out = Vec::new();
     let mut open: Option<(Counters, Window, bool)> = None;
-    for r in records {
+    for r in records.iter().filter(|r| r.mark != Mark::Arm) {
         match (r.mark, &mut open) {
             (Mark::Open, cur) => {
                 if cur.is_some() {
@@ -392,6 +423,7 @@ pub fn windows(records: &[Record]) -> Vec<Option<Window>> {
 pub struct Machine {
     l1i: Vec<Cache>,
     l1d: Vec<Cache>,
+    l2: Vec<Cache>,
     ll: Cache,
     pub counts: Counters,
     /// Per CPU the line a string instruction last touched, reading and writing: the next
@@ -409,6 +441,7 @@ impl Machine {
         Machine {
             l1i: (0..cpus).map(|_| Cache::new(L1I)).collect(),
             l1d: (0..cpus).map(|_| Cache::new(L1D)).collect(),
+            l2: (0..cpus).map(|_| Cache::new(L2)).collect(),
             ll: Cache::new(LL),
             counts: Counters::default(),
             string_last: vec![[u64::MAX; 2]; cpus],
@@ -422,9 +455,18 @@ impl Machine {
         for line in first..first + lines {
             if !self.l1i[cpu].access(line) {
                 self.counts.l1i_misses += 1;
-                if !self.ll.access(line | INSN_SPACE) {
-                    self.counts.ll_misses += 1;
-                }
+                self.beyond_l1(cpu, line | INSN_SPACE);
+            }
+        }
+    }
+
+    /// A first-level miss: the second level, then the last.
+    #[inline]
+    fn beyond_l1(&mut self, cpu: usize, line: u64) {
+        if !self.l2[cpu].access(line) {
+            self.counts.l2_misses += 1;
+            if !self.ll.access(line) {
+                self.counts.ll_misses += 1;
             }
         }
     }
@@ -448,14 +490,9 @@ impl Machine {
             *last = line;
             self.counts.string_lines += 1;
         }
-        if !self.l1d[cpu].access(line)
-            && {
-                self.counts.l1d_misses += 1;
-                true
-            }
-            && !self.ll.access(line)
-        {
-            self.counts.ll_misses += 1;
+        if !self.l1d[cpu].access(line) {
+            self.counts.l1d_misses += 1;
+            self.beyond_l1(cpu, line);
         }
     }
 }
@@ -536,8 +573,9 @@ mod tests {
         }
         assert_eq!(cost[0].l1d_misses, 1024 * 4 / 64);
         assert_eq!(cost[1].l1d_misses, 200 * 1024);
-        // 1,024 lines in 128 of the last level's sets, 8 a set: missed once each.
-        assert_eq!(cost[1].ll_misses, 1024);
+        // They fall in 16 of the second level's sets (64 lines a set for 16 ways: missed
+        // every time) and 128 of the last level's (8 a set: missed once each).
+        assert_eq!((cost[1].l2_misses, cost[1].ll_misses), (200 * 1024, 1024));
     }
 
     #[test]

@@ -16,7 +16,7 @@
 use super::{Kind, LINE_SHIFT, Machine, Mark, Record, kind_of};
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, OnceLock};
 
 type PluginId = u64;
@@ -103,6 +103,11 @@ static LOCKED: AtomicU64 = AtomicU64::new(0);
 /// The most guest CPUs the model keeps caches for (more share them, modulo).
 const MAX_CPUS: usize = 64;
 
+/// Whether the model follows the guest now: from a case's `Arm` to its window's `Close`.
+/// Outside (the boot, between cases) the callbacks return at once: instructions are
+/// still counted inline, caches and accesses are not.
+static ARMED: AtomicBool = AtomicBool::new(false);
+
 struct State {
     machine: Machine,
     out: std::fs::File,
@@ -132,12 +137,18 @@ fn pack_lines(first: u64, lines: u64) -> *mut c_void {
 }
 
 extern "C" fn fetched(cpu: c_uint, udata: *mut c_void) {
+    if !ARMED.load(Relaxed) {
+        return;
+    }
     let v = udata as usize as u64;
     state().machine.fetch(cpu as usize, v >> 8, v & 0xff);
 }
 
 /// `udata` of a memory callback: 1 for a `rep` string instruction.
 extern "C" fn accessed(cpu: c_uint, info: MemInfo, vaddr: u64, udata: *mut c_void) {
+    if !ARMED.load(Relaxed) {
+        return;
+    }
     // SAFETY: `info` is the one QEMU passed to this callback, valid during it.
     let hw = unsafe { qemu_plugin_get_hwaddr(info, vaddr) };
     // SAFETY: `info` as above; `hw` is QEMU's own (or null, which the API accepts).
@@ -167,8 +178,18 @@ extern "C" fn marked(_cpu: c_uint, udata: *mut c_void) {
         1 => Mark::Open,
         2 => Mark::Pause,
         3 => Mark::Resume,
-        _ => Mark::Close,
+        4 => Mark::Close,
+        _ => Mark::Arm,
     };
+    match mark {
+        Mark::Arm => {
+            ARMED.store(true, Relaxed);
+            return;
+        }
+        Mark::Open => ARMED.store(true, Relaxed),
+        Mark::Close => ARMED.store(false, Relaxed),
+        Mark::Pause | Mark::Resume => {}
+    }
     let mut s = state();
     let mut counters = s.machine.counts;
     counters.insns = INSNS.load(Relaxed);

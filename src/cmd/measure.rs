@@ -147,6 +147,10 @@ pub struct Args {
     /// Seconds the plan may run in a guest once it is up (default 120, ×10 under TCG)
     #[arg(long, value_name = "SECS")]
     pub(crate) guest_timeout: Option<u64>,
+    /// Under the icount clock, leave out the cost model (no `cost_ms`; guests run up to
+    /// 5× faster): times are then instructions only
+    #[arg(long)]
+    pub(crate) no_cost_model: bool,
     /// One repetition per boot: with several --kernel alternate boots (A B A B …), so drift
     /// of the machine cannot pose as a kernel change; with one, every repetition starts
     /// from a fresh boot's state (under icount, repetitions then agree to the digit)
@@ -351,6 +355,7 @@ pub(crate) fn refuse_guest_options(args: &Args) -> Result<()> {
         ("--guest-mem", args.guest_mem.is_some()),
         ("--guest-cpus", args.guest_cpus.is_some()),
         ("--guest-timeout", args.guest_timeout.is_some()),
+        ("--no-cost-model", args.no_cost_model),
         ("--jobs", args.jobs.is_some()),
     ];
     if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
@@ -375,6 +380,7 @@ pub(crate) fn vm_options(args: &Args) -> Result<VmOptions> {
         mem_mib: args.guest_mem.unwrap_or(DEFAULT_GUEST_MEM_MIB),
         cpus: args.guest_cpus,
         timeout: args.guest_timeout.map(Duration::from_secs),
+        cost_model: !args.no_cost_model,
     };
     // A combination no guest can have (icount with KVM) is refused before anything runs.
     opts.expected_machine()?;

@@ -471,6 +471,10 @@ impl Plan {
         log_ops: bool,
     ) -> Result<CaseResult> {
         let dir = &self.dirs[case.dir];
+        if log_ops {
+            // The cost model follows the timed case from its fresh filesystem on.
+            crate::sys::os::mark(sigbench_cost::Mark::Arm);
+        }
         let fs = bed.fresh(dir)?;
         let sig = &self.signature;
         let k = case.clients as usize;
@@ -530,6 +534,9 @@ impl Plan {
             phase_slab: vec![Vec::new(); sig.phases.len()],
             profiled: self.profile.is_some() && segments > 1,
             warmup_s: self.time.map_or(0, |t| t.warmup.as_secs()),
+            // The timed window (not a profile's second window) is what the cost model
+            // counts, between its marks.
+            marks: log_ops,
         };
         // The op log too (one client only: the request refuses it with clients): the
         // workload's thread cannot reach it once confined.
@@ -594,6 +601,8 @@ impl Plan {
                 name: p.name.clone(),
                 wall_ns: ns,
                 slabinfo: per_phase.then_some(slab),
+                // A guest's model counts come back with the document (`vm::cost`).
+                cost: None,
             })
             .collect();
         let many = self.clients.is_some() || self.time.is_some() || self.loadfile.is_some();
@@ -629,6 +638,7 @@ impl Plan {
             operations,
             per_client: if many { timed.clients } else { Vec::new() },
             ticks: timed.ticks,
+            cost: None,
         })
     }
 
@@ -669,6 +679,16 @@ struct CaseAround<'o> {
     profiled: bool,
     /// Seconds of warm-up before the window (progress counts seconds from the release).
     warmup_s: u64,
+    /// Mark the window and its phases for the cost model (`sys::os::mark`).
+    marks: bool,
+}
+
+impl CaseAround<'_> {
+    fn mark(&self, m: sigbench_cost::Mark) {
+        if self.marks {
+            crate::sys::os::mark(m);
+        }
+    }
 }
 
 impl Around for CaseAround<'_> {
@@ -698,18 +718,22 @@ impl Around for CaseAround<'_> {
             }
             w.open();
         }
+        self.mark(sigbench_cost::Mark::Open);
     }
 
     fn phase_ended(&mut self, k: usize) {
-        let Some(w) = &mut self.window else { return };
-        if self.per_phase
-            && let Some(d) = w.checkpoint()
-        {
-            add_slab(&mut self.phase_slab[k], &d);
+        self.mark(sigbench_cost::Mark::Pause);
+        if let Some(w) = &mut self.window {
+            if self.per_phase
+                && let Some(d) = w.checkpoint()
+            {
+                add_slab(&mut self.phase_slab[k], &d);
+            }
+            if self.profiled {
+                w.phase_ended(k);
+            }
         }
-        if self.profiled {
-            w.phase_ended(k);
-        }
+        self.mark(sigbench_cost::Mark::Resume);
     }
 
     fn second(&mut self, tick: &Tick, clients: usize, warmup: bool) {
@@ -723,6 +747,7 @@ impl Around for CaseAround<'_> {
     }
 
     fn close(&mut self) {
+        self.mark(sigbench_cost::Mark::Close);
         if let Some(w) = self.window.take() {
             self.measured = Some(w.close());
         }

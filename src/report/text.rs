@@ -115,6 +115,10 @@ pub fn s3e_line(plan: &Plan, r: &CaseResult, layout: &LineLayout) -> String {
         nw = layout.n_width,
         pw = layout.path_width,
     );
+    if let Some(k) = &r.cost {
+        let cost = crate::stats::compare::COST_WEIGHTS.ms(k);
+        write!(line, " (cost {:>5} ms)", ms((cost * 1e6) as u64)).unwrap();
+    }
     for c in &r.counters {
         match &c.reading {
             Reading::Counted { value, .. } => write!(line, " @{}: {value}", c.name).unwrap(),
@@ -146,12 +150,23 @@ pub fn summary(doc: &RunDocument, verbose: bool, slab: bool) -> String {
     out.push_str(&scaling_lines(&s, &w));
     if let Some(p) = &s.phases {
         let mut headers: Vec<(&str, Align)> = vec![("dir", Align::Left), ("N", Align::Right)];
-        let cols: Vec<String> = p.names.iter().map(|n| format!("{n} ms")).collect();
+        let mut cols: Vec<String> = p.names.iter().map(|n| format!("{n} ms")).collect();
+        if p.costs.is_some() {
+            cols.extend(p.names.iter().map(|n| format!("{n} cost ms")));
+        }
         headers.extend(cols.iter().map(|c| (c.as_str(), Align::Right)));
-        let mut t = Table::new("phases (wall ms, summed over rounds)", &headers);
-        for (dir, n, medians) in &p.rows {
+        let title = if p.costs.is_some() {
+            "phases (wall ms and the cost model's ms, summed over rounds)"
+        } else {
+            "phases (wall ms, summed over rounds)"
+        };
+        let mut t = Table::new(title, &headers);
+        for (k, (dir, n, medians)) in p.rows.iter().enumerate() {
             let mut row = vec![dir.clone(), n.to_string()];
             row.extend(medians.iter().map(|v| format!("{v:.2}")));
+            if let Some(costs) = &p.costs {
+                row.extend(costs[k].2.iter().map(|v| format!("{v:.2}")));
+            }
             t.push(row);
         }
         out.push('\n');
@@ -198,6 +213,9 @@ fn header(doc: &RunDocument) -> String {
     match timebase {
         crate::clock::TimeBase::Icount { .. } => {
             out.push_str(&format!("times: {}\n", crate::clock::ICOUNT_NOTE));
+            if let Some(m) = doc.host.clock.as_ref().and_then(|c| c.cost_model.as_ref()) {
+                out.push_str(&format!("cost: {} ({m})\n", crate::clock::cost_note()));
+            }
         }
         crate::clock::TimeBase::Emulated => {
             out.push_str(&format!(
@@ -562,10 +580,14 @@ impl Widths {
 
 fn cases_table(s: &RunSummary, reps: u32, w: &Widths) -> String {
     let (dir_w, n_w) = (w.dir, w.n);
+    let priced = s.cases.iter().any(|c| c.cost_ms.is_some());
     let mut out = format!(
         "\n{:<dir_w$} {:>n_w$} {:>4} {:>10}",
         "dir", "N", "reps", "wall ms"
     );
+    if priced {
+        write!(out, " {:>10}", "cost ms").unwrap();
+    }
     if reps > 1 {
         write!(out, " {:>20} {:>6}", "mean ± stdev ms", "CV").unwrap();
     }
@@ -582,6 +604,12 @@ fn cases_table(s: &RunSummary, reps: u32, w: &Widths) -> String {
             c.dir, c.n, c.reps, wall.median
         )
         .unwrap();
+        if priced {
+            match c.cost_ms {
+                Some(v) => write!(out, " {v:>10.2}").unwrap(),
+                None => write!(out, " {:>10}", "-").unwrap(),
+            }
+        }
         if reps > 1 {
             write!(
                 out,

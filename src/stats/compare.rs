@@ -240,6 +240,10 @@ pub fn kind_in<'a>(runs: impl IntoIterator<Item = &'a RunDocument>, metric: &str
         })
 }
 
+/// The weights `cost_ms` is priced with (`sigbench_cost::Weights`' defaults: a current
+/// x86 server's latencies at 3 GHz; docs/statistics.md).
+pub const COST_WEIGHTS: sigbench_cost::Weights = sigbench_cost::Weights::DEFAULT;
+
 /// The metrics of one measured case.
 pub fn metrics_of(c: &CaseResult) -> Vec<(String, Kind, f64)> {
     let mut v = vec![
@@ -257,6 +261,14 @@ pub fn metrics_of(c: &CaseResult) -> Vec<(String, Kind, f64)> {
         ),
         ("calls".to_string(), Kind::Counter, c.calls as f64),
     ];
+    // The cost model's price of the window (a guest under the icount clock), and what it
+    // counted: the price is what users feel, the counts are its evidence.
+    if let Some(k) = &c.cost {
+        v.push(("cost_ms".into(), Kind::Time, COST_WEIGHTS.ms(k)));
+        for (name, value) in sigbench_cost::Counters::NAMES.iter().zip(k.values()) {
+            v.push((format!("cost.{name}"), Kind::Kernel, value as f64));
+        }
+    }
     for k in &c.counters {
         if let Reading::Counted { value, .. } = k.reading {
             let kind = if crate::probe::EVIDENCE_COUNTERS.contains(&k.name.as_str()) {
@@ -346,6 +358,13 @@ pub fn metrics_of(c: &CaseResult) -> Vec<(String, Kind, f64)> {
                 Kind::Time,
                 p.wall_ns as f64 / 1e6,
             ));
+            if let Some(k) = &p.cost {
+                v.push((
+                    format!("{}.cost_ms", p.name),
+                    Kind::Time,
+                    COST_WEIGHTS.ms(k),
+                ));
+            }
             for s in p.slabinfo.iter().flatten() {
                 v.push((
                     format!("{}.slabinfo.{}.active_objs", p.name, s.cache),
@@ -777,7 +796,13 @@ pub fn primary(metric: &str, kind: Kind, named: &[String]) -> bool {
     }
     match kind {
         Kind::Throughput | Kind::Counter => true,
-        Kind::Time => metric == "wall_ms" || metric == "cpu_ms" || metric.ends_with(".wall_ms"),
+        Kind::Time => {
+            metric == "wall_ms"
+                || metric == "cpu_ms"
+                || metric == "cost_ms"
+                || metric.ends_with(".wall_ms")
+                || metric.ends_with(".cost_ms")
+        }
         Kind::Latency | Kind::Kernel | Kind::Profile => false,
     }
 }

@@ -3,7 +3,7 @@
 //! scaling with N, phase times, and the slab caches that moved most (LKP's evidence) with
 //! how they grow with N.
 
-use super::compare::{Samples, ScalingRow, scaling};
+use super::compare::{COST_WEIGHTS, Samples, ScalingRow, scaling};
 use super::{Summary, fit_exponent, summary::median_of};
 use crate::probe::procfs::SlabDelta;
 use crate::results::{CaseResult, RunDocument};
@@ -75,6 +75,9 @@ pub struct CaseSummary {
     pub throughput: Option<ThroughputSummary>,
     /// Wall time of the timed window, ms.
     pub wall: Summary,
+    /// The cost model's price of the window, ms (median; None unless every repetition has
+    /// one).
+    pub cost_ms: Option<f64>,
     pub user_ms: f64,
     pub sys_ms: f64,
     pub ops_per_s: f64,
@@ -117,6 +120,9 @@ pub struct PhaseTimes {
     pub names: Vec<String>,
     /// (dir, N, a median per phase)
     pub rows: Vec<(String, u64, Vec<f64>)>,
+    /// The cost model's `cost_ms` per phase, as `rows` (a guest with the model); None
+    /// where a repetition has none.
+    pub costs: Option<Vec<(String, u64, Vec<f64>)>>,
 }
 
 /// One slab cache's change in one (directory, N), medians over the repetitions.
@@ -211,6 +217,15 @@ fn case_summary(g: &Group, counters: &[String]) -> CaseSummary {
         reps: cases.len(),
         throughput: throughput_summary(cases),
         wall: summary_of(cases, |c| Some(c.wall_ns as f64 / 1e6)).expect("cases are not empty"),
+        cost_ms: cases.iter().all(|c| c.cost.is_some()).then(|| {
+            median_of(
+                &cases
+                    .iter()
+                    .filter_map(|c| c.cost)
+                    .map(|k| COST_WEIGHTS.ms(&k))
+                    .collect::<Vec<_>>(),
+            )
+        }),
         user_ms: median_or_nan(cases, |c| Some(c.cpu.user_ns as f64 / 1e6)),
         sys_ms: median_or_nan(cases, |c| Some(c.cpu.sys_ns as f64 / 1e6)),
         ops_per_s: median_or_nan(cases, |c| {
@@ -372,7 +387,31 @@ fn phase_times(groups: &[Group]) -> Option<PhaseTimes> {
             (g.dir.clone(), g.n, medians)
         })
         .collect();
-    Some(PhaseTimes { names, rows })
+    let priced = groups.iter().all(|g| {
+        g.cases
+            .iter()
+            .all(|c| c.phases.iter().all(|p| p.cost.is_some()))
+    });
+    let costs = priced.then(|| {
+        groups
+            .iter()
+            .map(|g| {
+                let medians = (0..names.len())
+                    .map(|k| {
+                        median_of(
+                            &g.cases
+                                .iter()
+                                .filter_map(|c| c.phases.get(k)?.cost)
+                                .map(|k| COST_WEIGHTS.ms(&k))
+                                .collect::<Vec<_>>(),
+                        )
+                    })
+                    .collect();
+                (g.dir.clone(), g.n, medians)
+            })
+            .collect()
+    });
+    Some(PhaseTimes { names, rows, costs })
 }
 
 /// A case's slab changes in segment `seg` (0: the window, k: the k-th phase with slab data).

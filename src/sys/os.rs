@@ -463,6 +463,39 @@ pub fn lstat_at(dir: BorrowedFd<'_>, name: &CStr) -> Result<libc::stat> {
     Ok(st)
 }
 
+/// Execute the no-op that is `mark` to the cost model's QEMU plugin (`sigbench_cost::Mark`:
+/// `nopl 0x5167000K(%rax)`). Outside such a guest it is a no-op like any other.
+#[inline(never)]
+pub fn mark(mark: sigbench_cost::Mark) {
+    use sigbench_cost::Mark;
+    // SAFETY: each is a multi-byte NOP (`0F 1F /0` with a 32-bit displacement): it reads
+    // and writes no memory, register or flag.
+    unsafe {
+        match mark {
+            Mark::Open => std::arch::asm!(
+                ".byte 0x0f, 0x1f, 0x80, 0x01, 0x00, 0x67, 0x51",
+                options(nomem, nostack, preserves_flags)
+            ),
+            Mark::Pause => std::arch::asm!(
+                ".byte 0x0f, 0x1f, 0x80, 0x02, 0x00, 0x67, 0x51",
+                options(nomem, nostack, preserves_flags)
+            ),
+            Mark::Resume => std::arch::asm!(
+                ".byte 0x0f, 0x1f, 0x80, 0x03, 0x00, 0x67, 0x51",
+                options(nomem, nostack, preserves_flags)
+            ),
+            Mark::Close => std::arch::asm!(
+                ".byte 0x0f, 0x1f, 0x80, 0x04, 0x00, 0x67, 0x51",
+                options(nomem, nostack, preserves_flags)
+            ),
+            Mark::Arm => std::arch::asm!(
+                ".byte 0x0f, 0x1f, 0x80, 0x05, 0x00, 0x67, 0x51",
+                options(nomem, nostack, preserves_flags)
+            ),
+        }
+    }
+}
+
 /// USER_HZ: the unit of /proc/stat's times (None if the system does not say).
 pub fn clock_ticks_per_second() -> Option<u64> {
     // SAFETY: sysconf takes a constant and only reads a configuration value.

@@ -3,6 +3,7 @@
 //! (`guest`), and bring the run document back over the guest's second serial port.
 
 pub mod boots;
+pub mod cost;
 pub mod cpio;
 pub mod guest;
 pub mod guests;
@@ -33,6 +34,8 @@ pub struct VmOptions {
     pub cpus: Option<u32>,
     /// How long the plan may run once the guest is up (stretched under TCG when not given).
     pub timeout: Option<Duration>,
+    /// Count every timed window with the cost model (`cost`) under the icount clock.
+    pub cost_model: bool,
 }
 
 impl VmOptions {
@@ -143,11 +146,28 @@ fn run_in(
     bytes.extend(initramfs::plan_archive(guest)?);
     std::fs::write(&initrd, bytes)?;
 
-    let mut boot = qemu::start(&kernel.image, &initrd, &machine, opts.mem_mib, workdir)?;
-    let boot_limit = Duration::from_secs(30 * accel.slowdown().min(2) as u64);
+    // Under the icount clock the cost model counts every timed window (one host thread
+    // runs the guest: the plugin's counts are the same every boot).
+    let records = workdir.join("cost.records");
+    let extra = if machine.clock == ClockKind::Icount && opts.cost_model {
+        cost::qemu_args(&cost::plugin(&opts.cache)?, &records)
+    } else {
+        Vec::new()
+    };
+    let mut boot = qemu::start(
+        &kernel.image,
+        &initrd,
+        &machine,
+        opts.mem_mib,
+        workdir,
+        &extra,
+    )?;
+    // The cost model slows a guest down (docs/statistics.md: up to 6×): its limits stretch.
+    let model = if extra.is_empty() { 1 } else { 6 };
+    let boot_limit = Duration::from_secs(30 * accel.slowdown().min(2) as u64 * model);
     let run_limit = opts
         .timeout
-        .unwrap_or(Duration::from_secs(120 * accel.slowdown() as u64));
+        .unwrap_or(Duration::from_secs(120 * accel.slowdown() as u64 * model));
     let outcome = boot.wait(boot_limit, run_limit)?;
     let console = boot.console_text();
     let tail = qemu::last_lines(&console, 6);
@@ -226,7 +246,15 @@ fn run_in(
         d.host.kernel_image = Some(kernel.key.clone());
         d.host.emulated = machine.emulated();
         d.host.accelerator = Some(format!("qemu-{}", accel.name()));
-        d.host.clock = Some(machine.clock_record());
+        let mut clock = machine.clock_record();
+        if !extra.is_empty() {
+            let text = std::fs::read_to_string(&records).unwrap_or_default();
+            match cost::attach(&mut d, &text) {
+                None => clock.cost_model = Some(cost::model()),
+                Some(why) => d.warnings.push(why),
+            }
+        }
+        d.host.clock = Some(clock);
         d
     });
     if doc.is_none() && error.is_none() {

@@ -162,6 +162,7 @@ impl Machine {
             shift: icount.then_some(crate::clock::ICOUNT_SHIFT),
             qemu: qemu_version(),
             cpu: Some(self.cpu_model().to_string()),
+            cost_model: None,
         }
     }
 }
@@ -274,6 +275,7 @@ pub fn start(
     machine: &Machine,
     mem_mib: u32,
     workdir: &Path,
+    extra: &[String],
 ) -> Result<Boot> {
     let console = workdir.join("console.log");
     let results = workdir.join("results.json");
@@ -303,6 +305,7 @@ pub fn start(
         .arg(format!("file:{}", console.display()))
         .arg("-serial")
         .arg(format!("file:{}", results.display()))
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -417,7 +420,7 @@ pub fn kvm_works(image: &Path, initrd: &Path, cache: &Path, workdir: &Path) -> R
             clock: ClockKind::Host,
             cpus: 1,
         };
-        let mut b = start(image, initrd, &kvm, 512, &dir)?;
+        let mut b = start(image, initrd, &kvm, 512, &dir, &[])?;
         let limit = Duration::from_secs(10);
         let start = Instant::now();
         let mut seen = false;

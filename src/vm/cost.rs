@@ -1,0 +1,134 @@
+//! The cost model in guests (`sigbench_cost`): the QEMU plugin this binary carries, written
+//! to the cache when a guest starts; QEMU's argument that loads it with the file its
+//! records go to; and the records read back into the guest's run document — each timed
+//! window's counters on its case, each phase's on its phase.
+//!
+//! The guest marks its timed windows in the order it runs its cases (`plan`'s
+//! `CaseAround`), so the k-th window of the records is the k-th case of the document. When
+//! the two do not line up (a guest that failed inside a window), nothing is attached and
+//! the document says why: a cost is never guessed.
+
+use crate::results::RunDocument;
+use anyhow::{Context, Result};
+use sha2::Digest;
+use std::path::{Path, PathBuf};
+
+/// The plugin, built from `cost/` by the build script.
+const PLUGIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sigbench-cost.so"));
+
+/// What the documents record of the model: its record format and its geometry.
+pub fn model() -> String {
+    use sigbench_cost::{L1D, L1I, L2, LL};
+    let g = |c: sigbench_cost::Geometry| format!("{} KiB {}-way", c.bytes >> 10, c.ways);
+    format!(
+        "{}: L1I {}, L1D {}, L2 {} per CPU; last level {} shared; 64 B lines, LRU, physical addresses",
+        sigbench_cost::RECORD_TAG,
+        g(L1I),
+        g(L1D),
+        g(L2),
+        g(LL)
+    )
+}
+
+/// The plugin in the cache (`<cache>/plugins/sigbench-cost-<digest>.so`), written there
+/// once per build of it.
+pub fn plugin(cache: &Path) -> Result<PathBuf> {
+    let digest = sha2::Sha256::digest(PLUGIN);
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let dir = cache.join("plugins");
+    let path = dir.join(format!("sigbench-cost-{hex}.so"));
+    if std::fs::read(&path).ok().as_deref() != Some(PLUGIN) {
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        crate::outputs::write_file(&path, PLUGIN)?;
+    }
+    Ok(path)
+}
+
+/// QEMU's arguments that load `plugin` writing its records to `records` (a comma in a
+/// path is doubled, as QEMU's option syntax wants).
+pub fn qemu_args(plugin: &Path, records: &Path) -> Vec<String> {
+    let q = |p: &Path| p.display().to_string().replace(',', ",,");
+    vec![
+        "-plugin".into(),
+        format!("{},out={}", q(plugin), q(records)),
+    ]
+}
+
+/// Attach the windows of the records in `text` to `doc`'s cases, in order. Returns a
+/// warning when they do not line up (nothing is attached then).
+pub fn attach(doc: &mut RunDocument, text: &str) -> Option<String> {
+    let records: Vec<sigbench_cost::Record> = text
+        .lines()
+        .filter_map(sigbench_cost::Record::parse)
+        .collect();
+    let windows = sigbench_cost::windows(&records);
+    if windows.len() != doc.cases.len() || windows.iter().any(Option::is_none) {
+        return Some(format!(
+            "the cost model's records hold {} window(s) ({} whole) for {} case(s): no cost is given",
+            windows.len(),
+            windows.iter().flatten().count(),
+            doc.cases.len()
+        ));
+    }
+    for (case, w) in doc.cases.iter_mut().zip(windows.into_iter().flatten()) {
+        case.cost = Some(w.total);
+        let phases = case.phases.len().max(1);
+        // Segments are phases in order, round after round (a run for a time is one).
+        if w.phases.len() % phases == 0 && !case.phases.is_empty() {
+            for (k, seg) in w.phases.iter().enumerate() {
+                let p = &mut case.phases[k % phases];
+                p.cost = Some(p.cost.map_or(*seg, |c| c.plus(seg)));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sigbench_cost::{Counters, Mark, Record};
+
+    fn line(mark: Mark, insns: u64) -> String {
+        Record {
+            mark,
+            counters: Counters {
+                insns,
+                ..Default::default()
+            },
+        }
+        .line()
+    }
+
+    #[test]
+    fn windows_go_to_their_cases_and_phases() {
+        let mut doc = crate::results::fixtures::doc("a", &[1.0, 2.0], &[0, 0]);
+        let text: String = [
+            line(Mark::Open, 10),
+            line(Mark::Pause, 40),
+            line(Mark::Resume, 45),
+            line(Mark::Close, 50),
+            "noise from QEMU\n".into(),
+            line(Mark::Open, 100),
+            line(Mark::Pause, 110),
+            line(Mark::Resume, 130),
+            line(Mark::Close, 200),
+        ]
+        .concat();
+        assert_eq!(attach(&mut doc, &text), None);
+        let c = &doc.cases[0];
+        assert_eq!(c.cost.unwrap().insns, 35);
+        assert_eq!(c.phases[0].cost.unwrap().insns, 30);
+        assert_eq!(c.phases[1].cost.unwrap().insns, 5);
+        assert_eq!(doc.cases[1].cost.unwrap().insns, 80);
+        // A window short: nothing attached, and said.
+        let mut doc = crate::results::fixtures::doc("a", &[1.0, 2.0], &[0, 0]);
+        let w = attach(&mut doc, &line(Mark::Open, 1)).unwrap();
+        assert!(w.contains("1 window(s) (0 whole) for 2 case(s)"), "{w}");
+        assert!(doc.cases.iter().all(|c| c.cost.is_none()));
+        assert!(
+            qemu_args(Path::new("/a,b/p.so"), Path::new("/r"))[1].starts_with("/a,,b/p.so,out=/r")
+        );
+    }
+}
