@@ -9,6 +9,7 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod bisect;
+pub mod calibrate;
 pub mod capability;
 pub mod child;
 pub mod clock;

@@ -66,6 +66,9 @@ enum Command {
     Triage(cmd::triage::Args),
     /// Write the store as a static site: every series, every change and its triage
     Site(cmd::site::Args),
+    /// What the cost model charges against what this machine pays: a dependent-load chase
+    /// here, and with --kernel strided reads in a guest under the model
+    Calibrate(cmd::calibrate::Args),
 }
 
 fn main() {
@@ -75,6 +78,9 @@ fn main() {
             Ok(Cli {
                 command: Command::Run(a),
             }) => exit_code(cmd::run::run(*a), 1),
+            Ok(Cli {
+                command: Command::Calibrate(a),
+            }) => exit_code(cmd::calibrate::run(a), 1),
             Ok(_) => 2,
             Err(e) => {
                 sigbench::say!("sigbench-guest: {e}");
@@ -118,6 +124,7 @@ fn main() {
         Command::Doctor(a) => cmd::doctor::run(a),
         Command::Triage(a) => cmd::triage::run(a),
         Command::Site(a) => cmd::site::run(a),
+        Command::Calibrate(a) => cmd::calibrate::run(a),
     };
     let code = exit_code(result, error_code);
     // Diagnostics the library raised after the last case (teardown) or outside a run.

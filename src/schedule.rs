@@ -196,7 +196,7 @@ impl Kept {
         }
         if self.failures.len() > 1 {
             crate::say!(
-                "sigbench: {} of {kernels} kernels failed",
+                "sigbench: {} failures over {kernels} kernel(s), each said above",
                 self.failures.len()
             );
         }

@@ -348,7 +348,7 @@ fn a_guest_that_halts_instead_of_powering_off_does_not_hang_the_run() {
             "50",
             "--no-store",
             "--guest-timeout",
-            "90",
+            "900",
         ])
         .output()
         .unwrap();
@@ -356,8 +356,10 @@ fn a_guest_that_halts_instead_of_powering_off_does_not_hang_the_run() {
     eprintln!("{}{}", stdout(&out), stderr(&out));
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(s3e_lines(&out).len(), 3);
+    // A run that waited for the guest timeout takes 900 s; one that saw the exit line, a
+    // minute or two however busy the machine is.
     assert!(
-        took < std::time::Duration::from_secs(80),
+        took < std::time::Duration::from_secs(600),
         "the run waited for the guest timeout: {took:?}"
     );
 }
@@ -1273,4 +1275,52 @@ fn minimize_on_a_guest_kernel_keeps_the_steps_that_grow_612s_offset_maps() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("--jobs"), "{}", stderr(&out));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 46: the cost model prices memory. In a guest under the model the same loop reads
+/// 4,096 bytes 150 times at a stride of 4 B, 64 B and 4 KiB: the same instructions to
+/// the last one, a cost at 4 KiB at least 4 times the cost at 4 B (every read misses the
+/// first two levels there), and two boots give every counter to the digit.
+#[test]
+fn the_cost_model_prices_strides_the_same_every_boot() {
+    let _alone = ALONE.read().unwrap_or_else(|e| e.into_inner());
+    let k61 = debian_kernel(DEB_61);
+    let calibrate = || {
+        let out = run(&[
+            "calibrate",
+            "--kernel",
+            k61.to_str().unwrap(),
+            "--loads",
+            "100000",
+            "--json",
+            "-",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["guest"]["strides"].as_array().unwrap().clone()
+    };
+    let first = calibrate();
+    let strides: Vec<u64> = first
+        .iter()
+        .map(|s| s["stride"].as_u64().unwrap())
+        .collect();
+    assert_eq!(strides, [4, 64, 4096]);
+    let insns: Vec<u64> = first
+        .iter()
+        .map(|s| s["counters"]["insns"].as_u64().unwrap())
+        .collect();
+    assert!(
+        insns.iter().all(|&i| i == insns[0] && i > 3_000_000),
+        "{insns:?}"
+    );
+    let cost = |k: usize| first[k]["cost_ms"].as_f64().unwrap();
+    assert!(
+        cost(2) >= 4.0 * cost(0),
+        "4 KiB {} ms against 4 B {} ms",
+        cost(2),
+        cost(0)
+    );
+    let misses = |k: usize, level: &str| first[k]["counters"][level].as_u64().unwrap();
+    assert!(misses(2, "l1d_misses") >= 4096 * 150 && misses(0, "l1d_misses") < 1_000);
+    assert_eq!(calibrate(), first, "a second boot counted otherwise");
 }

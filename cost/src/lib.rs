@@ -7,8 +7,8 @@
 //!
 //! - the pure parts, which the sigbench binary links: the cache model ([`Cache`],
 //!   [`Machine`]: per guest CPU a 32 KiB 8-way L1 for instructions and one for data and a
-//!   1 MiB 16-way second level, one shared 8 MiB 16-way last level, 64-byte lines, LRU, on
-//!   physical addresses), the
+//!   1 MiB 16-way second level, one shared 8 MiB 16-way last level indexed by a hash of
+//!   the address, 64-byte lines, LRU, on physical addresses), the
 //!   [`Counters`] a window accumulates, the guest's [`Mark`]s around its windows, the
 //!   record the plugin writes at each mark ([`Record`]), and the [`Weights`] that turn
 //!   counters into cycles;
@@ -67,6 +67,11 @@ pub const LL: Geometry = Geometry {
 pub struct Cache {
     ways: usize,
     set_mask: u64,
+    /// The set of a line is its low bits (first and second levels, as hardware indexes
+    /// them), or those folded with the bits above (the last level: current last-level
+    /// caches spread lines over slices by a hash of the address, so lines a power of two
+    /// apart do not all fall in a few sets).
+    hashed: bool,
     /// Per set its `ways` entries, most recently used first; 0 is empty (a line is kept
     /// as line + 1).
     tags: Vec<u64>,
@@ -79,15 +84,35 @@ impl Cache {
         Cache {
             ways: g.ways,
             set_mask: sets as u64 - 1,
+            hashed: false,
             tags: vec![0; sets * g.ways],
         }
+    }
+
+    /// A cache whose set index is a hash of the whole line address ([`Cache::hashed`]).
+    pub fn hashed(g: Geometry) -> Cache {
+        Cache {
+            hashed: true,
+            ..Cache::new(g)
+        }
+    }
+
+    #[inline]
+    fn set_of(&self, line: u64) -> usize {
+        let bits = self.set_mask.count_ones();
+        let index = if self.hashed {
+            line ^ (line >> bits) ^ (line >> (2 * bits)) ^ (line >> (3 * bits))
+        } else {
+            line
+        };
+        (index & self.set_mask) as usize
     }
 
     /// Touch `line`: true when it was there. The line becomes its set's most recent; a
     /// miss evicts the set's least recent.
     #[inline]
     pub fn access(&mut self, line: u64) -> bool {
-        let base = (line & self.set_mask) as usize * self.ways;
+        let base = self.set_of(line) * self.ways;
         let set = &mut self.tags[base..base + self.ways];
         let key = line.wrapping_add(1);
         if set[0] == key {
@@ -442,7 +467,7 @@ impl Machine {
             l1i: (0..cpus).map(|_| Cache::new(L1I)).collect(),
             l1d: (0..cpus).map(|_| Cache::new(L1D)).collect(),
             l2: (0..cpus).map(|_| Cache::new(L2)).collect(),
-            ll: Cache::new(LL),
+            ll: Cache::hashed(LL),
             counts: Counters::default(),
             string_last: vec![[u64::MAX; 2]; cpus],
         }
@@ -558,6 +583,29 @@ mod tests {
     }
 
     #[test]
+    fn the_last_level_spreads_lines_a_power_of_two_apart() {
+        // 4,096 lines 4 KiB apart (a 16 MiB buffer read at a page stride): a modulo index
+        // puts them in 128 of 8,192 sets (2,048 ways for 4,096 lines: every access
+        // misses); hashed, they fit.
+        let mut plain = Cache::new(LL);
+        let mut hashed = Cache::hashed(LL);
+        let (mut p, mut h) = (0, 0);
+        for round in 0..3 {
+            for k in 0..4096u64 {
+                let line = (0x100_0000 + k * 4096) >> LINE_SHIFT;
+                if !plain.access(line) && round > 0 {
+                    p += 1;
+                }
+                if !hashed.access(line) && round > 0 {
+                    h += 1;
+                }
+            }
+        }
+        assert_eq!(p, 2 * 4096);
+        assert!(h < 100, "{h}");
+    }
+
+    #[test]
     fn strides_cost_what_their_lines_cost() {
         // 1,024 reads, 200 times, at strides of 4 B and 4 KiB: the first stays in one L1,
         // the second misses it every time (every line in one of its 64 sets).
@@ -574,7 +622,7 @@ mod tests {
         assert_eq!(cost[0].l1d_misses, 1024 * 4 / 64);
         assert_eq!(cost[1].l1d_misses, 200 * 1024);
         // They fall in 16 of the second level's sets (64 lines a set for 16 ways: missed
-        // every time) and 128 of the last level's (8 a set: missed once each).
+        // every time); the last level spreads them (missed once each).
         assert_eq!((cost[1].l2_misses, cost[1].ll_misses), (200 * 1024, 1024));
     }
 

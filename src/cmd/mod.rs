@@ -1,6 +1,7 @@
 //! Subcommands: each parses its arguments and calls the library.
 
 pub mod bisect;
+pub mod calibrate;
 pub mod compare;
 pub mod console;
 pub mod doctor;

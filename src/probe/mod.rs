@@ -429,7 +429,7 @@ const SETTLE_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Return right after a timer tick: CLOCK_MONOTONIC_COARSE advances only at ticks.
 /// Spins for at most one tick.
-fn at_tick() {
+pub(crate) fn at_tick() {
     let start = crate::sys::os::coarse_now();
     let deadline = std::time::Instant::now() + std::time::Duration::from_millis(100);
     while crate::sys::os::coarse_now() == start && std::time::Instant::now() < deadline {

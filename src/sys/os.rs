@@ -496,6 +496,40 @@ pub fn mark(mark: sigbench_cost::Mark) {
     }
 }
 
+/// Read the byte at every `stride` of `mem`, `reads` of them from its start, `rounds`
+/// times, and return their sum: five instructions a read whatever the stride or the
+/// compiler's mood (the cost model's calibration compares strides instruction for
+/// instruction). `reads × stride` must not exceed `mem`.
+pub fn read_strided(mem: &[u8], stride: usize, reads: usize, rounds: usize) -> u64 {
+    assert!(
+        reads > 0 && stride > 0 && (reads - 1).saturating_mul(stride) < mem.len(),
+        "read_strided: {reads} reads {stride} apart leave a slice of {}",
+        mem.len()
+    );
+    let mut sum: u64 = 0;
+    for _ in 0..rounds {
+        // SAFETY: the loop reads `reads` bytes at `mem.as_ptr() + k × stride` for k below
+        // `reads`, all inside `mem` (asserted above); it writes only the registers named.
+        unsafe {
+            std::arch::asm!(
+                "2:",
+                "movzx {byte:e}, byte ptr [{at}]",
+                "add {sum}, {byte}",
+                "add {at}, {stride}",
+                "dec {left}",
+                "jnz 2b",
+                at = inout(reg) mem.as_ptr() => _,
+                left = inout(reg) reads => _,
+                stride = in(reg) stride,
+                byte = out(reg) _,
+                sum = inout(reg) sum,
+                options(nostack, readonly)
+            );
+        }
+    }
+    sum
+}
+
 /// USER_HZ: the unit of /proc/stat's times (None if the system does not say).
 pub fn clock_ticks_per_second() -> Option<u64> {
     // SAFETY: sysconf takes a constant and only reads a configuration value.

@@ -41,6 +41,8 @@ pub const LOADFILE: &str = "/etc/sigbench/loadfile.txt";
 /// loadfile signature (a guest has no dbench package).
 #[derive(Clone, Debug, PartialEq)]
 pub struct GuestPlan {
+    /// What the guest's sigbench runs: `run` (the plan), or `calibrate`.
+    pub command: &'static str,
     pub args: Vec<String>,
     pub signature: Option<String>,
     pub loadfile: Option<std::path::PathBuf>,
@@ -125,6 +127,7 @@ pub fn guest_args(plan: &Plan, verbose: bool) -> Result<GuestPlan> {
         v.push("-v".into());
     }
     Ok(GuestPlan {
+        command: "run",
         args: v,
         signature: sig_text,
         loadfile,

@@ -144,19 +144,23 @@ fn setup() -> Result<Option<Vec<String>>> {
         crate::say!("{READY} (no plan: boot test)");
         return Ok(None);
     };
+    // The command and its arguments; its results go to the port.
     let mut args: Vec<String> = serde_json::from_str(&plan).context("unreadable plan")?;
     let port = results_port()?;
-    args.extend(["--json".to_string(), port, "--no-store".to_string()]);
+    args.extend(["--json".to_string(), port]);
+    if args.first().map(String::as_str) == Some("run") {
+        args.push("--no-store".to_string());
+    }
     crate::say!("{READY}");
     Ok(Some(args))
 }
 
-/// Run as PID 1: `run` gets the full argument vector (`sigbench run …`) and returns the
-/// exit code. Never returns: the machine powers off.
+/// Run as PID 1: `run` gets the full argument vector (`sigbench run …`, `sigbench
+/// calibrate …`) and returns the exit code. Never returns: the machine powers off.
 pub fn init(run: &mut dyn FnMut(Vec<String>) -> i32) -> ! {
     let code = match setup() {
         Ok(Some(args)) => {
-            let mut argv = vec!["sigbench".to_string(), "run".to_string()];
+            let mut argv = vec!["sigbench".to_string()];
             argv.extend(args);
             run(argv)
         }

@@ -548,7 +548,10 @@ pub fn plan_archive(guest: &super::boots::GuestPlan) -> Result<Vec<u8>> {
     let mut c = Cpio::new(Vec::new());
     c.dir("/etc")?;
     c.dir("/etc/sigbench")?;
-    c.file(PLAN, 0o644, serde_json::to_string(&guest.args)?.as_bytes())?;
+    let argv: Vec<&str> = std::iter::once(guest.command)
+        .chain(guest.args.iter().map(String::as_str))
+        .collect();
+    c.file(PLAN, 0o644, serde_json::to_string(&argv)?.as_bytes())?;
     if let Some(s) = &guest.signature {
         c.file(SIGNATURE, 0o644, s.as_bytes())?;
     }

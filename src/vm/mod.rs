@@ -87,6 +87,44 @@ pub fn run(
     guest: &boots::GuestPlan,
     opts: &VmOptions,
 ) -> Result<GuestRun> {
+    with_guest(kernel, fs, opts, |base, workdir, machine| {
+        run_in(kernel, base, guest, opts, workdir, machine)
+    })
+}
+
+/// `sigbench calibrate` in a guest of `kernel` under the cost model: what its guest sent
+/// (`calibrate::GuestStrides`, JSON) and the plugin's records.
+pub fn calibrate(kernel: &Kernel, opts: &VmOptions) -> Result<(String, String)> {
+    let guest = boots::GuestPlan {
+        command: "calibrate",
+        args: vec!["--in-guest".into()],
+        signature: None,
+        loadfile: None,
+    };
+    with_guest(kernel, Fs::Tmpfs, opts, |base, workdir, machine| {
+        if machine.clock != ClockKind::Icount {
+            bail!("calibrate runs its guest under the icount clock (--clock icount, TCG)");
+        }
+        let b = boot_guest(kernel, base, &guest, opts, workdir, &machine)?;
+        match (b.outcome, b.results, b.records) {
+            (Outcome::Finished { exit: 0 }, Some(r), Some(rec)) => Ok((r, rec)),
+            (outcome, _, _) => bail!(
+                "kernel {}: the calibration guest did not finish ({outcome:?}); console: {}",
+                kernel.name,
+                qemu::last_lines(&b.console, 6)
+            ),
+        }
+    })
+}
+
+/// A guest of `kernel` with the initramfs for `fs`: its work directory and base image
+/// made, the machine resolved and the run lock taken, `f` run, the directory removed.
+fn with_guest<T>(
+    kernel: &Kernel,
+    fs: Fs,
+    opts: &VmOptions,
+    f: impl FnOnce(&Path, &Path, Machine) -> Result<T>,
+) -> Result<T> {
     // Each boot its own directory: guests of one process may run side by side.
     static BOOTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = BOOTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -124,10 +162,70 @@ pub fn run(
         } else {
             crate::testbed::workspace::lock()?
         };
-        run_in(kernel, &base, guest, opts, &workdir, machine)
+        f(&base, &workdir, machine)
     });
     let _ = std::fs::remove_dir_all(&workdir);
     result
+}
+
+/// A guest booted and finished (or not): how it ended, its console, what it sent on the
+/// results port, and the cost model's records (None without the model).
+struct Booted {
+    outcome: Outcome,
+    console: String,
+    results: Option<String>,
+    records: Option<String>,
+}
+
+/// Boot `guest` on `kernel` with the initramfs `base` and wait for it; under the icount
+/// clock with the cost model loaded.
+fn boot_guest(
+    kernel: &Kernel,
+    base: &Path,
+    guest: &boots::GuestPlan,
+    opts: &VmOptions,
+    workdir: &Path,
+    machine: &Machine,
+) -> Result<Booted> {
+    let initrd = workdir.join("initrd.cpio");
+    let mut bytes = std::fs::read(base)?;
+    bytes.extend(initramfs::plan_archive(guest)?);
+    std::fs::write(&initrd, bytes)?;
+    // Under the icount clock the cost model counts every timed window (one host thread
+    // runs the guest: the plugin's counts are the same every boot).
+    let records = workdir.join("cost.records");
+    let extra = if machine.clock == ClockKind::Icount && opts.cost_model {
+        cost::qemu_args(&cost::plugin(&opts.cache)?, &records)
+    } else {
+        Vec::new()
+    };
+    let mut boot = qemu::start(
+        &kernel.image,
+        &initrd,
+        machine,
+        opts.mem_mib,
+        workdir,
+        &extra,
+    )?;
+    // Limits that only catch a hang, never a slow machine: emulation boots in 3–5 s on a
+    // quiet machine, a minute and more on a loaded one (CI with every CPU busy took over
+    // 60 s); the cost model slows the boot (its callbacks run, idle) and the plan (up to
+    // 6×, docs/statistics.md).
+    let accel = machine.accel;
+    let (boot_model, run_model) = if extra.is_empty() { (1, 1) } else { (2, 6) };
+    let boot_limit = Duration::from_secs(30 * accel.slowdown() as u64 * boot_model);
+    let run_limit = opts.timeout.unwrap_or(Duration::from_secs(
+        120 * accel.slowdown() as u64 * run_model,
+    ));
+    let outcome = boot.wait(boot_limit, run_limit)?;
+    Ok(Booted {
+        outcome,
+        console: boot.console_text(),
+        results: std::fs::read_to_string(&boot.results)
+            .ok()
+            .filter(|t| !t.trim().is_empty()),
+        records: (!extra.is_empty()).then(|| std::fs::read_to_string(&records).unwrap_or_default()),
+    })
 }
 
 fn run_in(
@@ -141,40 +239,15 @@ fn run_in(
     let accel = machine.accel;
     // When the guest started, by the host's clock: the guest's own is fixed (icount).
     let started_at = crate::host::now_rfc3339();
-    let initrd = workdir.join("initrd.cpio");
-    let mut bytes = std::fs::read(base)?;
-    bytes.extend(initramfs::plan_archive(guest)?);
-    std::fs::write(&initrd, bytes)?;
-
-    // Under the icount clock the cost model counts every timed window (one host thread
-    // runs the guest: the plugin's counts are the same every boot).
-    let records = workdir.join("cost.records");
-    let extra = if machine.clock == ClockKind::Icount && opts.cost_model {
-        cost::qemu_args(&cost::plugin(&opts.cache)?, &records)
-    } else {
-        Vec::new()
-    };
-    let mut boot = qemu::start(
-        &kernel.image,
-        &initrd,
-        &machine,
-        opts.mem_mib,
-        workdir,
-        &extra,
-    )?;
-    // The cost model slows a guest down (docs/statistics.md: up to 6×): its limits stretch.
-    let model = if extra.is_empty() { 1 } else { 6 };
-    let boot_limit = Duration::from_secs(30 * accel.slowdown().min(2) as u64 * model);
-    let run_limit = opts
-        .timeout
-        .unwrap_or(Duration::from_secs(120 * accel.slowdown() as u64 * model));
-    let outcome = boot.wait(boot_limit, run_limit)?;
-    let console = boot.console_text();
+    let Booted {
+        outcome,
+        console,
+        results,
+        records,
+    } = boot_guest(kernel, base, guest, opts, workdir, &machine)?;
     let tail = qemu::last_lines(&console, 6);
     let name = &kernel.name;
-    let doc = std::fs::read_to_string(&boot.results)
-        .ok()
-        .filter(|t| !t.trim().is_empty())
+    let doc = results
         .map(|t| parse_documents(&t, &format!("results of {name}")))
         .transpose()
         .ok()
@@ -247,9 +320,8 @@ fn run_in(
         d.host.emulated = machine.emulated();
         d.host.accelerator = Some(format!("qemu-{}", accel.name()));
         let mut clock = machine.clock_record();
-        if !extra.is_empty() {
-            let text = std::fs::read_to_string(&records).unwrap_or_default();
-            match cost::attach(&mut d, &text) {
+        if let Some(text) = &records {
+            match cost::attach(&mut d, text) {
                 None => clock.cost_model = Some(cost::model()),
                 Some(why) => d.warnings.push(why),
             }

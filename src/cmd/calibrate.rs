@@ -1,0 +1,191 @@
+//! `sigbench calibrate [--kernel K] [--json FILE]`: what the cost model charges against
+//! what this machine pays (`sigbench::calibrate`): a dependent-load chase here and its
+//! price in the model; with `--kernel`, a stride loop in a guest under the model.
+
+use anyhow::{Context, Result};
+use sigbench::calibrate::{self, Chase, GuestStrides, Stride};
+use sigbench::vm::{VmOptions, kernel};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Also boot this kernel (a package, an image, a build tree) under the icount clock
+    /// and read memory at strides of 4 B, 64 B and 4 KiB between the model's marks
+    #[arg(long, value_name = "KERNEL")]
+    kernel: Option<String>,
+    /// Write the figures as JSON to FILE (`-`: stdout)
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Loads of the chase per working set
+    #[arg(long, default_value_t = 2_000_000, value_name = "N")]
+    loads: usize,
+    /// (In a guest: run the stride loop between the marks.)
+    #[arg(long, hide = true)]
+    in_guest: bool,
+    #[command(flatten)]
+    cache: super::options::CacheOptions,
+}
+
+#[derive(serde::Serialize)]
+struct Figures {
+    schema: &'static str,
+    model: String,
+    weights: sigbench_cost::Weights,
+    chase: Vec<Chase>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    guest: Option<GuestFigures>,
+}
+
+#[derive(serde::Serialize)]
+struct GuestFigures {
+    kernel: String,
+    reads: u64,
+    rounds: u64,
+    strides: Vec<Stride>,
+}
+
+pub fn run(args: Args) -> Result<i32> {
+    if args.in_guest {
+        let g = calibrate::guest_strides();
+        let text = serde_json::to_string(&g)?;
+        let port = args.json.context("--in-guest writes to --json")?;
+        sigbench::outputs::write_file(&port, text.as_bytes())?;
+        return Ok(0);
+    }
+    if let Some(j) = &args.json {
+        sigbench::outputs::Outputs::new(None)
+            .output("--json", j)
+            .check()?;
+    }
+    let loads = args.loads.max(1000);
+    let chase: Vec<Chase> = calibrate::WORKING_SETS
+        .iter()
+        .map(|&bytes| Chase {
+            bytes,
+            measured_ns: calibrate::chase_here(bytes, loads),
+            model_ns: calibrate::chase_model(bytes, loads.min(400_000)),
+        })
+        .collect();
+    let guest = match &args.kernel {
+        None => None,
+        Some(k) => {
+            let spec = kernel::KernelSpec::parse(k)?;
+            if spec == kernel::KernelSpec::Host {
+                anyhow::bail!(
+                    "--kernel host: calibrate boots a guest; give a package, an image or a build tree"
+                );
+            }
+            let kern = kernel::prepare(&spec, k, &args.cache.cache_dir)?;
+            let opts = VmOptions {
+                cache: args.cache.cache_dir.clone(),
+                accel: Some(sigbench::vm::qemu::Accel::Tcg),
+                clock: Some(sigbench::clock::ClockKind::Icount),
+                mem_mib: 1024,
+                cpus: None,
+                timeout: None,
+                cost_model: true,
+            };
+            let (results, records) = sigbench::vm::calibrate(&kern, &opts)?;
+            let g: GuestStrides = serde_json::from_str(&results).with_context(|| {
+                format!(
+                    "kernel {}: what the guest sent is not its strides",
+                    kern.name
+                )
+            })?;
+            Some(GuestFigures {
+                kernel: kern.name.clone(),
+                reads: g.reads,
+                rounds: g.rounds,
+                strides: calibrate::strides(&g, &records)?,
+            })
+        }
+    };
+    let figures = Figures {
+        schema: "sigbench.calibrate",
+        model: sigbench::vm::cost::model(),
+        weights: sigbench::stats::compare::COST_WEIGHTS,
+        chase,
+        guest,
+    };
+    match &args.json {
+        Some(p) if p.as_os_str() == "-" => {
+            super::out(&(serde_json::to_string_pretty(&figures)? + "\n"))?
+        }
+        Some(p) => {
+            sigbench::outputs::write_file(
+                p,
+                (serde_json::to_string_pretty(&figures)? + "\n").as_bytes(),
+            )?;
+            super::out(&text(&figures))?;
+        }
+        None => super::out(&text(&figures))?,
+    }
+    Ok(0)
+}
+
+fn text(f: &Figures) -> String {
+    let mut out = String::new();
+    super::outln!(out, "the cost model: {}", f.model);
+    super::outln!(out, "cost: {}\n", sigbench::clock::cost_note());
+    super::outln!(
+        out,
+        "a dependent-load chase (each load's address read by the one before) over a working set:"
+    );
+    super::outln!(
+        out,
+        "{:>12} {:>16} {:>14}",
+        "working set",
+        "this machine ns",
+        "the model ns"
+    );
+    for c in &f.chase {
+        let size = if c.bytes >= 1 << 20 {
+            format!("{} MiB", c.bytes >> 20)
+        } else {
+            format!("{} KiB", c.bytes >> 10)
+        };
+        super::outln!(
+            out,
+            "{size:>12} {:>16.2} {:>14.2}",
+            c.measured_ns,
+            c.model_ns
+        );
+    }
+    if let Some(g) = &f.guest {
+        super::outln!(
+            out,
+            "\nin a guest of {} under the model: {} reads {} times at a stride of",
+            g.kernel,
+            g.reads,
+            g.rounds
+        );
+        super::outln!(
+            out,
+            "{:>8} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9}",
+            "stride",
+            "insns",
+            "loads",
+            "L1D miss",
+            "L2 miss",
+            "LL miss",
+            "cost ms",
+            "ns/read"
+        );
+        for s in &g.strides {
+            let c = &s.counters;
+            super::outln!(
+                out,
+                "{:>6} B {:>12} {:>10} {:>10} {:>10} {:>10} {:>10.3} {:>9.2}",
+                s.stride,
+                c.insns,
+                c.loads,
+                c.l1d_misses,
+                c.l2_misses,
+                c.ll_misses,
+                s.cost_ms,
+                s.ns_per_read
+            );
+        }
+    }
+    out
+}
