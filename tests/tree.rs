@@ -406,5 +406,57 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
     assert!(again.status.success(), "{}", stderr(&again));
     assert!(!stdout(&again).contains("noticed"), "{}", stdout(&again));
     assert_eq!(rev("HEAD"), bad);
+
+    // Issue 46: the cost model sees what the instruction count cannot. A dozen reads of
+    // cold memory in every unlink: the bisect on cost_ms names the commit, and compare
+    // calls its cost change significant and at least three times its wall_ms change
+    // (icount), which stays under 2 %.
+    let (base, cold) = (rev("sigbench-good"), rev("sigbench-cold"));
+    let cold_json = dir.join("cold.json");
+    let out = bisect_tree(
+        "sigbench-good",
+        "sigbench-cold",
+        "cost_ms",
+        &db,
+        &cold_json,
+        &["--jobs", "1"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        marked_first_bad(&stdout(&out)).starts_with(&cold[..12]),
+        "{}",
+        stdout(&out)
+    );
+    let cmp = run(&[
+        "compare",
+        &base[..12],
+        &cold[..12],
+        "--db",
+        db.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert!(cmp.status.success(), "{}", stderr(&cmp));
+    let cmp: serde_json::Value = serde_json::from_slice(&cmp.stdout).unwrap();
+    let row = |metric: &str| {
+        cmp["pairs"][0]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["metric"] == metric)
+            .unwrap_or_else(|| panic!("no {metric} row: {cmp}"))
+            .clone()
+    };
+    let change = |r: &serde_json::Value| r["ratio"]["ratio"].as_f64().unwrap() - 1.0;
+    let (cost, wall) = (row("cost_ms"), row("wall_ms"));
+    eprintln!(
+        "cold reads: cost_ms {:+.2} %, wall_ms {:+.2} %",
+        change(&cost) * 100.0,
+        change(&wall) * 100.0
+    );
+    assert_eq!(cost["significant"], true, "{cost}");
+    assert!(change(&wall).abs() < 0.02, "{wall}");
+    assert!(change(&cost) >= 3.0 * change(&wall).abs(), "{cost}\n{wall}");
+    assert_eq!(rev("HEAD"), bad);
     std::fs::remove_dir_all(&dir).unwrap();
 }

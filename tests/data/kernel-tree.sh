@@ -10,6 +10,8 @@
 #   c9 mm/shmem: builds again
 #   c10 mm/shmem: a busy delay in shmem_unlink — the large slowdown (every unlink on tmpfs)
 #   c11 init comment   c12 Documentation
+# and on a branch from the base, tag sigbench-cold: a dozen reads of cold memory in
+# shmem_unlink (the cost model's test).
 # Between sigbench-good and sigbench-loop the small slowdown c3 is the first bad commit
 # (git bisect visits c2, then c3). Between sigbench-loop and sigbench-bad `git bisect` picks
 # c8 first (8 candidates), so the broken commit is always visited and must be skipped; c9
@@ -81,6 +83,14 @@ comment init/version.c "init/version: a comment"
 echo "Another note for sigbench's test history." >> Documentation/filesystems/tmpfs.rst
 commit "Documentation: tmpfs: another note"
 git tag sigbench-bad
+# Beside the history, from the base: a dozen reads of cold memory in every tmpfs unlink
+# (a 64 MiB array read 4099 lines apart, so no line is read twice in a million reads) —
+# a few instructions, a dozen cache misses (tag sigbench-cold: the cost model's test).
+git checkout -q -b sigbench-cold-branch sigbench-good
+in_unlink $'\t{ static char sigbench_cold[64 << 20]; static unsigned long sigbench_at; unsigned long s = 0; int i; for (i = 0; i < 12; i++) { sigbench_at = (sigbench_at + 4099 * 64) & ((64 << 20) - 1); s += READ_ONCE(sigbench_cold[sigbench_at]); } OPTIMIZER_HIDE_VAR(s); }\t/* sigbench test history: cold reads */'
+commit "mm/shmem: read a dozen cold cache lines in every unlink"
+git tag sigbench-cold
+git checkout -q sigbench-bad
 echo "$version" > .git/sigbench-tree
 cd /
 mv "$dir.partial" "$dir"
