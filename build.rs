@@ -14,9 +14,12 @@ fn main() {
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
     let lib = PathBuf::from("cost/src/lib.rs");
     println!("cargo:rerun-if-changed=cost/src");
-    let so = out.join("sigbench-cost.so");
-    let status = Command::new(&rustc)
-        .args([
+    // Two builds of one source: QEMU 7.2 takes plugin API version 1 at most, QEMU 9 and
+    // later version 2 at least (cost/src/qemu.rs).
+    for (api, cfg) in [("1", None), ("2", Some("sigbench_plugin_api=\"2\""))] {
+        let so = out.join(format!("sigbench-cost-api{api}.so"));
+        let mut c = Command::new(&rustc);
+        c.args([
             "--edition",
             "2024",
             "--crate-type",
@@ -27,6 +30,8 @@ fn main() {
             "sigbench_plugin",
             "--check-cfg",
             "cfg(sigbench_plugin, test)",
+            "--check-cfg",
+            "cfg(sigbench_plugin_api, values(\"2\"))",
             "-C",
             "opt-level=3",
             "-C",
@@ -35,11 +40,14 @@ fn main() {
             "strip=symbols",
             "-D",
             "warnings",
-        ])
-        .arg(&lib)
-        .arg("-o")
-        .arg(&so)
-        .status()
-        .expect("rustc runs");
-    assert!(status.success(), "building the cost plugin failed");
+        ]);
+        if let Some(cfg) = cfg {
+            c.args(["--cfg", cfg]);
+        }
+        let status = c.arg(&lib).arg("-o").arg(&so).status().expect("rustc runs");
+        assert!(
+            status.success(),
+            "building the cost plugin (API {api}) failed"
+        );
+    }
 }

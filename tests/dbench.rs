@@ -813,3 +813,82 @@ fn a_loadfile_s_waits_end_with_the_run_and_absurd_times_are_refused() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 46, item 3: clients on several guest CPUs, deterministically. On QEMU 10
+/// (bookworm-backports, unpacked beside the system's by scripts/qemu10.sh) an icount guest
+/// of two CPUs boots — Debian's QEMU 7.2 hangs bringing up the second, and `--guest-cpus
+/// 2` is refused with it — and its four clients run in parallel: more CPU time than
+/// window. Two boots print the same numbers, to the digit.
+#[test]
+fn clients_on_two_icount_guest_cpus_run_the_same_way_every_boot() {
+    need_dbench();
+    let qemu10 = "/opt/sigbench/qemu-10/qemu-system-x86_64";
+    assert!(
+        Path::new(qemu10).exists(),
+        "{qemu10} is missing: scripts/qemu10.sh unpacks it (make test runs it)"
+    );
+    let deb = debian_kernel(DEB_61);
+    let boot = || {
+        let out = sigbench()
+            .env("SIGBENCH_QEMU", qemu10)
+            .args([
+                "run",
+                "dbench",
+                "--clients",
+                "4",
+                "--time",
+                "2",
+                "--guest-cpus",
+                "2",
+                "--fs",
+                "tmpfs",
+                "--kernel",
+            ])
+            .arg(&deb)
+            .args(["--no-store", "--json", "-"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        export_runs(&out).remove(0)
+    };
+    let first = boot();
+    assert_eq!(first["host"]["cpus"], 2, "{}", first["host"]);
+    assert_eq!(first["host"]["clock"]["kind"], "icount");
+    let case = &first["cases"][0];
+    let cpu_ns: f64 = case["per_client"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["cpu_ns"].as_f64().unwrap())
+        .sum();
+    let wall_ns = case["wall_ns"].as_f64().unwrap();
+    assert!(
+        cpu_ns > 1.5 * wall_ns,
+        "{cpu_ns} ns of CPU in a {wall_ns} ns window"
+    );
+    assert!(case["cost"]["insns"].as_u64().unwrap() > 0, "{case}");
+    let second = boot();
+    for key in ["throughput", "cost", "per_client", "wall_ns"] {
+        assert_eq!(second["cases"][0][key], case[key], "{key}");
+    }
+    // QEMU 7.2 cannot: refused in one line before anything boots.
+    let out = run(&[
+        "run",
+        "dbench",
+        "--clients",
+        "4",
+        "--time",
+        "2",
+        "--guest-cpus",
+        "2",
+        "--kernel",
+        deb.to_str().unwrap(),
+        "--no-store",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("--guest-cpus 2 with the icount clock"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -2,13 +2,15 @@
 //! Debian's QEMU 7.2 exports it; no package ships its header, so what is used is declared
 //! here from QEMU's `include/qemu/qemu-plugin.h`).
 //!
-//! At translation each block gets: an inline add of its instruction count; a callback per
-//! run of instruction lines within a page (the I-side: the lines, their count and the
-//! block's instructions packed in the callback's argument, nothing allocated per block);
-//! per instruction a memory callback (the D-side, on guest-physical addresses) flagged
-//! for `rep` string instructions, an inline count of string iterations and locked
-//! instructions, and on sigbench's mark no-ops a callback that writes the cumulative
-//! counters to the file named by the plugin's `out=` argument.
+//! At translation each block gets a callback per run of instruction lines contiguous in
+//! memory (the I-side: the lines, their count and the instructions in them packed in the
+//! callback's argument, nothing allocated per block); per instruction a memory callback
+//! (the D-side, on guest-physical addresses) flagged for `rep` string instructions, a
+//! callback counting string iterations and locked instructions, and on sigbench's mark
+//! no-ops a callback that writes the cumulative counters to the file named by the
+//! plugin's `out=` argument. Callbacks only (no inline operations, whose functions changed
+//! in API version 2), so one source serves QEMU 7.2 (API 1) and QEMU 9 and later (API 2
+//! and up): sigbench builds it for both and loads the one QEMU takes.
 //!
 //! sigbench loads it only into a single-threaded TCG (`-accel tcg,thread=single`, the
 //! icount clock): every callback runs on the one thread that runs every guest CPU.
@@ -44,8 +46,6 @@ pub struct Info {
 const CB_NO_REGS: c_int = 0;
 /// enum qemu_plugin_mem_rw: QEMU_PLUGIN_MEM_RW.
 const MEM_RW: c_int = 3;
-/// enum qemu_plugin_op: QEMU_PLUGIN_INLINE_ADD_U64.
-const INLINE_ADD_U64: c_int = 0;
 
 type TransCb = extern "C" fn(PluginId, *mut Tb);
 type UdataCb = extern "C" fn(c_uint, *mut c_void);
@@ -55,10 +55,14 @@ unsafe extern "C" {
     fn qemu_plugin_register_vcpu_tb_trans_cb(id: PluginId, cb: TransCb);
     fn qemu_plugin_tb_n_insns(tb: *const Tb) -> usize;
     fn qemu_plugin_tb_get_insn(tb: *const Tb, idx: usize) -> *mut Insn;
+    /// QEMU 7.2: a pointer to the instruction's bytes.
+    #[cfg(not(sigbench_plugin_api = "2"))]
     fn qemu_plugin_insn_data(insn: *const Insn) -> *const c_void;
+    /// QEMU 9.1 and later: the bytes copied into `dest` (at most `len`), how many.
+    #[cfg(sigbench_plugin_api = "2")]
+    fn qemu_plugin_insn_data(insn: *const Insn, dest: *mut c_void, len: usize) -> usize;
     fn qemu_plugin_insn_size(insn: *const Insn) -> usize;
     fn qemu_plugin_insn_haddr(insn: *const Insn) -> *mut c_void;
-    fn qemu_plugin_register_vcpu_tb_exec_inline(tb: *mut Tb, op: c_int, ptr: *mut c_void, imm: u64);
     fn qemu_plugin_register_vcpu_tb_exec_cb(
         tb: *mut Tb,
         cb: UdataCb,
@@ -70,12 +74,6 @@ unsafe extern "C" {
         cb: UdataCb,
         flags: c_int,
         udata: *mut c_void,
-    );
-    fn qemu_plugin_register_vcpu_insn_exec_inline(
-        insn: *mut Insn,
-        op: c_int,
-        ptr: *mut c_void,
-        imm: u64,
     );
     fn qemu_plugin_register_vcpu_mem_cb(
         insn: *mut Insn,
@@ -91,11 +89,18 @@ unsafe extern "C" {
     fn qemu_plugin_outs(s: *const c_char);
 }
 
-/// The plugin API version this plugin was written against.
+/// The plugin API version this build declares: QEMU 7.2 loads plugins of version 1 at
+/// most; QEMU 9 and later refuse versions below 2. The functions used here (callbacks,
+/// no inline operations, whose functions changed in version 2) are the same in both, so
+/// one source builds both (`--cfg 'sigbench_plugin_api="2"'`).
+#[cfg(not(sigbench_plugin_api = "2"))]
 #[unsafe(no_mangle)]
 pub static qemu_plugin_version: c_int = 1;
+#[cfg(sigbench_plugin_api = "2")]
+#[unsafe(no_mangle)]
+pub static qemu_plugin_version: c_int = 2;
 
-/// Counted inline by QEMU's generated code (a plain add to these words).
+/// Counted by the callbacks while the model is armed.
 static INSNS: AtomicU64 = AtomicU64::new(0);
 static STRING_ITERATIONS: AtomicU64 = AtomicU64::new(0);
 static LOCKED: AtomicU64 = AtomicU64::new(0);
@@ -104,8 +109,8 @@ static LOCKED: AtomicU64 = AtomicU64::new(0);
 const MAX_CPUS: usize = 64;
 
 /// Whether the model follows the guest now: from a case's `Arm` to its window's `Close`.
-/// Outside (the boot, between cases) the callbacks return at once: instructions are
-/// still counted inline, caches and accesses are not.
+/// Outside (the boot, between cases) the callbacks return at once: a record's counters
+/// are differenced within one armed stretch only.
 static ARMED: AtomicBool = AtomicBool::new(false);
 
 struct State {
@@ -130,10 +135,11 @@ fn say(msg: &str) {
     }
 }
 
-/// `udata` of an I-side callback: the first line (host address >> 6), how many lines,
-/// and (on a block's first run only) nothing else — 56 bits of line, 8 of count.
-fn pack_lines(first: u64, lines: u64) -> *mut c_void {
-    ((first << 8) | lines.min(255)) as usize as *mut c_void
+/// `udata` of an I-side callback: the first line (host address >> 6: 41 bits), how many
+/// lines (8 bits) and the instructions of the block in them (10 bits; a block has at
+/// most 512).
+fn pack_lines(first: u64, lines: u64, insns: u64) -> *mut c_void {
+    ((first << 18) | (lines.min(255) << 10) | insns.min(1023)) as usize as *mut c_void
 }
 
 extern "C" fn fetched(cpu: c_uint, udata: *mut c_void) {
@@ -141,7 +147,24 @@ extern "C" fn fetched(cpu: c_uint, udata: *mut c_void) {
         return;
     }
     let v = udata as usize as u64;
-    state().machine.fetch(cpu as usize, v >> 8, v & 0xff);
+    // One thread runs every guest CPU: a plain add, not a locked one.
+    INSNS.store(INSNS.load(Relaxed) + (v & 1023), Relaxed);
+    state()
+        .machine
+        .fetch(cpu as usize, v >> 18, (v >> 10) & 0xff);
+}
+
+/// A `rep` string instruction's iteration (`udata` 0) or a locked instruction (1).
+extern "C" fn counted(_cpu: c_uint, udata: *mut c_void) {
+    if !ARMED.load(Relaxed) {
+        return;
+    }
+    let c = if udata.is_null() {
+        &STRING_ITERATIONS
+    } else {
+        &LOCKED
+    };
+    c.store(c.load(Relaxed) + 1, Relaxed);
 }
 
 /// `udata` of a memory callback: 1 for a `rep` string instruction.
@@ -206,40 +229,41 @@ extern "C" fn translated(_id: PluginId, tb: *mut Tb) {
     // each of its instructions and their bytes.
     unsafe {
         let n = qemu_plugin_tb_n_insns(tb);
-        qemu_plugin_register_vcpu_tb_exec_inline(
-            tb,
-            INLINE_ADD_U64,
-            INSNS.as_ptr().cast(),
-            n as u64,
-        );
-        // Runs of instruction lines contiguous in the host's copy of guest memory.
-        let mut run: Option<(u64, u64)> = None;
+        // Runs of instruction lines contiguous in the host's copy of guest memory, each
+        // with the instructions in it: (first line, last line, instructions).
+        let mut run: Option<(u64, u64, u64)> = None;
         for k in 0..n {
             let insn = qemu_plugin_tb_get_insn(tb, k);
             let size = qemu_plugin_insn_size(insn);
+            #[cfg(not(sigbench_plugin_api = "2"))]
             let bytes = std::slice::from_raw_parts(qemu_plugin_insn_data(insn).cast::<u8>(), size);
+            // An x86 instruction is at most 15 bytes.
+            #[cfg(sigbench_plugin_api = "2")]
+            let mut buf = [0u8; 16];
+            #[cfg(sigbench_plugin_api = "2")]
+            let got = qemu_plugin_insn_data(insn, buf.as_mut_ptr().cast(), buf.len());
+            #[cfg(sigbench_plugin_api = "2")]
+            let bytes = &buf[..got.min(buf.len())];
             let host = qemu_plugin_insn_haddr(insn) as usize as u64;
-            if host != 0 {
-                let (a, b) = (
-                    host >> LINE_SHIFT,
-                    (host + size.max(1) as u64 - 1) >> LINE_SHIFT,
-                );
-                run = match run {
-                    Some((first, last)) if a >= first && a <= last + 1 => {
-                        Some((first, last.max(b)))
-                    }
-                    Some((first, last)) => {
-                        qemu_plugin_register_vcpu_tb_exec_cb(
-                            tb,
-                            fetched,
-                            CB_NO_REGS,
-                            pack_lines(first, last - first + 1),
-                        );
-                        Some((a, b))
-                    }
-                    None => Some((a, b)),
-                };
-            }
+            let (a, b) = (
+                host >> LINE_SHIFT,
+                (host + size.max(1) as u64 - 1) >> LINE_SHIFT,
+            );
+            run = match run {
+                Some((first, last, insns)) if a >= first && a <= last + 1 => {
+                    Some((first, last.max(b), insns + 1))
+                }
+                Some((first, last, insns)) => {
+                    qemu_plugin_register_vcpu_tb_exec_cb(
+                        tb,
+                        fetched,
+                        CB_NO_REGS,
+                        pack_lines(first, last - first + 1, insns),
+                    );
+                    Some((a, b, 1))
+                }
+                None => Some((a, b, 1)),
+            };
             if let Some(mark) = Mark::of_insn(bytes) {
                 qemu_plugin_register_vcpu_insn_exec_cb(
                     insn,
@@ -250,20 +274,20 @@ extern "C" fn translated(_id: PluginId, tb: *mut Tb) {
             }
             let string = match kind_of(bytes) {
                 Kind::RepString => {
-                    qemu_plugin_register_vcpu_insn_exec_inline(
+                    qemu_plugin_register_vcpu_insn_exec_cb(
                         insn,
-                        INLINE_ADD_U64,
-                        STRING_ITERATIONS.as_ptr().cast(),
-                        1,
+                        counted,
+                        CB_NO_REGS,
+                        std::ptr::null_mut(),
                     );
                     true
                 }
                 Kind::Locked => {
-                    qemu_plugin_register_vcpu_insn_exec_inline(
+                    qemu_plugin_register_vcpu_insn_exec_cb(
                         insn,
-                        INLINE_ADD_U64,
-                        LOCKED.as_ptr().cast(),
-                        1,
+                        counted,
+                        CB_NO_REGS,
+                        1usize as *mut c_void,
                     );
                     false
                 }
@@ -277,12 +301,12 @@ extern "C" fn translated(_id: PluginId, tb: *mut Tb) {
                 usize::from(string) as *mut c_void,
             );
         }
-        if let Some((first, last)) = run {
+        if let Some((first, last, insns)) = run {
             qemu_plugin_register_vcpu_tb_exec_cb(
                 tb,
                 fetched,
                 CB_NO_REGS,
-                pack_lines(first, last - first + 1),
+                pack_lines(first, last - first + 1, insns),
             );
         }
     }

@@ -13,8 +13,19 @@ use anyhow::{Context, Result};
 use sha2::Digest;
 use std::path::{Path, PathBuf};
 
-/// The plugin, built from `cost/` by the build script.
-const PLUGIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sigbench-cost.so"));
+/// The plugin, built from `cost/` by the build script for QEMU's plugin API version 1
+/// (QEMU 7.2) and 2 (QEMU 9 and later).
+const PLUGIN_API1: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sigbench-cost-api1.so"));
+const PLUGIN_API2: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sigbench-cost-api2.so"));
+
+/// The build of the plugin QEMU `version` (`7.2.22`, `10.0.2`) loads.
+fn plugin_for(version: Option<&str>) -> &'static [u8] {
+    let major = version
+        .and_then(|v| v.split('.').next())
+        .and_then(|m| m.parse::<u32>().ok())
+        .unwrap_or(7);
+    if major >= 9 { PLUGIN_API2 } else { PLUGIN_API1 }
+}
 
 /// What the documents record of the model: its record format and its geometry.
 pub fn model() -> String {
@@ -33,14 +44,15 @@ pub fn model() -> String {
 /// The plugin in the cache (`<cache>/plugins/sigbench-cost-<digest>.so`), written there
 /// once per build of it.
 pub fn plugin(cache: &Path) -> Result<PathBuf> {
-    let digest = sha2::Sha256::digest(PLUGIN);
+    let plugin = plugin_for(super::qemu::qemu_version().as_deref());
+    let digest = sha2::Sha256::digest(plugin);
     let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
     let dir = cache.join("plugins");
     let path = dir.join(format!("sigbench-cost-{hex}.so"));
-    if std::fs::read(&path).ok().as_deref() != Some(PLUGIN) {
+    if std::fs::read(&path).ok().as_deref() != Some(plugin) {
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
-        crate::outputs::write_file(&path, PLUGIN)?;
+        crate::outputs::write_file(&path, plugin)?;
     }
     Ok(path)
 }

@@ -87,13 +87,15 @@ impl Machine {
         if cpus == 0 || cpus > MAX_GUEST_CPUS {
             anyhow::bail!("--guest-cpus {cpus}: give 1 to {MAX_GUEST_CPUS} CPUs");
         }
-        if clock == ClockKind::Icount && cpus > 1 {
+        if clock == ClockKind::Icount && cpus > 1 && !icount_smp(qemu_version().as_deref()) {
             // QEMU 7.2 runs every CPU of an icount guest on one thread in turn, and a CPU
             // spinning on another (bringing up CPUs, IPIs, TLB shootdowns) keeps the thread
             // for its whole time slice: Debian's 6.1 with 2 CPUs never got past "Bringing
             // up secondary CPUs" in 40 s, while one CPU booted in 2 s of guest time.
+            // QEMU 10 (bookworm-backports) brings the second CPU up in 0.27 s of guest time.
             anyhow::bail!(
-                "--guest-cpus {cpus} with the icount clock: its guest CPUs share one host thread and a CPU waiting for another spins through its whole turn, so the kernel hangs bringing up its second CPU; keep one CPU (clients then run interleaved on it, deterministically), or give --clock host for {cpus} CPUs on multi-threaded TCG (real parallelism, emulated real time)"
+                "--guest-cpus {cpus} with the icount clock: this QEMU ({}) hangs bringing up the second CPU of an icount guest; QEMU 10 does not (scripts/qemu10.sh unpacks bookworm-backports' beside the system's: SIGBENCH_QEMU=/opt/sigbench/qemu-10/qemu-system-x86_64), or keep one CPU (clients then run interleaved on it, deterministically), or give --clock host for {cpus} CPUs on multi-threaded TCG (real parallelism, emulated real time)",
+                qemu_version().unwrap_or_else(|| "unknown version".into())
             );
         }
         Ok(Machine { accel, clock, cpus })
@@ -167,6 +169,15 @@ impl Machine {
     }
 }
 
+/// Whether QEMU `version` runs an icount guest of several CPUs: 7.2 hangs bringing up
+/// the second (above); 10.0 does not (docs/statistics.md, "Several guest CPUs").
+pub fn icount_smp(version: Option<&str>) -> bool {
+    version
+        .and_then(|v| v.split('.').next())
+        .and_then(|m| m.parse::<u32>().ok())
+        .is_some_and(|major| major >= 10)
+}
+
 /// `qemu-system-x86_64 --version`'s version number.
 pub fn qemu_version() -> Option<String> {
     let out = Command::new(qemu().ok()?).arg("--version").output().ok()?;
@@ -211,7 +222,21 @@ pub fn cached_probe(cache: &Path) -> Option<KvmProbe> {
     (p.machine == machine_identity()).then_some(p)
 }
 
+/// The QEMU guests run on: `SIGBENCH_QEMU` when set (a QEMU of one's own, such as
+/// bookworm-backports' 10.0 that `scripts/qemu10.sh` unpacks beside the system's: icount
+/// guests of several CPUs need it), else `qemu-system-x86_64` on the PATH.
 pub fn qemu() -> Result<PathBuf> {
+    if let Some(q) = std::env::var_os("SIGBENCH_QEMU").filter(|q| !q.is_empty()) {
+        let q = PathBuf::from(q);
+        use std::os::unix::fs::PermissionsExt;
+        return match std::fs::metadata(&q) {
+            Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => Ok(q),
+            _ => anyhow::bail!(
+                "SIGBENCH_QEMU={}: not an executable file (unset it to use qemu-system-x86_64 from the PATH)",
+                q.display()
+            ),
+        };
+    }
     crate::testbed::require_tool("qemu-system-x86_64", "qemu-system-x86")
 }
 
