@@ -6,8 +6,9 @@
 //! under QEMU's instruction-count clock (`-icount shift=S,sleep=off`, single-threaded TCG)
 //! sees one guest instruction as 2^S ns: its times are the exact cost of the code path,
 //! kernel and user — the same on a busy host, on any machine with the same QEMU and CPU
-//! model. Cache misses, I/O waits and lock contention are not modelled, so a finding is
-//! confirmed on hardware or KVM.
+//! model. Cache misses it does not see: the cost model (`sigbench_cost`, `vm::cost`)
+//! prices a guest's memory accesses beside it (`cost_ms`); I/O waits and lock contention
+//! neither sees, so a finding is confirmed on hardware or KVM.
 //!
 //! This module owns that model: the clock a run document records (`Clock`), the time base
 //! two runs must share for their times to be compared (`TimeBase`), and how much noise the
@@ -58,7 +59,7 @@ pub struct Clock {
 pub const ICOUNT_SHIFT: u32 = 0;
 
 /// What one sentence says about the instruction-count clock wherever its times appear.
-pub const ICOUNT_NOTE: &str = "icount clock: instructions executed, kernel and user, at 1 ns each — the exact cost of the code path; cache misses, I/O waits and lock contention are not modelled, so confirm a finding on hardware or KVM";
+pub const ICOUNT_NOTE: &str = "icount clock: instructions executed, kernel and user, at 1 ns each — the exact cost of the code path; cache misses are priced only by cost_ms (the cost model, in guests that ran it), I/O waits and lock contention by neither, so confirm a finding on hardware or KVM";
 
 /// What one sentence says about the cost model wherever `cost_ms` appears (its weights
 /// as `stats::compare::COST_WEIGHTS` has them).

@@ -92,6 +92,11 @@ fn s3e_table(c: &Comparison, pair: usize) -> Table {
         ("N", Align::Right),
         ("time", Align::Right),
     ];
+    // The cost model's price beside the time, where the labels have one.
+    let priced = p.rows.iter().any(|r| r.metric == "cost_ms");
+    if priced {
+        headers.push(("cost", Align::Right));
+    }
     let names: Vec<String> = counters.iter().map(|c| c.to_string()).collect();
     for n in &names {
         headers.push((n.as_str(), Align::Right));
@@ -126,6 +131,9 @@ fn s3e_table(c: &Comparison, pair: usize) -> Table {
             }
         };
         let mut row = vec![sig, dir, n.to_string(), cell("wall_ms", "time")];
+        if priced {
+            row.push(cell("cost_ms", "cost"));
+        }
         for m in &counters {
             row.push(cell(m, ""));
         }
