@@ -45,11 +45,14 @@ pub fn answer_pair(p: &Pair) -> Vec<Table> {
     for r in &p.rows {
         let phase = match r.metric.as_str() {
             "wall_ms" => Some("whole window (ms)".to_string()),
+            "cost_ms" => Some("whole window (cost ms)".to_string()),
             "throughput_mb_s" => Some("throughput (MB/s)".to_string()),
             m => m
                 .strip_suffix(".wall_ms")
-                .filter(|ph| !ph.contains('.'))
-                .map(|ph| format!("{ph} (ms)")),
+                .map(|ph| (ph, "ms"))
+                .or_else(|| m.strip_suffix(".cost_ms").map(|ph| (ph, "cost ms")))
+                .filter(|(ph, _)| !ph.contains('.'))
+                .map(|(ph, unit)| format!("{ph} ({unit})")),
         };
         if let Some(phase) = phase {
             phases.push(vec![

@@ -522,6 +522,7 @@ pub fn effect(c: &ChangeRecord) -> f64 {
 pub fn lead(records: &[ChangeRecord], confirmed: &[usize], wall_first: bool) -> usize {
     let felt = |c: &ChangeRecord| {
         c.metric.name.ends_with("wall_ms")
+            || c.metric.name.ends_with("cost_ms")
             || crate::stats::compare::higher_is_better(&c.metric.name)
     };
     let key = |k: usize| {
