@@ -157,11 +157,7 @@ pub struct Stride {
 
 /// The guest's windows (from the plugin's records) paired with its strides.
 pub fn strides(guest: &GuestStrides, records: &str) -> anyhow::Result<Vec<Stride>> {
-    let records: Vec<sigbench_cost::Record> = records
-        .lines()
-        .filter_map(sigbench_cost::Record::parse)
-        .collect();
-    let windows = sigbench_cost::windows(&records);
+    let windows = sigbench_cost::windows_in(records);
     if windows.len() != guest.strides.len() || windows.iter().any(Option::is_none) {
         anyhow::bail!(
             "the cost model's records hold {} window(s) for {} strides",

@@ -398,6 +398,13 @@ pub struct Window {
     pub phases: Vec<Counters>,
 }
 
+/// The windows of a record file's text (lines that are not records are skipped: QEMU may
+/// say things there too).
+pub fn windows_in(text: &str) -> Vec<Option<Window>> {
+    let records: Vec<Record> = text.lines().filter_map(Record::parse).collect();
+    windows(&records)
+}
+
 /// The windows in `records`, in order: each from an `Open` to its `Close`. A window
 /// whose marks are out of order (a guest that failed inside one) is None in its place.
 pub fn windows(records: &[Record]) -> Vec<Option<Window>> {

@@ -1004,6 +1004,16 @@ mod tests {
         }
     }
 
+    /// `k` clients of `sig` over `n` files each, in directories `client0` … of their own.
+    fn seats_of(sig: &Signature, k: usize, n: u64) -> Vec<Seat<Executor<'_>>> {
+        (0..k)
+            .map(|i| Seat {
+                client: Executor::new(sig, n, 1).unwrap(),
+                dir: Some(format!("client{i}")),
+            })
+            .collect()
+    }
+
     fn churn() -> Signature {
         Signature::parse(
             "format = 1\nname = \"c\"\n[[phase]]\nname = \"create\"\nsteps = [\n\
@@ -1020,12 +1030,7 @@ mod tests {
     fn clients_run_in_directories_of_their_own_and_phases_are_released_together() {
         let dir = temp("count");
         let sig = churn();
-        let seats: Vec<Seat<Executor>> = (0..3)
-            .map(|i| Seat {
-                client: Executor::new(&sig, 50, 1).unwrap(),
-                dir: Some(format!("client{i}")),
-            })
-            .collect();
+        let seats = seats_of(&sig, 3, 50);
         let mut seen = Seen::default();
         let t = run_in_dir(&dir, || run(seats, Bound::Count, &mut seen))
             .unwrap()
@@ -1067,12 +1072,7 @@ mod tests {
     fn a_run_for_a_time_loops_warms_up_and_opens_the_window_at_the_warm_ups_end() {
         let dir = temp("time");
         let sig = churn();
-        let seats: Vec<Seat<Executor>> = (0..2)
-            .map(|i| Seat {
-                client: Executor::new(&sig, 20, 1).unwrap(),
-                dir: Some(format!("client{i}")),
-            })
-            .collect();
+        let seats = seats_of(&sig, 2, 20);
         let mut seen = Seen::default();
         let bound = Bound::Time {
             warmup: Duration::from_millis(300),
@@ -1113,12 +1113,7 @@ mod tests {
         // Client 1 finds its files there already: its O_EXCL create fails.
         std::fs::create_dir_all(dir.join("client1")).unwrap();
         std::fs::write(dir.join("client1/file_7"), "x").unwrap();
-        let seats: Vec<Seat<Executor>> = (0..3)
-            .map(|i| Seat {
-                client: Executor::new(&sig, 50, 1).unwrap(),
-                dir: Some(format!("client{i}")),
-            })
-            .collect();
+        let seats = seats_of(&sig, 3, 50);
         let e = run_in_dir(&dir, || run(seats, Bound::Count, &mut Quiet))
             .unwrap()
             .unwrap_err();
@@ -1305,12 +1300,7 @@ mod tests {
         // Clients waiting at the gates while probes open and checkpoints are taken are
         // not off a CPU in the window (4 clients' share read 229 %).
         let sig = churn();
-        let seats: Vec<Seat<Executor>> = (0..4)
-            .map(|i| Seat {
-                client: Executor::new(&sig, 20, 1).unwrap(),
-                dir: Some(format!("client{i}")),
-            })
-            .collect();
+        let seats = seats_of(&sig, 4, 20);
         let t = run_in_dir(&dir, || run(seats, Bound::Count, &mut SlowProbes))
             .unwrap()
             .unwrap();

@@ -370,47 +370,32 @@ fn phase_times(groups: &[Group]) -> Option<PhaseTimes> {
     if names.len() < 2 {
         return None;
     }
-    let rows = groups
-        .iter()
-        .map(|g| {
-            let medians = (0..names.len())
-                .map(|k| {
-                    median_of(
-                        &g.cases
-                            .iter()
-                            .filter_map(|c| c.phases.get(k))
-                            .map(|p| p.wall_ns as f64 / 1e6)
-                            .collect::<Vec<_>>(),
-                    )
-                })
-                .collect();
-            (g.dir.clone(), g.n, medians)
-        })
-        .collect();
+    // Per group, the median over its repetitions of `value` of each phase.
+    let medians = |value: &dyn Fn(&crate::results::PhaseResult) -> Option<f64>| {
+        groups
+            .iter()
+            .map(|g| {
+                let m = (0..names.len())
+                    .map(|k| {
+                        median_of(
+                            &g.cases
+                                .iter()
+                                .filter_map(|c| value(c.phases.get(k)?))
+                                .collect::<Vec<_>>(),
+                        )
+                    })
+                    .collect();
+                (g.dir.clone(), g.n, m)
+            })
+            .collect()
+    };
+    let rows = medians(&|p| Some(p.wall_ns as f64 / 1e6));
     let priced = groups.iter().all(|g| {
         g.cases
             .iter()
             .all(|c| c.phases.iter().all(|p| p.cost.is_some()))
     });
-    let costs = priced.then(|| {
-        groups
-            .iter()
-            .map(|g| {
-                let medians = (0..names.len())
-                    .map(|k| {
-                        median_of(
-                            &g.cases
-                                .iter()
-                                .filter_map(|c| c.phases.get(k)?.cost)
-                                .map(|k| COST_WEIGHTS.ms(&k))
-                                .collect::<Vec<_>>(),
-                        )
-                    })
-                    .collect();
-                (g.dir.clone(), g.n, medians)
-            })
-            .collect()
-    });
+    let costs = priced.then(|| medians(&|p| p.cost.map(|k| COST_WEIGHTS.ms(&k))));
     Some(PhaseTimes { names, rows, costs })
 }
 

@@ -70,11 +70,7 @@ pub fn qemu_args(plugin: &Path, records: &Path) -> Vec<String> {
 /// Attach the windows of the records in `text` to `doc`'s cases, in order. Returns a
 /// warning when they do not line up (nothing is attached then).
 pub fn attach(doc: &mut RunDocument, text: &str) -> Option<String> {
-    let records: Vec<sigbench_cost::Record> = text
-        .lines()
-        .filter_map(sigbench_cost::Record::parse)
-        .collect();
-    let windows = sigbench_cost::windows(&records);
+    let windows = sigbench_cost::windows_in(text);
     if windows.len() != doc.cases.len() || windows.iter().any(Option::is_none) {
         return Some(format!(
             "the cost model's records hold {} window(s) ({} whole) for {} case(s): no cost is given",
