@@ -658,26 +658,15 @@ fn bad_input_is_one_line_naming_what_to_fix() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-#[test]
-fn ctrl_c_stops_every_client_within_a_second_and_keeps_the_run() {
-    need_dbench();
-    let db = test_db();
-    let mut child = spawn(&[
-        "run",
-        "dbench",
-        "--clients",
-        "8",
-        "--time",
-        "60",
-        "--fs",
-        "btrfs",
-    ]);
+/// Start `args`, send SIGINT `after` its filesystem is mounted, and check the run stopped
+/// within two seconds (exit 130) and left nothing behind.
+fn interrupted(args: &[&str], after: Duration) {
+    let mut child = spawn(args);
     let pid = child.id();
     // The other tests of this file run beside it and hold the run lock in turn (the icount
     // guests' boots for minutes): it mounts once they are done.
     wait_for_mount(&mut child, Duration::from_secs(900));
-    // Into the timed part: the warm-up's ticks have started.
-    std::thread::sleep(Duration::from_secs(4));
+    std::thread::sleep(after);
     let sent = Instant::now();
     signal(&child, libc::SIGINT);
     let out = child.wait_with_output().unwrap();
@@ -688,6 +677,26 @@ fn ctrl_c_stops_every_client_within_a_second_and_keeps_the_run() {
         "stopped {took:?} after SIGINT"
     );
     assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
+}
+
+#[test]
+fn ctrl_c_stops_every_client_within_a_second_and_keeps_the_run() {
+    need_dbench();
+    let db = test_db();
+    // Into the timed part: the warm-up's ticks have started.
+    interrupted(
+        &[
+            "run",
+            "dbench",
+            "--clients",
+            "8",
+            "--time",
+            "60",
+            "--fs",
+            "btrfs",
+        ],
+        Duration::from_secs(4),
+    );
     let runs = run(&["runs", "--db", db.to_str().unwrap()]);
     assert!(stdout(&runs).contains("interrupted"), "{}", stdout(&runs));
 }
@@ -731,32 +740,22 @@ fn a_loadfile_s_waits_end_with_the_run_and_absurd_times_are_refused() {
         assert!(out.status.success(), "{file}: {}", stderr(&out));
         assert!(took < Duration::from_secs(30), "{file}: took {took:?}");
     }
-    let mut child = spawn(&[
-        "run",
-        "dbench",
-        "--loadfile",
-        &sleepy,
-        "--clients",
-        "2",
-        "--time",
-        "60",
-        "--fs",
-        "tmpfs",
-        "--no-store",
-    ]);
-    let pid = child.id();
-    wait_for_mount(&mut child, Duration::from_secs(900));
-    std::thread::sleep(Duration::from_secs(3));
-    let sent = Instant::now();
-    signal(&child, libc::SIGINT);
-    let out = child.wait_with_output().unwrap();
-    let took = sent.elapsed();
-    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
-    assert!(
-        took < Duration::from_secs(2),
-        "stopped {took:?} after SIGINT"
+    interrupted(
+        &[
+            "run",
+            "dbench",
+            "--loadfile",
+            &sleepy,
+            "--clients",
+            "2",
+            "--time",
+            "60",
+            "--fs",
+            "tmpfs",
+            "--no-store",
+        ],
+        Duration::from_secs(3),
     );
-    assert!(leftovers_of(pid).is_empty(), "{:?}", leftovers_of(pid));
     // Issue 45, item 10: 1,024 clients each holding a 64 MiB read buffer do not fit.
     let big = lf(
         "big.txt",
