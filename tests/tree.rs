@@ -51,6 +51,7 @@ fn bisect_tree(
     db: &Path,
     json: &Path,
     more: &[&str],
+    cost_model: bool,
 ) -> std::process::Output {
     let mut args = vec![
         "bisect",
@@ -69,7 +70,11 @@ fn bisect_tree(
     args.extend_from_slice(&["--metric", metric, "-r", "3"]);
     args.extend_from_slice(more);
     let started = std::time::Instant::now();
-    let out = run(&args);
+    let out = if cost_model {
+        run_with_cost_model(&args)
+    } else {
+        run(&args)
+    };
     eprintln!(
         "bisect --tree {good}..{bad} on {metric}: {:.0} s",
         started.elapsed().as_secs_f64()
@@ -136,6 +141,7 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
         &db,
         &small_json,
         &["--jobs", "2", "--profile"],
+        false,
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
@@ -171,6 +177,7 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
         &db,
         &json,
         &["--jobs", "1", "--profile"],
+        false,
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
@@ -413,13 +420,16 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
     // (icount), which stays under 2 %.
     let (base, cold) = (rev("sigbench-good"), rev("sigbench-cold"));
     let cold_json = dir.join("cold.json");
+    // A store of its own: the runs above were taken without the model.
+    let cold_db = dir.join("cold.db");
     let out = bisect_tree(
         "sigbench-good",
         "sigbench-cold",
         "cost_ms",
-        &db,
+        &cold_db,
         &cold_json,
         &["--jobs", "1"],
+        true,
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
@@ -432,7 +442,7 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
         &base[..12],
         &cold[..12],
         "--db",
-        db.to_str().unwrap(),
+        cold_db.to_str().unwrap(),
         "--format",
         "json",
     ]);

@@ -483,12 +483,22 @@ impl Machine {
     /// CPU `cpu` fetches the `lines` consecutive instruction lines from `first`.
     #[inline]
     pub fn fetch(&mut self, cpu: usize, first: u64, lines: u64) {
-        let cpu = cpu % self.l1i.len();
+        let cpu = self.cpu(cpu);
         for line in first..first + lines {
             if !self.l1i[cpu].access(line) {
                 self.counts.l1i_misses += 1;
                 self.beyond_l1(cpu, line | INSN_SPACE);
             }
+        }
+    }
+
+    /// The caches CPU `cpu` uses: its own, or (beyond the CPUs made) a share of another's.
+    #[inline]
+    fn cpu(&self, cpu: usize) -> usize {
+        if cpu < self.l1d.len() {
+            cpu
+        } else {
+            cpu % self.l1d.len()
         }
     }
 
@@ -507,7 +517,7 @@ impl Machine {
     /// string instruction (its accesses to the line it touched last are one access).
     #[inline]
     pub fn data(&mut self, cpu: usize, addr: u64, store: bool, string: bool) {
-        let cpu = cpu % self.l1d.len();
+        let cpu = self.cpu(cpu);
         if store {
             self.counts.stores += 1;
         } else {
@@ -569,9 +579,98 @@ pub fn kind_of(bytes: &[u8]) -> Kind {
     }
 }
 
+/// Where guest code lies in the host's memory, told apart from where the host put it.
+///
+/// QEMU names an instruction by the host address of its bytes (`qemu_plugin_insn_haddr`,
+/// the one address API version 1 gives for it), and the host places guest memory wherever
+/// address-space randomisation puts it, differently every boot. The last level's set
+/// index hashes every bit of a line's address, so host addresses made two boots of one
+/// guest miss differently there (reference 46: 4,598,869 and 4,595,530 last-level misses
+/// of one dbench window). A code address is therefore named by its host mapping — the
+/// mappings numbered in the order guest code was first found in them, the same every boot
+/// — and its offset in that mapping: what was random is gone, and what sets two lines
+/// apart stays.
+#[derive(Debug, Default)]
+pub struct CodeRegions {
+    /// (start, end) of each host mapping guest code was found in, in that order.
+    seen: Vec<(u64, u64)>,
+}
+
+impl CodeRegions {
+    /// How many bits of a name the offset takes: mappings up to 1 TiB.
+    const OFFSET_BITS: u32 = 40;
+
+    /// The deterministic name of host address `host`: its mapping's number above the
+    /// offset in it. `maps` lists the host's mappings (`/proc/self/maps`), read only when
+    /// `host` lies in none seen yet; None when it lists no mapping holding `host` either.
+    pub fn name(&mut self, host: u64, maps: impl FnOnce() -> String) -> Option<u64> {
+        let found = |seen: &[(u64, u64)]| {
+            seen.iter()
+                .position(|&(start, end)| (start..end).contains(&host))
+        };
+        let k = match found(&self.seen) {
+            Some(k) => k,
+            None => {
+                let region = maps().lines().find_map(|l| {
+                    let (start, end) = l.split(' ').next()?.split_once('-')?;
+                    let start = u64::from_str_radix(start, 16).ok()?;
+                    let end = u64::from_str_radix(end, 16).ok()?;
+                    (start..end).contains(&host).then_some((start, end))
+                })?;
+                self.seen.push(region);
+                self.seen.len() - 1
+            }
+        };
+        let (start, _) = self.seen[k];
+        let offset = host - start;
+        (offset >> Self::OFFSET_BITS == 0).then_some(((k as u64) << Self::OFFSET_BITS) | offset)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn code_is_named_by_its_mapping_not_where_the_host_put_it() {
+        let maps = |base: u64| {
+            move || {
+                format!(
+                    "{:x}-{:x} rw-p 00000000 00:00 0\n{:x}-{:x} r-xp 00000000 00:00 0 [rom]\n",
+                    base,
+                    base + (1 << 30),
+                    base + (2 << 30),
+                    base + (2 << 30) + 0x40000
+                )
+            }
+        };
+        // Two boots, two random placements, the same guest code: the same names.
+        let names = |base: u64| {
+            let mut r = CodeRegions::default();
+            [
+                base + (2 << 30) + 0x100,
+                base + 0x1234,
+                base + 0x3fff_ffff,
+                base + (2 << 30),
+            ]
+            .map(|h| r.name(h, maps(base)))
+        };
+        let a = names(0x7f12_3400_0000);
+        assert_eq!(a, names(0x7fe0_0a20_0000));
+        // Numbered in the order found, offsets kept.
+        assert_eq!(a[0], Some(0x100));
+        assert_eq!(a[1], Some((1 << 40) | 0x1234));
+        assert_eq!(a[2], Some((1 << 40) | 0x3fff_ffff));
+        assert_eq!(a[3], Some(0));
+        // An address in no mapping has no name; maps are read only for new regions.
+        let mut r = CodeRegions::default();
+        assert_eq!(r.name(0x10, maps(0x7f00_0000_0000)), None);
+        assert!(r.name(0x7f00_0000_0040, maps(0x7f00_0000_0000)).is_some());
+        assert_eq!(
+            r.name(0x7f00_0000_0080, || panic!("read again")),
+            Some(0x80)
+        );
+    }
 
     #[test]
     fn a_set_keeps_its_most_recent_lines() {

@@ -15,11 +15,11 @@
 //! sigbench loads it only into a single-threaded TCG (`-accel tcg,thread=single`, the
 //! icount clock): every callback runs on the one thread that runs every guest CPU.
 
-use super::{Kind, LINE_SHIFT, Machine, Mark, Record, kind_of};
+use super::{CodeRegions, Kind, LINE_SHIFT, Machine, Mark, Record, kind_of};
+use std::cell::UnsafeCell;
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 type PluginId = u64;
 type MemInfo = u32;
@@ -116,16 +116,59 @@ static ARMED: AtomicBool = AtomicBool::new(false);
 struct State {
     machine: Machine,
     out: std::fs::File,
+    /// Code's host addresses named the same every boot.
+    code: CodeRegions,
 }
 
-static STATE: OnceLock<Mutex<State>> = OnceLock::new();
+/// The model's state. QEMU's single-threaded TCG (the only kind sigbench loads this into:
+/// `-accel tcg,thread=single`) calls every callback from one thread, so the state needs no
+/// lock — a lock per memory access was a fifth of the model's time. The thread that first
+/// asks owns it; another asking aborts QEMU with a message rather than race.
+struct OneThread {
+    owner: AtomicUsize,
+    cell: UnsafeCell<Option<State>>,
+}
 
-fn state() -> std::sync::MutexGuard<'static, State> {
-    STATE
-        .get()
-        .expect("installed before any callback")
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
+// SAFETY: `cell` is reached only by `OneThread::with` on the owning thread (checked there)
+// and by `install` before QEMU starts any guest CPU.
+unsafe impl Sync for OneThread {}
+
+static STATE: OneThread = OneThread {
+    owner: AtomicUsize::new(0),
+    cell: UnsafeCell::new(None),
+};
+
+thread_local! {
+    static THREAD: u8 = const { 0 };
+}
+
+impl OneThread {
+    fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
+        let me = THREAD.with(|t| t as *const u8 as usize);
+        let owner = self.owner.load(Relaxed);
+        if owner != me
+            && (owner != 0
+                || self
+                    .owner
+                    .compare_exchange(0, me, Relaxed, Relaxed)
+                    .is_err())
+        {
+            say(
+                "callbacks from a second thread: load this plugin into a single-threaded TCG (-accel tcg,thread=single)",
+            );
+            std::process::abort();
+        }
+        // SAFETY: only the owning thread gets here (checked above), and no callback calls
+        // another, so this is the only reference to the state while `f` runs.
+        let state = unsafe { &mut *self.cell.get() };
+        match state {
+            Some(s) => f(s),
+            None => {
+                say("a callback before the plugin was installed");
+                std::process::abort();
+            }
+        }
+    }
 }
 
 fn say(msg: &str) {
@@ -149,9 +192,7 @@ extern "C" fn fetched(cpu: c_uint, udata: *mut c_void) {
     let v = udata as usize as u64;
     // One thread runs every guest CPU: a plain add, not a locked one.
     INSNS.store(INSNS.load(Relaxed) + (v & 1023), Relaxed);
-    state()
-        .machine
-        .fetch(cpu as usize, v >> 18, (v >> 10) & 0xff);
+    STATE.with(|s| s.machine.fetch(cpu as usize, v >> 18, (v >> 10) & 0xff));
 }
 
 /// A `rep` string instruction's iteration (`udata` 0) or a locked instruction (1).
@@ -181,19 +222,20 @@ extern "C" fn accessed(cpu: c_uint, info: MemInfo, vaddr: u64, udata: *mut c_voi
             !hw.is_null() && qemu_plugin_hwaddr_is_io(hw),
         )
     };
-    let mut s = state();
     if io || hw.is_null() {
         // A device's register: counted, not cached.
-        if store {
-            s.machine.counts.stores += 1;
-        } else {
-            s.machine.counts.loads += 1;
-        }
+        STATE.with(|s| {
+            if store {
+                s.machine.counts.stores += 1;
+            } else {
+                s.machine.counts.loads += 1;
+            }
+        });
         return;
     }
     // SAFETY: `hw` is a RAM address QEMU returned for this access.
     let phys = unsafe { qemu_plugin_hwaddr_phys_addr(hw) };
-    s.machine.data(cpu as usize, phys, store, !udata.is_null());
+    STATE.with(|s| s.machine.data(cpu as usize, phys, store, !udata.is_null()));
 }
 
 extern "C" fn marked(_cpu: c_uint, udata: *mut c_void) {
@@ -213,15 +255,31 @@ extern "C" fn marked(_cpu: c_uint, udata: *mut c_void) {
         Mark::Close => ARMED.store(false, Relaxed),
         Mark::Pause | Mark::Resume => {}
     }
-    let mut s = state();
-    let mut counters = s.machine.counts;
-    counters.insns = INSNS.load(Relaxed);
-    counters.string_iterations = STRING_ITERATIONS.load(Relaxed);
-    counters.locked = LOCKED.load(Relaxed);
-    let line = Record { mark, counters }.line();
-    if let Err(e) = s.out.write_all(line.as_bytes()) {
-        say(&format!("cannot write a record: {e}"));
-    }
+    STATE.with(|s| {
+        let mut counters = s.machine.counts;
+        counters.insns = INSNS.load(Relaxed);
+        counters.string_iterations = STRING_ITERATIONS.load(Relaxed);
+        counters.locked = LOCKED.load(Relaxed);
+        let line = Record { mark, counters }.line();
+        if let Err(e) = s.out.write_all(line.as_bytes()) {
+            say(&format!("cannot write a record: {e}"));
+        }
+    });
+}
+
+/// The name of guest code at host address `host` the same every boot ([`CodeRegions`]);
+/// the host address itself (said once) for code in no mapping the host lists.
+fn code_name(host: u64) -> u64 {
+    static SAID: AtomicBool = AtomicBool::new(false);
+    let maps = || std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    STATE
+        .with(|s| s.code.name(host, maps))
+        .unwrap_or_else(|| {
+            if !SAID.swap(true, Relaxed) {
+                say(&format!("guest code at {host:#x} lies in no mapping of /proc/self/maps: its lines are named by host address, which varies between boots"));
+            }
+            host
+        })
 }
 
 extern "C" fn translated(_id: PluginId, tb: *mut Tb) {
@@ -244,7 +302,7 @@ extern "C" fn translated(_id: PluginId, tb: *mut Tb) {
             let got = qemu_plugin_insn_data(insn, buf.as_mut_ptr().cast(), buf.len());
             #[cfg(sigbench_plugin_api = "2")]
             let bytes = &buf[..got.min(buf.len())];
-            let host = qemu_plugin_insn_haddr(insn) as usize as u64;
+            let host = code_name(qemu_plugin_insn_haddr(insn) as usize as u64);
             let (a, b) = (
                 host >> LINE_SHIFT,
                 (host + size.max(1) as u64 - 1) >> LINE_SHIFT,
@@ -346,10 +404,15 @@ pub unsafe extern "C" fn qemu_plugin_install(
             return -1;
         }
     };
-    let _ = STATE.set(Mutex::new(State {
-        machine: Machine::new(MAX_CPUS),
-        out: file,
-    }));
+    // SAFETY: QEMU installs plugins before it runs any guest CPU: no callback can reach
+    // the state yet.
+    unsafe {
+        *STATE.cell.get() = Some(State {
+            machine: Machine::new(MAX_CPUS),
+            out: file,
+            code: CodeRegions::default(),
+        });
+    }
     // SAFETY: `id` is this plugin's; the callback has the signature QEMU calls it with.
     unsafe { qemu_plugin_register_vcpu_tb_trans_cb(id, translated) };
     0

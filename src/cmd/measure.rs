@@ -148,7 +148,8 @@ pub struct Args {
     #[arg(long, value_name = "SECS")]
     pub(crate) guest_timeout: Option<u64>,
     /// Under the icount clock, leave out the cost model (no `cost_ms`; guests run up to
-    /// 5× faster): times are then instructions only
+    /// 5× faster): times are then instructions only. SIGBENCH_COST_MODEL=off: every run
+    /// does
     #[arg(long)]
     pub(crate) no_cost_model: bool,
     /// One repetition per boot: with several --kernel alternate boots (A B A B …), so drift
@@ -364,6 +365,17 @@ pub(crate) fn refuse_guest_options(args: &Args) -> Result<()> {
     Ok(())
 }
 
+/// `SIGBENCH_COST_MODEL=off` leaves the model out of every run, as `--no-cost-model` does
+/// one (the test suite sets it for the guests of tests not about the model: they run up to
+/// 5× faster); unset or `on`, the model counts.
+fn cost_model_by_env() -> Result<bool> {
+    match std::env::var("SIGBENCH_COST_MODEL").as_deref() {
+        Err(_) | Ok("on") => Ok(true),
+        Ok("off") => Ok(false),
+        Ok(other) => bail!("SIGBENCH_COST_MODEL={other}: give on or off (or unset it)"),
+    }
+}
+
 /// How guests are run, from the options.
 pub(crate) fn vm_options(args: &Args) -> Result<VmOptions> {
     use super::options::AccelChoice;
@@ -380,7 +392,7 @@ pub(crate) fn vm_options(args: &Args) -> Result<VmOptions> {
         mem_mib: args.guest_mem.unwrap_or(DEFAULT_GUEST_MEM_MIB),
         cpus: args.guest_cpus,
         timeout: args.guest_timeout.map(Duration::from_secs),
-        cost_model: !args.no_cost_model,
+        cost_model: !args.no_cost_model && cost_model_by_env()?,
     };
     // A combination no guest can have (icount with KVM) is refused before anything runs.
     opts.expected_machine()?;

@@ -22,6 +22,9 @@ pub fn sigbench() -> Command {
     // Runs without --db store in a database of their own test rather than in whatever
     // directory the tests run from, so no test sees another's runs or an earlier run's.
     c.env("SIGBENCH_DB", test_db());
+    // Guests run without the cost model (2-5× faster) unless a test is about it and
+    // removes this: CI's 45 minutes on a cold machine.
+    c.env("SIGBENCH_COST_MODEL", "off");
     c
 }
 
@@ -48,7 +51,18 @@ pub fn test_db() -> PathBuf {
 }
 
 pub fn run(args: &[&str]) -> Output {
-    let out = sigbench().args(args).output().expect("sigbench runs");
+    run_cmd(sigbench(), args)
+}
+
+/// [`run`] with the cost model on, as a user's runs have it: for tests about the model.
+pub fn run_with_cost_model(args: &[&str]) -> Output {
+    let mut c = sigbench();
+    c.env_remove("SIGBENCH_COST_MODEL");
+    run_cmd(c, args)
+}
+
+fn run_cmd(mut cmd: Command, args: &[&str]) -> Output {
+    let out = cmd.args(args).output().expect("sigbench runs");
     eprintln!(
         "$ sigbench {}\n--- stdout\n{}--- stderr\n{}---",
         args.join(" "),
