@@ -10,7 +10,7 @@
 //!   4 B, 64 B and 4 KiB (the same instructions; only the addresses differ) between the
 //!   guest's marks: what the plugin counted and priced.
 //!
-//! The weights are fixed (`stats::compare::COST_WEIGHTS`): a cost compares across
+//! The weights are fixed (`metric::COST_WEIGHTS`): a cost compares across
 //! machines as an instruction count does. This machine's chase informs them; it does not
 //! set them (a VM's memory latency includes nested paging).
 
@@ -89,7 +89,7 @@ pub fn chase_model(bytes: usize, loads: usize) -> f64 {
     }
     let mut c = m.counts.since(&before);
     c.insns = loads as u64;
-    let w = crate::stats::compare::COST_WEIGHTS;
+    let w = crate::metric::COST_WEIGHTS;
     w.cycles(&c) / w.ghz / loads as f64
 }
 
@@ -165,7 +165,7 @@ pub fn strides(guest: &GuestStrides, records: &str) -> anyhow::Result<Vec<Stride
             guest.strides.len()
         );
     }
-    let w = crate::stats::compare::COST_WEIGHTS;
+    let w = crate::metric::COST_WEIGHTS;
     Ok(guest
         .strides
         .iter()
@@ -198,7 +198,7 @@ mod tests {
 
     #[test]
     fn the_model_prices_a_chase_by_where_its_lines_fit() {
-        let w = crate::stats::compare::COST_WEIGHTS;
+        let w = crate::metric::COST_WEIGHTS;
         let ns = |cycles: f64| cycles / w.ghz;
         // In L1: one cycle a load; in L2: a first-level miss each; beyond the last level:
         // memory each.

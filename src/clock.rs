@@ -62,9 +62,9 @@ pub const ICOUNT_SHIFT: u32 = 0;
 pub const ICOUNT_NOTE: &str = "icount clock: instructions executed, kernel and user, at 1 ns each — the exact cost of the code path; cache misses are priced only by cost_ms (the cost model, in guests that ran it), I/O waits and lock contention by neither, so confirm a finding on hardware or KVM";
 
 /// What one sentence says about the cost model wherever `cost_ms` appears (its weights
-/// as `stats::compare::COST_WEIGHTS` has them).
+/// as `metric::COST_WEIGHTS` has them).
 pub fn cost_note() -> String {
-    let w = crate::stats::compare::COST_WEIGHTS;
+    let w = crate::metric::COST_WEIGHTS;
     format!(
         "the cost model's price of the window at {} GHz — each instruction {} cycle (a rep string instruction by the cache lines it touches, not per iteration), each first-level miss {} cycles more, each second-level miss {} more, each memory access {} more, each locked instruction {} more — deterministic like icount; TLB misses, prefetching, branch prediction and the overlap of misses are not modelled",
         w.ghz, w.insn, w.l2_hit, w.ll_hit, w.memory, w.locked

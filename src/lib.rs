@@ -20,6 +20,7 @@ pub mod input;
 pub mod interrupt;
 pub mod kbuild;
 pub mod loadfile;
+pub mod metric;
 pub mod minimize;
 pub mod outputs;
 pub mod plan;

@@ -6,6 +6,7 @@
 //! server directory. Noise stays off the first screen: rejected, invalid and fixed changes
 //! are inside `<details>`.
 
+use crate::metric::Source;
 use crate::report::document::join;
 use crate::report::html::{STYLE, escape};
 use crate::report::plot::{Judged, bisect_strip};
@@ -306,14 +307,16 @@ pub fn build(
         body.push_str("<h2>Metrics</h2>\n");
         let mut metrics: Vec<_> = crate::watch::metric_series(&docs, floor, &[])
             .into_iter()
-            .filter(|s| s.primary && s.metric.name != "calls")
+            .filter(|s| s.primary && *s.metric.name.source() != Source::Calls)
             .collect();
         // The window's time first, then the phases', throughput, the rest.
         metrics.sort_by_key(|s| {
+            let m = &s.metric.name;
+            let wall = *m.source() == Source::Wall;
             (
-                s.metric.name != "wall_ms",
-                !s.metric.name.ends_with(".wall_ms"),
-                !s.metric.name.contains("throughput"),
+                !(wall && m.phase().is_none()),
+                !(wall && m.phase().is_some()),
+                *m.source() != Source::Throughput,
                 s.metric.clone(),
             )
         });

@@ -629,3 +629,45 @@ fn a_busy_machine_makes_a_time_verdict_inconclusive() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// Issue 47: two guest runs of lkp-churn (phases, the cost model's price and counts, slab
+/// and vmstat deltas, latencies) exported on 2026-11-26, before metrics were a type, and
+/// what `compare` said of them then in text, CSV and Markdown: imported today, they
+/// compare to the same bytes — every row's name, kind, family and order unchanged.
+#[test]
+fn runs_from_before_metrics_were_typed_compare_as_they_did() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/before-metric");
+    let db = db("before-metric");
+    let out = with_db(
+        &db,
+        &["import", data.join("churn-runs.json").to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    for format in ["text", "csv", "markdown"] {
+        let out = with_db(
+            &db,
+            &[
+                "compare",
+                "6.1.0-56-amd64",
+                "6.12.117+deb12-amd64",
+                "--format",
+                format,
+            ],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let then = std::fs::read_to_string(data.join(format!("churn-compare.{format}"))).unwrap();
+        let now = stdout(&out);
+        let differs = then
+            .lines()
+            .zip(now.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(then.lines().count().min(now.lines().count()));
+        assert!(
+            now == then,
+            "{format} differs from line {}:\nthen: {:?}\nnow:  {:?}",
+            differs + 1,
+            then.lines().nth(differs),
+            now.lines().nth(differs)
+        );
+    }
+}

@@ -17,6 +17,7 @@ pub mod steps;
 pub mod suspects;
 pub mod tree;
 
+use crate::metric::Metric;
 use crate::stats::Test;
 use crate::stats::verdict::{Evidence, evidence};
 use anyhow::{Result, bail};
@@ -71,7 +72,7 @@ pub struct Step {
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Outcome {
-    pub metric: String,
+    pub metric: Metric,
     /// Steps in the order they were measured (the two ends first).
     pub steps: Vec<Step>,
     /// The first bad kernel's index, when the skips leave no doubt.
@@ -245,7 +246,7 @@ pub enum Progress<'a> {
 /// How steps are measured and judged.
 #[derive(Clone, Debug)]
 pub struct Params {
-    pub metric: String,
+    pub metric: Metric,
     /// Repetitions per kernel to start with.
     pub reps: u32,
     /// Repetitions an undecidable kernel may grow to.
@@ -266,7 +267,7 @@ fn samples_of(
     m: &mut dyn Measure,
     i: usize,
     r: u32,
-    metric: &str,
+    metric: &Metric,
 ) -> Result<std::result::Result<Vec<f64>, String>> {
     Ok(match m.measure(i, r)? {
         Measured::Samples(s) if !s.is_empty() => Ok(s),
@@ -284,7 +285,7 @@ pub fn measure_ends(
     p: &Params,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(Ends, Vec<Step>)> {
-    let metric = p.metric.as_str();
+    let metric = &p.metric;
     let mut good = match samples_of(m, lo, p.reps, metric)? {
         Ok(s) => s,
         Err(why) => bail!("the good end {} could not be measured: {why}", m.name(lo)),
@@ -588,7 +589,7 @@ pub fn conclude(
 
 /// Whether the bad end (the newer) is better than the good end on `metric`: its median
 /// lower, or higher for a throughput. The ends are the first two steps.
-pub fn improved(metric: &str, steps: &[Step]) -> bool {
+pub fn improved(metric: &Metric, steps: &[Step]) -> bool {
     let end = |call: Call| {
         steps
             .iter()
@@ -599,8 +600,7 @@ pub fn improved(metric: &str, steps: &[Step]) -> bool {
     let (Some(good), Some(bad)) = (end(Call::Good), end(Call::Bad)) else {
         return false;
     };
-    let name = metric.rsplit(' ').next().unwrap_or(metric);
-    if crate::stats::compare::higher_is_better(name) {
+    if metric.higher_is_better() {
         bad > good
     } else {
         bad < good
@@ -628,10 +628,11 @@ pub(crate) mod tests {
                 step(Call::Bad, vec![bad; 3]),
             ]
         };
-        assert!(improved("a/N=250 wall_ms", &ends(10.0, 5.0)));
-        assert!(!improved("a/N=250 wall_ms", &ends(5.0, 10.0)));
-        assert!(improved("dbench/N=1 throughput_mb_s", &ends(400.0, 500.0)));
-        assert!(!improved("dbench/N=1 throughput_mb_s", &ends(500.0, 400.0)));
+        let (wall, tp) = (&"wall_ms".into(), &"throughput_mb_s".into());
+        assert!(improved(wall, &ends(10.0, 5.0)));
+        assert!(!improved(wall, &ends(5.0, 10.0)));
+        assert!(improved(tp, &ends(400.0, 500.0)));
+        assert!(!improved(tp, &ends(500.0, 400.0)));
     }
 
     pub(crate) fn params(reps: u32, max_reps: u32) -> Params {

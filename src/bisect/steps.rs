@@ -6,9 +6,9 @@
 
 use super::{Call, Measure, Measured, Outcome};
 use crate::clock::TimeBase;
+use crate::metric::Metric;
 use crate::plan::Plan;
 use crate::results::RunDocument;
-use crate::stats::compare::Kind;
 use crate::store::Store;
 use crate::vm::kernel::{self, KernelSpec};
 use crate::vm::{self, VmOptions, guests};
@@ -25,7 +25,7 @@ pub struct Steps<'a> {
     pub resume: bool,
     /// The metric and its case (directory, N): by default the plan's first directory at
     /// its largest N.
-    pub metric: String,
+    pub metric: Metric,
     pub case: Option<(String, u64)>,
     /// The clock the steps are measured on: stored runs of another are not reused.
     pub timebase: TimeBase,
@@ -37,9 +37,10 @@ impl Steps<'_> {
     /// The metric's noise floor: its clock's for a time, the default for a count.
     pub fn noise_floor(&self) -> f64 {
         let runs = self.docs.iter().flatten().flatten();
-        match crate::stats::compare::kind_in(runs, &self.metric) {
-            Some(Kind::Time | Kind::Latency | Kind::Throughput) => self.timebase.noise_floor(),
-            _ => crate::stats::verdict::NOISE_FLOOR,
+        if self.metric.kind().timed() && crate::stats::compare::measured_in(runs, &self.metric) {
+            self.timebase.noise_floor()
+        } else {
+            crate::stats::verdict::NOISE_FLOOR
         }
     }
 
@@ -73,8 +74,8 @@ impl Steps<'_> {
             .map(|c| {
                 crate::stats::compare::metrics_of(c)
                     .into_iter()
-                    .find(|(m, _, _)| *m == self.metric)
-                    .map_or(0.0, |(_, _, v)| v)
+                    .find(|(m, _)| *m == self.metric)
+                    .map_or(0.0, |(_, v)| v)
             })
             .collect()
     }
@@ -499,32 +500,24 @@ fn evidence(b: &Bisected, good: usize, bad: usize) -> Option<crate::report::tabl
         crate::stats::Test::MannWhitney,
         0.05,
     );
-    let mut t = crate::report::compare::changed_table(&cmp);
+    // The metric bisected first, then as compare ranks them: the first twelve rows, and
+    // of a profiled bisect six profile rows besides (where the time went; they rank after
+    // the kernel-wide deltas).
+    let mut rows = crate::report::compare::changed_rows(&cmp);
+    rows.sort_by_key(|(_, _, r)| r.metric != b.outcome.metric);
+    let (profile, mut rest): (Vec<_>, Vec<_>) =
+        rows.into_iter().partition(|(_, _, r)| r.metric.profiled());
+    rest.truncate(12);
+    let rows = rest
+        .into_iter()
+        .chain(profile_rows(profile, |(_, _, r)| &r.metric, 6))
+        .collect();
+    let mut t = crate::report::compare::rows_table(&cmp, rows);
     t.title = format!(
         "what changed from the last good {} to the first bad {}",
         label(good),
         label(bad)
     );
-    // The metric bisected first, then as compare ranks them: the first twelve rows, and
-    // of a profiled bisect six profile rows besides (where the time went; they rank after
-    // the kernel-wide deltas).
-    // One pair: the table has no label columns, the metric is its second (found by name).
-    let at = t
-        .headers
-        .iter()
-        .position(|(h, _)| h == "metric")
-        .unwrap_or(1);
-    t.rows
-        .sort_by_key(|r| r.get(at).is_none_or(|m| *m != b.outcome.metric));
-    let (profile, mut rest): (Vec<_>, Vec<_>) = t
-        .rows
-        .drain(..)
-        .partition(|r| r.get(at).is_some_and(|m| m.contains("profile.")));
-    rest.truncate(12);
-    t.rows = rest
-        .into_iter()
-        .chain(profile_rows(profile, at, 6))
-        .collect();
     Some(t)
 }
 
@@ -533,11 +526,10 @@ fn evidence(b: &Bisected, good: usize, bad: usize) -> Option<crate::report::tabl
 /// the totals that moved most are its callers, all by the same milliseconds, and say less
 /// than where the time was spent. Two totals are kept where there are any (a new code
 /// path's), the rest are self rows, each kind in its ranked order.
-/// `at` is the metric's column.
-fn profile_rows(profile: Vec<Vec<String>>, at: usize, keep: usize) -> Vec<Vec<String>> {
-    let (own, total): (Vec<_>, Vec<_>) = profile
-        .into_iter()
-        .partition(|r| r.get(at).is_some_and(|m| m.contains("profile.self.")));
+/// `metric` reads a row's metric.
+fn profile_rows<T>(profile: Vec<T>, metric: impl Fn(&T) -> &Metric, keep: usize) -> Vec<T> {
+    let (own, total): (Vec<_>, Vec<_>) =
+        profile.into_iter().partition(|r| metric(r).profiled_self());
     let own_kept = own.len().min(keep - total.len().min(2));
     let total_kept = total.len().min(keep - own_kept);
     own.into_iter()
@@ -549,13 +541,10 @@ fn profile_rows(profile: Vec<Vec<String>>, at: usize, keep: usize) -> Vec<Vec<St
 #[cfg(test)]
 mod tests {
     use super::profile_rows;
+    use crate::metric::Metric;
 
-    /// A row of one pair's "what changed": case, metric, from, to.
-    fn row(metric: &str) -> Vec<String> {
-        ["churn/N=300", metric, "1", "2"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
+    fn row(metric: &str) -> Metric {
+        metric.parse().unwrap()
     }
 
     /// udelay's caller chain moves as one: the bisect's evidence names where the time went
@@ -569,9 +558,9 @@ mod tests {
             row("delete.profile.self.delay_tsc"),
             row("delete.profile.self.shmem_unlink"),
         ];
-        let kept: Vec<String> = profile_rows(ranked.clone(), 1, 4)
-            .into_iter()
-            .map(|r| r[1].clone())
+        let kept: Vec<String> = profile_rows(ranked.clone(), |m| m, 4)
+            .iter()
+            .map(Metric::to_string)
             .collect();
         assert_eq!(
             kept,
@@ -583,7 +572,7 @@ mod tests {
             ]
         );
         // Fewer self rows than room: the totals fill it.
-        assert_eq!(profile_rows(ranked.clone(), 1, 6).len(), 5);
-        assert_eq!(profile_rows(ranked[..3].to_vec(), 1, 6).len(), 3);
+        assert_eq!(profile_rows(ranked.clone(), |m| m, 6).len(), 5);
+        assert_eq!(profile_rows(ranked[..3].to_vec(), |m| m, 6).len(), 3);
     }
 }

@@ -103,7 +103,7 @@ pub fn run(args: Args) -> Result<i32> {
     let figures = Figures {
         schema: "sigbench.calibrate",
         model: sigbench::vm::cost::model(),
-        weights: sigbench::stats::compare::COST_WEIGHTS,
+        weights: sigbench::metric::COST_WEIGHTS,
         chase,
         guest,
     };

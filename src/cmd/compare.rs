@@ -1,6 +1,7 @@
 //! `sigbench compare A B [C…]`: is B (and C…) different from A, by how much, and is it real?
 
 use anyhow::{Result, bail};
+use sigbench::metric::{Metric, list};
 use sigbench::report::{Format, renderer};
 use sigbench::results;
 use sigbench::stats::Test;
@@ -44,7 +45,7 @@ pub struct Args {
     fail_on: Option<String>,
     /// Metrics --fail-on judges (default: wall_ms, the timed window)
     #[arg(long = "metric", value_name = "NAME")]
-    metrics: Vec<String>,
+    metrics: Vec<Metric>,
     /// Only runs measured on this machine (its hostname); repeatable
     #[arg(long = "machine", value_name = "HOST")]
     machines: Vec<String>,
@@ -108,7 +109,7 @@ pub fn run(args: Args) -> Result<i32> {
     if let Some(m) = args.metrics.iter().find(|m| !known.contains(m)) {
         bail!(
             "--metric {m}: no such metric in this comparison (metrics: {})",
-            known.join(", ")
+            list(&known)
         );
     }
     let format = Format::from(args.format);
@@ -124,7 +125,7 @@ pub fn run(args: Args) -> Result<i32> {
     }
     let Some(pct) = threshold else { return Ok(0) };
     let metrics = if args.metrics.is_empty() {
-        vec!["wall_ms".to_string()]
+        vec![Metric::wall()]
     } else {
         args.metrics.clone()
     };
@@ -139,15 +140,13 @@ pub fn run(args: Args) -> Result<i32> {
         match v {
             Verdict::NoRegression => format!(
                 "no significant regression of {} beyond {pct}%",
-                metrics.join(", ")
+                list(&metrics)
             ),
-            Verdict::Regression => format!(
-                "significant regression of {} beyond {pct}%",
-                metrics.join(", ")
-            ),
+            Verdict::Regression =>
+                format!("significant regression of {} beyond {pct}%", list(&metrics)),
             Verdict::Undecidable => format!(
                 "not enough data to decide on {} (more repetitions: -r)",
-                metrics.join(", ")
+                list(&metrics)
             ),
             Verdict::Busy => busy_verdict(&judged, &metrics),
         }

@@ -6,8 +6,8 @@
 
 use anyhow::{Result, bail};
 use sigbench::clock::TimeBase;
+use sigbench::metric::{Metric, list};
 use sigbench::stats::Test;
-use sigbench::stats::compare::Kind;
 use sigbench::stats::compare::{
     DEFAULT_MIN_EFFECT_PCT, Samples, Verdict, busy_verdict, cannot_judge, compare_metrics, verdict,
 };
@@ -21,7 +21,7 @@ pub struct JudgeArgs {
     baseline: String,
     /// Metrics that tell good from bad (default wall_ms)
     #[arg(long = "metric", value_name = "NAME")]
-    metrics: Vec<String>,
+    metrics: Vec<Metric>,
     /// Minimum effect in percent a significant change must clear to be "bad"
     #[arg(long, default_value_t = DEFAULT_MIN_EFFECT_PCT)]
     min_effect: f64,
@@ -39,7 +39,7 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
         bail!("--min-effect must be a percentage ≥ 0");
     }
     let metrics = if args.metrics.is_empty() {
-        vec!["wall_ms".to_string()]
+        vec![Metric::wall()]
     } else {
         args.metrics.clone()
     };
@@ -65,9 +65,9 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
             .expected_machine()?
             .timebase()
     };
-    let times: Vec<&String> = metrics
+    let times: Vec<&Metric> = metrics
         .iter()
-        .filter(|m| sigbench::stats::compare::kind_in(&base_runs, m).is_some_and(Kind::timed))
+        .filter(|m| m.kind().timed() && sigbench::stats::compare::measured_in(&base_runs, m))
         .collect();
     let bases: std::collections::BTreeSet<TimeBase> = base_runs
         .iter()
@@ -139,18 +139,14 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
         Samples::from_runs(&doc.label, std::slice::from_ref(&doc)),
     ];
     let judged = compare_metrics(&samples, Test::MannWhitney, 0.05, Some(&metrics));
-    let known: std::collections::BTreeSet<&String> = samples
+    let known: std::collections::BTreeSet<&Metric> = samples
         .iter()
         .flat_map(|s| s.cases.values().flat_map(|m| m.keys()))
         .collect();
     if let Some(m) = metrics.iter().find(|m| !known.contains(m)) {
         bail!(
             "--metric {m}: no such metric here (metrics: {})",
-            known
-                .iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            list(known)
         );
     }
     if let Some(why) = cannot_judge(&judged, &metrics) {
@@ -160,7 +156,7 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
     sigbench::say!(
         "sigbench: judge: {} vs {base_label} on {}: {}",
         doc.label,
-        metrics.join(", "),
+        list(&metrics),
         match v {
             Verdict::NoRegression => "good".to_string(),
             Verdict::Regression => "bad".to_string(),
@@ -178,7 +174,7 @@ fn check_baseline(
     label: &str,
     runs: &[sigbench::results::RunDocument],
     plan: &sigbench::plan::Plan,
-    metrics: &[String],
+    metrics: &[Metric],
 ) -> Result<()> {
     let base = Samples::from_runs(label, runs);
     let shared: Vec<_> = base
@@ -216,16 +212,12 @@ fn check_baseline(
             }
         );
     }
-    let known: std::collections::BTreeSet<&String> =
+    let known: std::collections::BTreeSet<&Metric> =
         shared.iter().flat_map(|(_, m)| m.keys()).collect();
     if let Some(m) = metrics.iter().find(|m| !known.contains(m)) {
         bail!(
             "judge: --metric {m}: the baseline {label} has no such metric (metrics: {})",
-            known
-                .iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            list(known)
         );
     }
     Ok(())

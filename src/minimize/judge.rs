@@ -147,8 +147,9 @@ impl RunJudge {
                 by_dir: BTreeMap::new(),
             });
             let m = g.by_dir.entry(c.dir.clone()).or_default();
-            for (name, _, value) in crate::stats::compare::metrics_of(c) {
-                m.insert(name, value);
+            // The predicate names metrics in text (the user's `--until`).
+            for (metric, value) in crate::stats::compare::metrics_of(c) {
+                m.insert(metric.to_string(), value);
             }
         }
         if !self.checked && !groups.is_empty() {

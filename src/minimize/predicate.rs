@@ -174,16 +174,8 @@ impl Predicate {
     /// measure.
     pub fn unknown_metrics(&self, seen: &std::collections::BTreeSet<&String>) -> Vec<String> {
         let delta = |m: &str| {
-            let tail = m.split_once('.').map_or(m, |(head, rest)| {
-                if ["slabinfo", "vmstat", "block"].contains(&head) {
-                    m
-                } else {
-                    rest
-                }
-            });
-            ["slabinfo.", "vmstat.", "block."]
-                .iter()
-                .any(|p| tail.starts_with(p))
+            m.parse::<crate::metric::Metric>()
+                .is_ok_and(|m| m.kernel_delta())
         };
         self.metrics()
             .into_iter()

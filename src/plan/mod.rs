@@ -996,7 +996,7 @@ mod tests {
         assert_eq!(calls.len(), 4);
         assert!(calls.iter().all(|r| r.exact && !r.significant));
         assert_ne!(
-            verdict(&cmp, &["calls".to_string()], 2.0),
+            verdict(&cmp, &["calls".into()], 2.0),
             crate::stats::compare::Verdict::Regression
         );
         std::fs::remove_dir_all(&dir).unwrap();

@@ -4,6 +4,7 @@
 //! new code paths, the kernel-wide rows that moved most. Everything else comes after it.
 
 use super::table::{Align, Table, num};
+use crate::metric::{Metric, Share, Source};
 use crate::stats::compare::{Comparison, Pair, Row};
 
 /// Functions named in "where the time went".
@@ -22,7 +23,7 @@ pub fn answer(c: &Comparison) -> Vec<Table> {
 
 /// The answer for one pair of labels ([`answer`]).
 pub fn answer_pair(p: &Pair) -> Vec<Table> {
-    use crate::stats::compare::Kind;
+    use crate::metric::Kind;
     let pct = |r: &Row| {
         let x = r.change_percent();
         let mark = if r.significant { "" } else { " ~" };
@@ -43,26 +44,25 @@ pub fn answer_pair(p: &Pair) -> Vec<Table> {
         ],
     );
     for r in &p.rows {
-        let phase = match r.metric.as_str() {
-            "wall_ms" => Some("whole window (ms)".to_string()),
-            "cost_ms" => Some("whole window (cost ms)".to_string()),
-            "throughput_mb_s" => Some("throughput (MB/s)".to_string()),
-            m => m
-                .strip_suffix(".wall_ms")
-                .map(|ph| (ph, "ms"))
-                .or_else(|| m.strip_suffix(".cost_ms").map(|ph| (ph, "cost ms")))
-                .filter(|(ph, _)| !ph.contains('.'))
-                .map(|(ph, unit)| format!("{ph} ({unit})")),
+        let unit = match r.metric.source() {
+            Source::Wall => "ms",
+            Source::Cost => "cost ms",
+            Source::Throughput => "MB/s",
+            _ => continue,
         };
-        if let Some(phase) = phase {
-            phases.push(vec![
-                r.case.short(),
-                phase,
-                num(r.base.median),
-                num(r.other.median),
-                pct(r),
-            ]);
-        }
+        let phase = match (r.metric.phase(), r.metric.source()) {
+            (None, Source::Throughput) => format!("throughput ({unit})"),
+            (None, _) => format!("whole window ({unit})"),
+            (Some(_), Source::Throughput) => continue,
+            (Some(ph), _) => format!("{ph} ({unit})"),
+        };
+        phases.push(vec![
+            r.case.short(),
+            phase,
+            num(r.base.median),
+            num(r.other.median),
+            pct(r),
+        ]);
     }
     phases.note = Some("(medians; `~`: not significant)".into());
     let mut out = vec![phases];
@@ -71,16 +71,16 @@ pub fn answer_pair(p: &Pair) -> Vec<Table> {
     let phased: std::collections::BTreeSet<&crate::stats::compare::CaseKey> = p
         .rows
         .iter()
-        .filter(|r| r.kind == Kind::Profile && !r.metric.starts_with("profile."))
+        .filter(|r| r.metric.profiled() && r.metric.phase().is_some())
         .map(|r| &r.case)
         .collect();
     let mut added: Vec<(f64, Vec<String>)> = p
         .rows
         .iter()
         .filter(|r| r.kind == Kind::Profile && r.significant)
-        .filter(|r| !(phased.contains(&r.case) && r.metric.starts_with("profile.")))
+        .filter(|r| !(phased.contains(&r.case) && r.metric.phase().is_none()))
         .filter_map(|r| {
-            let (phase, function) = profile_row(&r.metric, "self")?;
+            let (phase, function) = profile_row(&r.metric, Share::Own)?;
             // Profile rows are times already (share × the phase's time).
             let (b, o) = (r.base.median, r.other.median);
             Some((
@@ -128,9 +128,9 @@ pub fn answer_pair(p: &Pair) -> Vec<Table> {
         .rows
         .iter()
         .filter(|r| r.kind == Kind::Profile && r.significant)
-        .filter(|r| !(phased.contains(&r.case) && r.metric.starts_with("profile.")))
+        .filter(|r| !(phased.contains(&r.case) && r.metric.phase().is_none()))
         .filter(|r| r.base.median == 0.0 && r.other.median > 0.0)
-        .filter_map(|r| profile_row(&r.metric, "total").map(|(ph, f)| (r, ph, f)))
+        .filter_map(|r| profile_row(&r.metric, Share::Total).map(|(ph, f)| (r, ph, f)))
         .collect();
     new.sort_by(|a, b| b.0.other.median.total_cmp(&a.0.other.median));
     if !new.is_empty() {
@@ -183,11 +183,13 @@ pub fn answer_pair(p: &Pair) -> Vec<Table> {
 }
 
 /// A profile row's phase (`window` for the whole window) and function, when `metric` is
-/// one of `what` (`self` or `total`): `delete.profile.self.memset_orig` → (delete,
+/// a function's `share` of a profile: `delete.profile.self.memset_orig` → (delete,
 /// memset_orig).
-fn profile_row<'m>(metric: &'m str, what: &str) -> Option<(&'m str, &'m str)> {
-    let tag = format!("profile.{what}.");
-    let at = metric.find(&tag)?;
-    let phase = metric[..at].strip_suffix('.').unwrap_or("window");
-    Some((phase, &metric[at + tag.len()..]))
+fn profile_row(metric: &Metric, share: Share) -> Option<(&str, &str)> {
+    match metric.source() {
+        Source::Profile { share: s, function } if *s == share => {
+            Some((metric.phase().unwrap_or("window"), function.as_str()))
+        }
+        _ => None,
+    }
 }

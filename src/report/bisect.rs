@@ -125,10 +125,11 @@ pub fn document(r: &Report) -> Result<Document> {
             (name, s.samples.clone(), j)
         })
         .collect();
-    let figures = match bisect_strip(&r.outcome.metric, &r.outcome.metric, &steps) {
+    let metric = r.outcome.metric.to_string();
+    let figures = match bisect_strip(&metric, &metric, &steps) {
         Ok(svg) => vec![Figure {
             id: "bisect".into(),
-            title: r.outcome.metric.clone(),
+            title: metric.clone(),
             caption: format!(
                 "{} per step, every repetition a point, oldest first; green: like the good end, red: like the bad end, grey: skipped.",
                 r.outcome.metric

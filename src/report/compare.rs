@@ -4,7 +4,8 @@
 //! output format renders these the same way.
 
 use super::table::{Align, Table};
-use crate::stats::compare::{Comparison, Kind, Row};
+use crate::metric::{Kind, Metric, Source, Stat};
+use crate::stats::compare::{Comparison, Row};
 use crate::stats::verdict::Evidence;
 use std::collections::BTreeMap;
 
@@ -78,11 +79,11 @@ fn labels_table(c: &Comparison) -> Table {
 /// s3e's comparison: per directory and N, how many times more time and counter events.
 fn s3e_table(c: &Comparison, pair: usize) -> Table {
     let p = &c.pairs[pair];
-    let mut counters: Vec<&str> = p
+    let mut counters: Vec<&Metric> = p
         .rows
         .iter()
-        .filter(|r| r.kind == Kind::Counter && r.metric != "calls")
-        .map(|r| r.metric.as_str())
+        .filter(|r| r.kind == Kind::Counter && *r.metric.source() != Source::Calls)
+        .map(|r| &r.metric)
         .collect();
     counters.sort();
     counters.dedup();
@@ -93,7 +94,8 @@ fn s3e_table(c: &Comparison, pair: usize) -> Table {
         ("time", Align::Right),
     ];
     // The cost model's price beside the time, where the labels have one.
-    let priced = p.rows.iter().any(|r| r.metric == "cost_ms");
+    let cost = Metric::window(Source::Cost);
+    let priced = p.rows.iter().any(|r| r.metric == cost);
     if priced {
         headers.push(("cost", Align::Right));
     }
@@ -110,8 +112,8 @@ fn s3e_table(c: &Comparison, pair: usize) -> Table {
             .push(r);
     }
     for ((dir, n, sig), rows) in by_case {
-        let cell = |metric: &str, what: &str| -> String {
-            match rows.iter().find(|r| r.metric == metric) {
+        let cell = |metric: &Metric, what: &str| -> String {
+            match rows.iter().find(|r| r.metric == *metric) {
                 Some(r) => match &r.ratio {
                     Some(x) => {
                         let what = if what.is_empty() {
@@ -130,9 +132,9 @@ fn s3e_table(c: &Comparison, pair: usize) -> Table {
                 None => "-".into(),
             }
         };
-        let mut row = vec![sig, dir, n.to_string(), cell("wall_ms", "time")];
+        let mut row = vec![sig, dir, n.to_string(), cell(&Metric::wall(), "time")];
         if priced {
-            row.push(cell("cost_ms", "cost"));
+            row.push(cell(&cost, "cost"));
         }
         for m in &counters {
             row.push(cell(m, ""));
@@ -212,10 +214,7 @@ pub fn lkp_table(c: &Comparison, pair: usize, all: bool) -> Table {
         t.push(row);
     }
     let tested = p.rows.iter().filter(|r| !r.exact);
-    let primaries = tested
-        .clone()
-        .filter(|r| crate::stats::compare::primary(&r.metric, r.kind, &[]))
-        .count();
+    let primaries = tested.clone().filter(|r| r.metric.primary()).count();
     let evidence = tested.count() - primaries;
     t.note = Some(format!(
         "(medians{}; {} or separated ranges for small samples, p-values Holm-adjusted in two families — {primaries} tested rows of time, throughput and counts, {evidence} of evidence (profile, kernel-wide, latency) —: family-wise error ≤ α = {} in each; `sep`: decided by separation, docs/statistics.md)",
@@ -254,7 +253,7 @@ fn scaling_table(c: &Comparison) -> Table {
         t.push(vec![
             s.label.clone(),
             s.dir.clone(),
-            s.metric.clone(),
+            s.metric.to_string(),
             e,
             ci,
             v,
@@ -280,7 +279,15 @@ fn changed_rank(kind: Kind) -> u8 {
 /// of their noise; then the profile's shares (where the time went); latency percentiles
 /// last. What a maintainer reads first.
 pub fn changed_table(c: &Comparison) -> Table {
-    let mut rows: Vec<(&str, &str, &Row)> = c
+    rows_table(c, changed_rows(c))
+}
+
+/// A significant row of a pair: its base label, its other label, the row.
+pub type PairRow<'a> = (&'a str, &'a str, &'a Row);
+
+/// Every significant row of every pair, ranked as [`changed_table`] shows them.
+pub fn changed_rows(c: &Comparison) -> Vec<PairRow<'_>> {
+    let mut rows: Vec<PairRow<'_>> = c
         .pairs
         .iter()
         .flat_map(|p| {
@@ -296,6 +303,11 @@ pub fn changed_table(c: &Comparison) -> Table {
             .then_with(|| a.2.standout(b.2))
             .then_with(|| a.2.metric.cmp(&b.2.metric))
     });
+    rows
+}
+
+/// `rows` of `c` as [`changed_table`] draws them.
+pub fn rows_table(c: &Comparison, rows: Vec<PairRow<'_>>) -> Table {
     // One pair: its labels are the title's, not two columns repeated on every row.
     let one = match &c.pairs[..] {
         [p] => Some(format!("what changed ({} → {})", p.base, p.other)),
@@ -322,7 +334,7 @@ pub fn changed_table(c: &Comparison) -> Table {
         }
         row.extend([
             r.case.short(),
-            r.metric.clone(),
+            r.metric.to_string(),
             num(r.base.median),
             num(r.other.median),
             change(r),
@@ -358,10 +370,13 @@ fn said(r: &Row, what: &str) -> String {
 /// latency moved most ("+11.5 % throughput, −25.8 % max latency, Rename max latency
 /// −77.8 %"). None when the case has no throughput.
 pub fn headline(rows: &[&Row]) -> Option<String> {
-    let find = |m: &str| rows.iter().copied().find(|r| r.metric == m);
-    let tp = find("throughput_mb_s")?;
+    let find = |s: Source| {
+        let m = Metric::window(s);
+        rows.iter().copied().find(|r| r.metric == m)
+    };
+    let tp = find(Source::Throughput)?;
     let mut parts = vec![said(tp, "throughput")];
-    if let Some(r) = find("max_latency_ms") {
+    if let Some(r) = find(Source::MaxLatency) {
         parts.push(said(r, "max latency"));
     }
     // The operation users would feel: a significant change before a noisy one, then the
@@ -369,15 +384,16 @@ pub fn headline(rows: &[&Row]) -> Option<String> {
     let op = rows
         .iter()
         .copied()
-        .filter(|r| r.metric.ends_with(".max_us") && r.change_percent().is_finite())
+        .filter(|r| r.metric.latency_stat() == Some(Stat::Max) && r.change_percent().is_finite())
         .max_by(|a, b| {
             a.significant
                 .cmp(&b.significant)
                 .then(a.delta().total_cmp(&b.delta()))
         });
-    if let Some(r) = op {
-        let name = r.metric.trim_end_matches(".max_us");
-        parts.push(said(r, &format!("{name} max latency")));
+    if let Some(r) = op
+        && let Source::Latency { call, .. } = r.metric.source()
+    {
+        parts.push(said(r, &format!("{call} max latency")));
     }
     Some(parts.join(", "))
 }
@@ -393,13 +409,19 @@ fn dbench_tables(c: &Comparison, pair: usize) -> Vec<Table> {
     }
     let mut out = Vec::new();
     for (case, rows) in by_case {
-        if !rows.iter().any(|r| r.metric.ends_with(".avg_us")) {
+        if !rows
+            .iter()
+            .any(|r| r.metric.latency_stat() == Some(Stat::Avg))
+        {
             continue;
         }
         let Some(head) = headline(&rows) else {
             continue;
         };
-        let find = |m: String| rows.iter().copied().find(|r| r.metric == m);
+        let find = |s: Source| {
+            let m = Metric::window(s);
+            rows.iter().copied().find(|r| r.metric == m)
+        };
         let (a, b) = (p.base.as_str(), p.other.as_str());
         let h = [
             format!("Count {a}"),
@@ -435,9 +457,12 @@ fn dbench_tables(c: &Comparison, pair: usize) -> Vec<Table> {
             })
         };
         for op in crate::loadfile::OPS.iter().filter_map(|o| o.row) {
-            let avg = find(format!("{op}.avg_us"));
-            let max = find(format!("{op}.max_us"));
-            let n = find(format!("{op}.count"));
+            let latency = |stat| {
+                let call = op.to_string();
+                find(Source::Latency { call, stat })
+            };
+            let (avg, max) = (latency(Stat::Avg), latency(Stat::Max));
+            let n = find(Source::Operations(op.to_string()));
             if avg.is_none() && n.is_none() {
                 continue;
             }
@@ -468,8 +493,8 @@ fn dbench_tables(c: &Comparison, pair: usize) -> Vec<Table> {
                 ]);
             }
         };
-        tail("Throughput MB/s", find("throughput_mb_s".into()));
-        tail("max_latency ms", find("max_latency_ms".into()));
+        tail("Throughput MB/s", find(Source::Throughput));
+        tail("max_latency ms", find(Source::MaxLatency));
         t.note = Some(
             "(latencies in ms, medians over the repetitions; `~`: not significant at α)".into(),
         );

@@ -50,7 +50,7 @@ impl Renderer for Csv {
                     r.case.signature.clone(),
                     r.case.dir.clone(),
                     r.case.n.to_string(),
-                    r.metric.clone(),
+                    r.metric.to_string(),
                     format!("{:?}", r.kind).to_lowercase(),
                     r.base.n.to_string(),
                     r.base.median.to_string(),

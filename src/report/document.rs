@@ -5,9 +5,10 @@
 use super::compare;
 use super::plot::{self, Series};
 use super::table::{Align, Table, VISIBLE_ROWS, capped};
+use crate::metric::{Kind, Metric, Source, Stat};
 use crate::results::RunDocument;
 use crate::stats::Test;
-use crate::stats::compare::{Kind, Samples, scaling};
+use crate::stats::compare::{Samples, scaling};
 use crate::stats::{Summary, compare as compare_labels};
 use anyhow::Result;
 use std::collections::{BTreeMap, BTreeSet};
@@ -108,46 +109,40 @@ fn runs_table(sets: &[(String, Vec<RunDocument>)]) -> Table {
 /// A metric of one phase (`create.wall_ms`, `create.slabinfo.maple_node.active_objs`):
 /// where the story usually is, and not plotted otherwise.
 fn is_phase_metric(r: &crate::stats::compare::Row) -> bool {
-    !matches!(r.kind, Kind::Latency | Kind::Profile)
-        && r.metric.contains('.')
-        && !["slabinfo.", "vmstat.", "block."]
-            .iter()
-            .any(|p| r.metric.starts_with(p))
+    r.metric.phase().is_some() && !r.metric.profiled()
 }
 
 /// What a plotted metric is called and measured in.
-fn describe(metric: &str, kind: Kind) -> (String, String) {
-    match (metric, kind) {
-        ("wall_ms", _) => ("time of the timed window".into(), "ms".into()),
-        ("sys_ms", _) => ("system CPU time".into(), "ms".into()),
-        (m, Kind::Time) => (m.replace('_', " "), "ms".into()),
-        (m, Kind::Profile) => (m.replace('_', " "), "ms (share of samples × time)".into()),
-        (m, Kind::Kernel) if m.contains("slabinfo.") => {
-            (m.replace('_', " "), "objects (change)".into())
+fn describe(metric: &Metric) -> (String, String) {
+    let m = metric.name().replace('_', " ");
+    match (metric.source(), metric.kind()) {
+        (Source::Wall, _) if metric.phase().is_none() => {
+            ("time of the timed window".into(), "ms".into())
         }
-        (m, _) => (m.replace('_', " "), "events".into()),
+        (Source::Sys, _) => ("system CPU time".into(), "ms".into()),
+        (_, Kind::Time) => (m, "ms".into()),
+        (_, Kind::Profile) => (m, "ms (share of samples × time)".into()),
+        (Source::Slab(_), _) => (m, "objects (change)".into()),
+        _ => (m, "events".into()),
     }
 }
 
-fn figures(samples: &[Samples], changed: &[(String, Kind)]) -> Result<Vec<Figure>> {
+fn figures(samples: &[Samples], changed: &[Metric]) -> Result<Vec<Figure>> {
     // Metrics to plot: time, system CPU, and every counter any label has.
-    let mut metrics: Vec<(String, Kind)> = vec![
-        ("wall_ms".into(), Kind::Time),
-        ("sys_ms".into(), Kind::Time),
-    ];
-    let mut counters: BTreeSet<String> = BTreeSet::new();
+    let mut metrics: Vec<Metric> = vec![Metric::wall(), Metric::window(Source::Sys)];
+    let mut counters: BTreeSet<Metric> = BTreeSet::new();
     for s in samples {
         for m in s.cases.values() {
             counters.extend(
-                m.iter()
-                    .filter(|(n, (k, _))| *k == Kind::Counter && *n != "calls")
-                    .map(|(n, _)| n.clone()),
+                m.keys()
+                    .filter(|n| n.kind() == Kind::Counter && *n.source() != Source::Calls)
+                    .cloned(),
             );
         }
     }
-    metrics.extend(counters.into_iter().map(|c| (c, Kind::Counter)));
+    metrics.extend(counters);
     for m in changed {
-        if !metrics.iter().any(|(x, _)| *x == m.0) {
+        if !metrics.contains(m) {
             metrics.push(m.clone());
         }
     }
@@ -164,12 +159,12 @@ fn figures(samples: &[Samples], changed: &[(String, Kind)]) -> Result<Vec<Figure
         .len()
         > 1;
     let mut out = Vec::new();
-    for (metric, kind) in metrics {
+    for metric in metrics {
         if single_n {
             let mut groups = Vec::new();
             for s in samples {
                 for (key, m) in &s.cases {
-                    if let Some((_, v)) = m.get(&metric) {
+                    if let Some(v) = m.get(&metric) {
                         let name = if multi_dir {
                             format!("{} · {}", s.label, key.dir)
                         } else {
@@ -182,10 +177,12 @@ fn figures(samples: &[Samples], changed: &[(String, Kind)]) -> Result<Vec<Figure
             if groups.is_empty() {
                 continue;
             }
-            let (title, unit) = describe(&metric, kind);
+            let (title, unit) = describe(&metric);
             let n = ns.iter().next().copied().unwrap_or(0);
             out.push(Figure {
-                id: metric.replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_"),
+                id: metric
+                    .name()
+                    .replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_"),
                 caption: format!(
                     "{title} at N = {n}: every repetition per label, the bar at the median"
                 ),
@@ -198,7 +195,7 @@ fn figures(samples: &[Samples], changed: &[(String, Kind)]) -> Result<Vec<Figure
         for s in samples {
             let mut by_dir: BTreeMap<&str, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
             for (key, m) in &s.cases {
-                if let Some((_, v)) = m.get(&metric)
+                if let Some(v) = m.get(&metric)
                     && let Some(sum) = Summary::of(v)
                 {
                     by_dir.entry(&key.dir).or_default().push((
@@ -222,13 +219,13 @@ fn figures(samples: &[Samples], changed: &[(String, Kind)]) -> Result<Vec<Figure
         if series.is_empty() {
             continue;
         }
-        let (title, unit) = describe(&metric, kind);
+        let (title, unit) = describe(&metric);
         let svg = plot::metric(&title, &unit, &series)?;
         out.push(Figure {
-            id: metric.replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_"),
+            id: metric.name().replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_"),
             caption: format!(
                 "{title} against N: median of the repetitions, bars from the fastest to the slowest{}",
-                if kind == Kind::Time { "" } else { "; counts are exact" }
+                if metric.kind() == Kind::Time { "" } else { "; counts are exact" }
             ),
             title,
             svg,
@@ -251,12 +248,21 @@ fn latency_table(samples: &[Samples]) -> Table {
     );
     for s in samples {
         for (key, m) in &s.cases {
-            let syscalls: BTreeSet<&str> =
-                m.keys().filter_map(|k| k.strip_suffix(".p50_us")).collect();
+            let syscalls: BTreeSet<&str> = m
+                .keys()
+                .filter_map(|k| match k.source() {
+                    Source::Latency {
+                        call,
+                        stat: Stat::P50,
+                    } => Some(call.as_str()),
+                    _ => None,
+                })
+                .collect();
             for sc in syscalls {
-                let med = |suffix: &str| {
-                    m.get(&format!("{sc}.{suffix}"))
-                        .and_then(|(_, v)| Summary::of(v))
+                let med = |stat: Stat| {
+                    let call = sc.to_string();
+                    m.get(&Metric::window(Source::Latency { call, stat }))
+                        .and_then(|v| Summary::of(v))
                         .map_or("-".to_string(), |x| compare::num(x.median))
                 };
                 t.push(vec![
@@ -264,8 +270,8 @@ fn latency_table(samples: &[Samples]) -> Table {
                     key.dir.clone(),
                     key.n.to_string(),
                     sc.to_string(),
-                    med("p50_us"),
-                    med("p99_us"),
+                    med(Stat::P50),
+                    med(Stat::P99),
                 ]);
             }
         }
@@ -320,7 +326,7 @@ pub fn build(
     let mut details = Vec::new();
     let mut warnings = Vec::new();
     let mut changed = Vec::new();
-    let mut changed_metrics: Vec<(String, Kind)> = Vec::new();
+    let mut changed_metrics: Vec<Metric> = Vec::new();
     if samples.len() > 1 {
         let cmp = compare_labels::compare(&samples, test, alpha);
         // The answer first — per pair s3e's line per case, the change per phase, where
@@ -348,8 +354,8 @@ pub fn build(
             .collect();
         sig.sort_by(|a, b| a.standout(b));
         for r in sig {
-            if !changed_metrics.iter().any(|(m, _)| *m == r.metric) && changed_metrics.len() < 6 {
-                changed_metrics.push((r.metric.clone(), r.kind));
+            if !changed_metrics.contains(&r.metric) && changed_metrics.len() < 6 {
+                changed_metrics.push(r.metric.clone());
             }
         }
         warnings = cmp.warnings;

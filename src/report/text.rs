@@ -116,7 +116,7 @@ pub fn s3e_line(plan: &Plan, r: &CaseResult, layout: &LineLayout) -> String {
         pw = layout.path_width,
     );
     if let Some(k) = &r.cost {
-        let cost = crate::stats::compare::COST_WEIGHTS.ms(k);
+        let cost = crate::metric::COST_WEIGHTS.ms(k);
         write!(line, " (cost {:>5} ms)", ms((cost * 1e6) as u64)).unwrap();
     }
     for c in &r.counters {

@@ -58,7 +58,7 @@ impl Default for Params {
 #[derive(Clone, Debug)]
 pub struct Series {
     pub metric: crate::stats::compare::MetricKey,
-    /// A count that repeats exactly (`stats::compare::Kind::exact`).
+    /// A count that repeats exactly (`metric::Kind::Counter`).
     pub exact: bool,
     /// The smallest spread a change is measured against, a fraction of the level (the
     /// clock's for times).

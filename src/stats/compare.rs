@@ -11,37 +11,8 @@ use crate::results::{CaseResult, RunDocument};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// What kind of quantity a metric is; decides how it is compared and shown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    /// Wall and CPU time of the timed window (ms).
-    Time,
-    /// Counts: probe counters and syscalls issued.
-    Counter,
-    /// Per-syscall latency percentiles (µs).
-    Latency,
-    /// Kernel-wide deltas: slabinfo, vmstat, block device.
-    Kernel,
-    /// A function's share of the window's profile samples, in per cent (`--profile`):
-    /// `profile.self.FUNCTION` where it ran, `profile.total.FUNCTION` with its callees.
-    Profile,
-    /// Work done per second (`throughput_mb_s`, `ops_per_s`): higher is better, so a drop
-    /// is the regression.
-    Throughput,
-}
-
-impl Kind {
-    /// Whether more of it is better (throughput), rather than less (time, counts).
-    pub fn higher_is_better(self) -> bool {
-        self == Kind::Throughput
-    }
-
-    /// Whether it is measured on a clock (times, latencies and the rates made of them).
-    pub fn timed(self) -> bool {
-        matches!(self, Kind::Time | Kind::Latency | Kind::Throughput)
-    }
-}
+use crate::metric::Kind;
+use crate::metric::{Metric, Share, Source, Stat};
 
 /// One metric of one case, as watch follows it over kernels: the case and the metric's
 /// name (`wall_ms`, `phase.delete.wall_ms`, `profile.self.vfs_unlink_ms`). Shown as
@@ -52,17 +23,17 @@ pub struct MetricKey {
     /// The case within its series: the series names the signature, so `case.signature`
     /// is empty.
     pub case: CaseKey,
-    pub name: String,
+    pub name: Metric,
 }
 
 impl MetricKey {
-    pub fn new(case: CaseKey, name: impl Into<String>) -> MetricKey {
+    pub fn new(case: CaseKey, name: Metric) -> MetricKey {
         MetricKey {
             case: CaseKey {
                 signature: String::new(),
                 ..case
             },
-            name: name.into(),
+            name,
         }
     }
 }
@@ -73,6 +44,7 @@ impl MetricKey {
     /// may. Nothing else reads a metric out of its text.
     pub fn from_legacy_text(text: &str) -> MetricKey {
         let (mut case, name) = text.rsplit_once(' ').unwrap_or(("", text));
+        let name: Metric = name.parse().unwrap_or_else(|_| Metric::wall());
         let mut key = CaseKey::default();
         if let Some((rest, t)) = case.rsplit_once("/T=")
             && let Some(secs) = t.strip_suffix('s').and_then(|t| t.parse::<f64>().ok())
@@ -115,13 +87,13 @@ mod metric_key_tests {
                 clients,
                 time_ms,
             };
-            let k = MetricKey::new(case, "phase.delete.wall_ms");
+            let k = MetricKey::new(case, "delete.wall_ms".parse().unwrap());
             assert!(k.case.signature.is_empty());
             let text = k.to_string();
             assert_eq!(MetricKey::from_legacy_text(&text), k, "{text}");
         }
         assert_eq!(
-            MetricKey::new(CaseKey::default(), "wall_ms").to_string(),
+            MetricKey::new(CaseKey::default(), Metric::wall()).to_string(),
             "/N=0 wall_ms"
         );
     }
@@ -218,134 +190,93 @@ pub fn signature_mismatches(sets: &[(String, Vec<RunDocument>)]) -> Vec<String> 
         .collect()
 }
 
-/// The metrics of kind `Throughput` (`metrics_of` names them): higher is better.
-pub const THROUGHPUT_METRICS: &[&str] = &["throughput_mb_s", "ops_per_s"];
-
-/// Whether more of `metric` is better (a throughput), from its name alone: bare
-/// (`ops_per_s`) or with its case (`dbench/N=12 throughput_mb_s`, `dbench/N=12/ops_per_s`).
-pub fn higher_is_better(metric: &str) -> bool {
-    let name = metric.rsplit([' ', '/']).next().unwrap_or(metric);
-    THROUGHPUT_METRICS.contains(&name)
-}
-
-/// The kind of `metric` as the first case of these runs has it (None: no run has it).
-pub fn kind_in<'a>(runs: impl IntoIterator<Item = &'a RunDocument>, metric: &str) -> Option<Kind> {
+/// Whether the first case of one of these runs has `metric`.
+pub fn measured_in<'a>(runs: impl IntoIterator<Item = &'a RunDocument>, metric: &Metric) -> bool {
     runs.into_iter()
         .flat_map(|d| d.cases.first())
-        .find_map(|c| {
-            metrics_of(c)
-                .into_iter()
-                .find(|(m, _, _)| m == metric)
-                .map(|(_, k, _)| k)
-        })
+        .any(|c| metrics_of(c).iter().any(|(m, _)| m == metric))
 }
 
-/// The weights `cost_ms` is priced with (`sigbench_cost::Weights`' defaults: a current
-/// x86 server's latencies at 3 GHz; docs/statistics.md).
-pub const COST_WEIGHTS: sigbench_cost::Weights = sigbench_cost::Weights::DEFAULT;
+use crate::metric::COST_WEIGHTS;
 
 /// The metrics of one measured case.
-pub fn metrics_of(c: &CaseResult) -> Vec<(String, Kind, f64)> {
+pub fn metrics_of(c: &CaseResult) -> Vec<(Metric, f64)> {
+    let ms = |ns: u64| ns as f64 / 1e6;
     let mut v = vec![
-        ("wall_ms".to_string(), Kind::Time, c.wall_ns as f64 / 1e6),
+        (Metric::wall(), ms(c.wall_ns)),
+        (Metric::window(Source::User), ms(c.cpu.user_ns)),
+        (Metric::window(Source::Sys), ms(c.cpu.sys_ns)),
         (
-            "user_ms".to_string(),
-            Kind::Time,
-            c.cpu.user_ns as f64 / 1e6,
+            Metric::window(Source::Cpu),
+            ms(c.cpu.user_ns + c.cpu.sys_ns),
         ),
-        ("sys_ms".to_string(), Kind::Time, c.cpu.sys_ns as f64 / 1e6),
-        (
-            "cpu_ms".to_string(),
-            Kind::Time,
-            (c.cpu.user_ns + c.cpu.sys_ns) as f64 / 1e6,
-        ),
-        ("calls".to_string(), Kind::Counter, c.calls as f64),
+        (Metric::window(Source::Calls), c.calls as f64),
     ];
     // The cost model's price of the window (a guest under the icount clock), and what it
     // counted: the price is what users feel, the counts are its evidence.
     if let Some(k) = &c.cost {
-        v.push(("cost_ms".into(), Kind::Time, COST_WEIGHTS.ms(k)));
+        v.push((Metric::window(Source::Cost), COST_WEIGHTS.ms(k)));
         for (name, value) in sigbench_cost::Counters::NAMES.iter().zip(k.values()) {
-            v.push((format!("cost.{name}"), Kind::Kernel, value as f64));
+            let count = Source::CostCount(name.to_string());
+            v.push((Metric::window(count), value as f64));
         }
     }
     for k in &c.counters {
         if let Reading::Counted { value, .. } = k.reading {
-            let kind = if crate::probe::EVIDENCE_COUNTERS.contains(&k.name.as_str()) {
-                Kind::Kernel
-            } else {
-                Kind::Counter
-            };
-            v.push((k.name.clone(), kind, value as f64));
+            v.push((Metric::window(Source::probe(&k.name)), value as f64));
         }
     }
     for l in &c.latency {
-        v.push((
-            format!("{}.p50_us", l.syscall),
-            Kind::Latency,
-            l.p50_ns as f64 / 1e3,
-        ));
-        v.push((
-            format!("{}.p99_us", l.syscall),
-            Kind::Latency,
-            l.p99_ns as f64 / 1e3,
-        ));
+        for (stat, ns) in [(Stat::P50, l.p50_ns), (Stat::P99, l.p99_ns)] {
+            let call = l.syscall.clone();
+            v.push((
+                Metric::window(Source::Latency { call, stat }),
+                ns as f64 / 1e3,
+            ));
+        }
     }
     for s in c.slabinfo.iter().flatten() {
-        v.push((
-            format!("slabinfo.{}.active_objs", s.cache),
-            Kind::Kernel,
-            s.active_objs as f64,
-        ));
+        let slab = Source::Slab(s.cache.clone());
+        v.push((Metric::window(slab), s.active_objs as f64));
     }
     for (k, d) in c.vmstat.iter().flatten() {
-        v.push((format!("vmstat.{k}"), Kind::Kernel, *d as f64));
+        v.push((Metric::window(Source::Vmstat(k.clone())), *d as f64));
     }
     for (k, d) in c.blockstat.iter().flatten() {
-        v.push((format!("block.{k}"), Kind::Kernel, *d as f64));
+        v.push((Metric::window(Source::Block(k.clone())), *d as f64));
     }
     if let Some(t) = &c.throughput {
-        v.push(("throughput_mb_s".into(), Kind::Throughput, t.mb_per_s));
-        v.push(("ops_per_s".into(), Kind::Throughput, t.ops_per_s));
-        v.push((
-            "max_latency_ms".into(),
-            Kind::Latency,
-            t.max_latency_ns as f64 / 1e6,
-        ));
+        v.push((Metric::window(Source::Throughput), t.mb_per_s));
+        v.push((Metric::window(Source::OpsPerSecond), t.ops_per_s));
+        v.push((Metric::window(Source::MaxLatency), ms(t.max_latency_ns)));
     }
     // A loadfile's operations, as dbench's table has them (µs).
     for o in &c.operations {
-        for (what, ns) in [
-            ("avg", o.mean_ns),
-            ("p50", o.p50_ns as f64),
-            ("p99", o.p99_ns as f64),
-            ("max", o.max_ns as f64),
+        for (stat, ns) in [
+            (Stat::Avg, o.mean_ns),
+            (Stat::P50, o.p50_ns as f64),
+            (Stat::P99, o.p99_ns as f64),
+            (Stat::Max, o.max_ns as f64),
         ] {
-            v.push((format!("{}.{what}_us", o.syscall), Kind::Latency, ns / 1e3));
+            let call = o.syscall.clone();
+            v.push((Metric::window(Source::Latency { call, stat }), ns / 1e3));
         }
-        v.push((
-            format!("{}.count", o.syscall),
-            Kind::Counter,
-            o.count as f64,
-        ));
+        let count = Source::Operations(o.syscall.clone());
+        v.push((Metric::window(count), o.count as f64));
     }
     // Contention: the clients' time off the CPU and how often they blocked.
     if !c.per_client.is_empty() {
         let off: u64 = c.per_client.iter().map(|p| p.off_cpu_ns).sum();
         let blocked: u64 = c.per_client.iter().map(|p| p.voluntary_switches).sum();
-        v.push(("off_cpu_ms".into(), Kind::Time, off as f64 / 1e6));
-        v.push(("context_switches".into(), Kind::Kernel, blocked as f64));
+        v.push((Metric::window(Source::OffCpu), ms(off)));
+        v.push((Metric::window(Source::ContextSwitches), blocked as f64));
     }
     if let Some(ProfileReading::Sampled(p)) = &c.profile {
-        profile_metrics(&mut v, "", &p.stacks(), c.wall_ns as f64 / 1e6);
+        profile_metrics(&mut v, None, &p.stacks(), ms(c.wall_ns));
         if p.phases.len() > 1 {
             for ph in &p.phases {
-                profile_metrics(
-                    &mut v,
-                    &format!("{}.", ph.name),
-                    &ph.stacks,
-                    phase_wall_ms(c, &ph.name),
-                );
+                let wall = phase_wall_ms(c, &ph.name);
+                profile_metrics(&mut v, Some(&ph.name), &ph.stacks, wall);
             }
         }
     }
@@ -353,57 +284,42 @@ pub fn metrics_of(c: &CaseResult) -> Vec<(String, Kind, f64)> {
     // free it, and the whole window nets out to noise). One phase is the window itself.
     if c.phases.len() > 1 {
         for p in &c.phases {
-            v.push((
-                format!("{}.wall_ms", p.name),
-                Kind::Time,
-                p.wall_ns as f64 / 1e6,
-            ));
+            v.push((Metric::in_phase(&p.name, Source::Wall), ms(p.wall_ns)));
             if let Some(k) = &p.cost {
-                v.push((
-                    format!("{}.cost_ms", p.name),
-                    Kind::Time,
-                    COST_WEIGHTS.ms(k),
-                ));
+                v.push((Metric::in_phase(&p.name, Source::Cost), COST_WEIGHTS.ms(k)));
             }
             for s in p.slabinfo.iter().flatten() {
-                v.push((
-                    format!("{}.slabinfo.{}.active_objs", p.name, s.cache),
-                    Kind::Kernel,
-                    s.active_objs as f64,
-                ));
+                let slab = Source::Slab(s.cache.clone());
+                v.push((Metric::in_phase(&p.name, slab), s.active_objs as f64));
             }
         }
     }
     v
 }
 
-/// The rows of one profile (the window's, or a phase's with `prefix` `PHASE.`): each
-/// function's self time where it ran at all, its total time (with its callees) where it
-/// was listed — in ms, its share of the samples × `wall_ms`, the window's or the phase's
-/// time, so two kernels compare in one unit and the functions' changes add up to the
-/// phase's. A function a repetition lacks had 0 there (`Samples::from_runs`).
-/// Names are folded (`probe::profile::fold_symbol`): `kmem_cache_alloc` gone beside
+/// The rows of one profile (the window's, or a phase's): each function's self time where
+/// it ran at all, its total time (with its callees) where it was listed — in ms, its share
+/// of the samples × `wall_ms`, the window's or the phase's time, so two kernels compare in
+/// one unit and the functions' changes add up to the phase's. A function a repetition
+/// lacks had 0 there (`Samples::from_runs`). Names are folded
+/// (`probe::profile::fold_symbol`): `kmem_cache_alloc` gone beside
 /// `kmem_cache_alloc_noprof` new is a rename, not a change.
 fn profile_metrics(
-    v: &mut Vec<(String, Kind, f64)>,
-    prefix: &str,
+    v: &mut Vec<(Metric, f64)>,
+    phase: Option<&str>,
     stacks: &BTreeMap<String, u64>,
     wall_ms: f64,
 ) {
     let ms = |pct: f64| pct / 100.0 * wall_ms;
+    let profile = |share, function: &str| {
+        let function = function.to_string();
+        Metric::of(phase, Source::Profile { share, function })
+    };
     for s in shares(&folded_stacks(stacks), LISTED_PCT) {
         if s.self_pct > 0.0 {
-            v.push((
-                format!("{prefix}profile.self.{}", s.function),
-                Kind::Profile,
-                ms(s.self_pct),
-            ));
+            v.push((profile(Share::Own, &s.function), ms(s.self_pct)));
         }
-        v.push((
-            format!("{prefix}profile.total.{}", s.function),
-            Kind::Profile,
-            ms(s.total_pct),
-        ));
+        v.push((profile(Share::Total, &s.function), ms(s.total_pct)));
     }
 }
 
@@ -420,11 +336,11 @@ fn phase_wall_ms(c: &CaseResult, name: &str) -> f64 {
 /// Whether a case's metrics hold a profile: without one on a side, its profile rows are
 /// not 0 there but unknown.
 fn profiled(m: &Metrics) -> bool {
-    m.keys().any(|k| k.starts_with("profile."))
+    m.keys().any(|k| k.profiled() && k.phase().is_none())
 }
 
-/// Metric name → its kind and one value per measured repetition.
-pub type Metrics = BTreeMap<String, (Kind, Vec<f64>)>;
+/// Metric → one value per measured repetition.
+pub type Metrics = BTreeMap<Metric, Vec<f64>>;
 
 /// One label's samples: case → metric → values.
 #[derive(Clone, Debug, Default)]
@@ -442,10 +358,10 @@ pub struct Samples {
     pub timebases: BTreeSet<TimeBase>,
     /// When each run started (RFC 3339), to tell interleaved labels from separate blocks.
     pub started: Vec<String>,
-    /// Per case and profile (`""`: the window, `PHASE.`: a phase), each repetition's
+    /// Per case and profile (None: the window's, else a phase's), each repetition's
     /// samples and the time they cover (ms): a function's time moves in steps of one
     /// sample's worth.
-    profile_steps: BTreeMap<CaseKey, BTreeMap<String, Vec<ProfileSpan>>>,
+    profile_steps: BTreeMap<CaseKey, BTreeMap<Option<String>, Vec<ProfileSpan>>>,
     /// Per case, how many of its windows the machine was busy in ([`busy_share`]).
     pub busy: BTreeMap<CaseKey, Busy>,
 }
@@ -518,17 +434,16 @@ impl Samples {
                     b.worst = b.worst.max(share);
                 }
                 let metrics = s.cases.entry(key.clone()).or_default();
-                let already = metrics.get("wall_ms").map_or(0, |m| m.1.len());
+                let already = metrics.get(&Metric::wall()).map_or(0, Vec::len);
                 // Kernel deltas are stored only when non-zero: earlier samples missing a
                 // metric had 0.
-                for (name, kind, value) in metrics_of(c) {
-                    let e = metrics
-                        .entry(name)
-                        .or_insert_with(|| (kind, vec![0.0; already]));
-                    e.1.push(value);
+                for (name, value) in metrics_of(c) {
+                    let e = metrics.entry(name).or_insert_with(|| vec![0.0; already]);
+                    e.push(value);
                 }
-                for (_, (kind, values)) in metrics.iter_mut() {
-                    if values.len() == already && matches!(*kind, Kind::Kernel | Kind::Profile) {
+                for (metric, values) in metrics.iter_mut() {
+                    let kind = metric.kind();
+                    if values.len() == already && matches!(kind, Kind::Kernel | Kind::Profile) {
                         values.push(0.0);
                     }
                 }
@@ -538,12 +453,12 @@ impl Samples {
                         samples: st.values().sum::<u64>() as f64,
                         wall_ms,
                     };
-                    per.entry(String::new())
+                    per.entry(None)
                         .or_default()
                         .push(span(&p.stacks(), c.wall_ns as f64 / 1e6));
                     if p.phases.len() > 1 {
                         for ph in &p.phases {
-                            per.entry(format!("{}.", ph.name))
+                            per.entry(Some(ph.name.clone()))
                                 .or_default()
                                 .push(span(&ph.stacks, phase_wall_ms(c, &ph.name)));
                         }
@@ -560,7 +475,7 @@ impl Samples {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Row {
     pub case: CaseKey,
-    pub metric: String,
+    pub metric: Metric,
     pub kind: Kind,
     pub base: Summary,
     pub other: Summary,
@@ -683,7 +598,7 @@ pub struct ScalingRow {
     pub label: String,
     pub signature: String,
     pub dir: String,
-    pub metric: String,
+    pub metric: Metric,
     pub ns: Vec<u64>,
     pub scaling: Option<Scaling>,
 }
@@ -739,14 +654,14 @@ impl Judging {
 /// One row with its raw evidence; `significant` is set once the family is adjusted.
 fn compare_metric(
     case: &CaseKey,
-    metric: &str,
-    kind: Kind,
+    metric: &Metric,
     a: &[f64],
     b: &[f64],
     j: &Judging,
 ) -> Option<Row> {
     let base = Summary::of(a)?;
     let other = Summary::of(b)?;
+    let kind = metric.kind();
     let floor = j.floor(kind);
     // Only counts are exact; a time that happens to repeat is still a measurement.
     let (ev, p) = evidence(
@@ -755,13 +670,13 @@ fn compare_metric(
         kind == Kind::Counter,
         j.test,
         j.alpha,
-        j.family[usize::from(!primary(metric, kind, &[]))],
+        j.family[usize::from(!metric.primary())],
         floor,
     );
     let exact = ev == Evidence::Exact;
     Some(Row {
         case: case.clone(),
-        metric: metric.to_string(),
+        metric: metric.clone(),
         kind,
         base,
         other,
@@ -777,43 +692,14 @@ fn compare_metric(
     })
 }
 
-/// Rows shown but never significant on their own: the split of CPU time between user and
-/// system is the kernel's estimate from which mode each timer tick interrupted (their sum,
-/// `cpu_ms`, is exact).
-pub const SPLIT_ESTIMATES: &[&str] = &["user_ms", "sys_ms"];
-
-/// Whether `metric` (as a row names it, `PHASE.` prefixed or not) is what users feel — the
-/// window's and each phase's wall time, CPU time, throughput, the signature's own counts —
-/// or named in `named`. Profile times, kernel-wide counts (slab, vmstat, block, lock
-/// contention), latency percentiles and the user/system split are evidence: over seventeen
-/// bookworm kernels four of six watch alerts were profile shares of small functions while
-/// the time stood still. The two are separate Holm families in a comparison and in a
-/// watch, so the dozens of evidence rows do not dilute the few times; only primary
-/// metrics raise a watch's alert.
-pub fn primary(metric: &str, kind: Kind, named: &[String]) -> bool {
-    if named.iter().any(|n| n == metric) {
-        return true;
-    }
-    match kind {
-        Kind::Throughput | Kind::Counter => true,
-        Kind::Time => {
-            metric == "wall_ms"
-                || metric == "cpu_ms"
-                || metric == "cost_ms"
-                || metric.ends_with(".wall_ms")
-                || metric.ends_with(".cost_ms")
-        }
-        Kind::Latency | Kind::Kernel | Kind::Profile => false,
-    }
-}
-
 /// Holm over the rows of one comparison, in two families (primary metrics and evidence,
-/// [`primary`]): a row is significant when its adjusted p-value is below α (exact rows
-/// are decided without a test).
+/// [`Metric::primary`]): a row is significant when its adjusted p-value is below α
+/// (exact rows are decided without a test); the user/system split never is
+/// ([`Metric::split_estimate`]).
 fn adjust(rows: &mut [Row], alpha: f64) {
     for evidence in [false, true] {
         let tested: Vec<usize> = (0..rows.len())
-            .filter(|&i| !rows[i].exact && primary(&rows[i].metric, rows[i].kind, &[]) != evidence)
+            .filter(|&i| !rows[i].exact && rows[i].metric.primary() != evidence)
             .collect();
         let ps: Vec<f64> = tested
             .iter()
@@ -822,10 +708,8 @@ fn adjust(rows: &mut [Row], alpha: f64) {
         for (k, adj) in tested.iter().zip(holm(&ps)) {
             let r = &mut rows[*k];
             r.p_adjusted = r.p_value.map(|_| adj);
-            r.significant = r.p_value.is_some()
-                && adj < alpha
-                && !r.unresolved
-                && !SPLIT_ESTIMATES.contains(&r.metric.as_str());
+            r.significant =
+                r.p_value.is_some() && adj < alpha && !r.unresolved && !r.metric.split_estimate();
         }
     }
 }
@@ -842,9 +726,9 @@ pub fn compare_metrics(
     labels: &[Samples],
     test: Test,
     alpha: f64,
-    only: Option<&[String]>,
+    only: Option<&[Metric]>,
 ) -> Comparison {
-    let wanted = |name: &String| only.is_none_or(|o| o.contains(name));
+    let wanted = |name: &Metric| only.is_none_or(|o| o.contains(name));
     let mut warnings = Vec::new();
     // Label → cases with too few samples (one warning per label, not per case).
     let mut few: BTreeMap<String, Vec<(String, usize)>> = BTreeMap::new();
@@ -855,20 +739,16 @@ pub fn compare_metrics(
         let mut busy = Vec::new();
         // The families the rows' p-values are adjusted over: every metric of every case in
         // common (an upper bound: rows Summary cannot form are dropped), what users feel
-        // apart from the evidence ([`primary`]).
+        // apart from the evidence ([`Metric::primary`]).
         let mut family = [0usize; 2];
         for (case, bm) in &base.cases {
             let Some(om) = other.cases.get(case) else {
                 continue;
             };
-            let names: BTreeMap<&String, Kind> = bm
-                .iter()
-                .chain(om.iter())
-                .filter(|(n, _)| wanted(n))
-                .map(|(n, (k, _))| (n, *k))
-                .collect();
-            for (n, k) in names {
-                family[usize::from(!primary(n, k, &[]))] += 1;
+            let names: BTreeSet<&Metric> =
+                bm.keys().chain(om.keys()).filter(|n| wanted(n)).collect();
+            for n in names {
+                family[usize::from(!n.primary())] += 1;
             }
         }
         let bases: BTreeSet<&TimeBase> = base.timebases.iter().chain(&other.timebases).collect();
@@ -905,7 +785,7 @@ pub fn compare_metrics(
                 }
             }
             for (s, m) in [(base, bm), (other, om)] {
-                let wall = &m["wall_ms"].1;
+                let wall = &m[&Metric::wall()];
                 if wall.len() < MIN_SAMPLES {
                     few.entry(s.label.clone())
                         .or_default()
@@ -986,15 +866,16 @@ fn sample_step(spans: &[ProfileSpan]) -> Option<f64> {
 /// prefix).
 fn mark_unresolved(
     rows: &mut [Row],
-    base: Option<&BTreeMap<String, Vec<ProfileSpan>>>,
-    other: Option<&BTreeMap<String, Vec<ProfileSpan>>>,
+    base: Option<&BTreeMap<Option<String>, Vec<ProfileSpan>>>,
+    other: Option<&BTreeMap<Option<String>, Vec<ProfileSpan>>>,
 ) {
     let (Some(base), Some(other)) = (base, other) else {
         return;
     };
-    for r in rows.iter_mut().filter(|r| r.kind == Kind::Profile) {
-        let prefix = r.metric.find("profile.").map_or("", |i| &r.metric[..i]);
-        let step = |m: &BTreeMap<String, Vec<ProfileSpan>>| m.get(prefix).map(|v| sample_step(v));
+    for r in rows.iter_mut().filter(|r| r.metric.profiled()) {
+        let phase = r.metric.phase().map(str::to_string);
+        let step =
+            |m: &BTreeMap<Option<String>, Vec<ProfileSpan>>| m.get(&phase).map(|v| sample_step(v));
         if let (Some(a), Some(b)) = (step(base), step(other)) {
             r.unresolved = match (a, b) {
                 (Some(a), Some(b)) => {
@@ -1013,26 +894,24 @@ fn case_rows(
     case: &CaseKey,
     bm: &Metrics,
     om: &Metrics,
-    wanted: &dyn Fn(&String) -> bool,
+    wanted: &dyn Fn(&Metric) -> bool,
     j: &Judging,
 ) -> Vec<Row> {
-    let names: BTreeSet<&String> = bm.keys().chain(om.keys()).filter(|n| wanted(n)).collect();
+    let names: BTreeSet<&Metric> = bm.keys().chain(om.keys()).filter(|n| wanted(n)).collect();
     let both_profiled = profiled(bm) && profiled(om);
     let mut rows = Vec::new();
     for name in names {
-        let zeros = |m: &Metrics| vec![0.0; m["wall_ms"].1.len()];
-        let (kind, a) = match bm.get(name) {
-            Some((k, v)) => (*k, v.clone()),
-            None => (om[name].0, zeros(bm)),
-        };
-        let b = om.get(name).map_or_else(|| zeros(om), |(_, v)| v.clone());
+        let zeros = |m: &Metrics| vec![0.0; m[&Metric::wall()].len()];
+        let a = bm.get(name).cloned().unwrap_or_else(|| zeros(bm));
+        let b = om.get(name).cloned().unwrap_or_else(|| zeros(om));
+        let kind = name.kind();
         if kind == Kind::Counter && (bm.get(name).is_none() || om.get(name).is_none()) {
             continue;
         }
         if kind == Kind::Profile && !both_profiled {
             continue;
         }
-        if let Some(r) = compare_metric(case, name, kind, &a, &b, j) {
+        if let Some(r) = compare_metric(case, name, &a, &b, j) {
             rows.push(r);
         }
     }
@@ -1165,21 +1044,20 @@ pub fn scaling(s: &Samples) -> Vec<ScalingRow> {
         if by_n.len() < 2 {
             continue;
         }
-        let metrics: BTreeSet<(&String, Kind)> = by_n
+        let metrics: BTreeSet<&Metric> = by_n
             .values()
             .flat_map(|m| {
-                m.iter()
-                    .filter(|(_, (k, _))| matches!(k, Kind::Time | Kind::Counter))
-                    .map(|(n, (k, _))| (n, *k))
+                m.keys()
+                    .filter(|k| matches!(k.kind(), Kind::Time | Kind::Counter))
             })
             .collect();
-        for (metric, _) in metrics {
+        for metric in metrics {
             let points: Vec<(f64, f64)> = by_n
                 .iter()
                 .flat_map(|(n, m)| {
                     m.get(metric)
                         .into_iter()
-                        .flat_map(move |(_, v)| v.iter().map(move |&x| (*n as f64, x)))
+                        .flat_map(move |v| v.iter().map(move |&x| (*n as f64, x)))
                 })
                 .collect();
             out.push(ScalingRow {
@@ -1218,8 +1096,8 @@ impl Verdict {
 }
 
 /// The metrics a comparison has rows for, sorted.
-pub fn metric_names(cmp: &Comparison) -> Vec<String> {
-    let mut v: Vec<String> = cmp
+pub fn metric_names(cmp: &Comparison) -> Vec<Metric> {
+    let mut v: Vec<Metric> = cmp
         .pairs
         .iter()
         .flat_map(|p| p.rows.iter().map(|r| r.metric.clone()))
@@ -1256,7 +1134,7 @@ pub fn clears(r: &Row, pct: f64) -> bool {
 /// the judged metrics (the labels share no case: another signature, another N, only failed
 /// runs), or whose times come from clocks that cannot be compared (an icount time against
 /// a real one) when a judged metric is a time.
-pub fn cannot_judge(cmp: &Comparison, metrics: &[String]) -> Option<String> {
+pub fn cannot_judge(cmp: &Comparison, metrics: &[Metric]) -> Option<String> {
     cmp.pairs.iter().find_map(|p| {
         let judged: Vec<&Row> = p
             .rows
@@ -1268,7 +1146,7 @@ pub fn cannot_judge(cmp: &Comparison, metrics: &[String]) -> Option<String> {
                 "{} and {} have no case with {} in common (same signature, directory and N, from complete runs)",
                 p.base,
                 p.other,
-                metrics.join(", ")
+                metrics.iter().map(Metric::name).collect::<Vec<_>>().join(", ")
             ));
         }
         let timed = judged.iter().any(|r| r.kind.timed());
@@ -1299,7 +1177,7 @@ pub fn rules_out(r: &Row, pct: f64) -> bool {
 }
 
 /// The busy cases of `cmp` ([`Pair::busy`]) that a judged time of `metrics` comes from.
-pub fn busy_cases<'a>(cmp: &'a Comparison, metrics: &[String]) -> Vec<&'a BusyCase> {
+pub fn busy_cases<'a>(cmp: &'a Comparison, metrics: &[Metric]) -> Vec<&'a BusyCase> {
     cmp.pairs
         .iter()
         .flat_map(|p| {
@@ -1313,7 +1191,7 @@ pub fn busy_cases<'a>(cmp: &'a Comparison, metrics: &[String]) -> Vec<&'a BusyCa
 }
 
 /// What a [`Verdict::Busy`] says: inconclusive, and where the machine was busy.
-pub fn busy_verdict(cmp: &Comparison, metrics: &[String]) -> String {
+pub fn busy_verdict(cmp: &Comparison, metrics: &[Metric]) -> String {
     let cases: Vec<String> = busy_cases(cmp, metrics)
         .iter()
         .map(|b| b.describe())
@@ -1328,7 +1206,7 @@ pub fn busy_verdict(cmp: &Comparison, metrics: &[String]) -> String {
 /// a case where the sample sizes cannot show significance — and whose samples do not rule
 /// one out ([`rules_out`]) — is undecidable; a time from windows the machine was busy in
 /// is inconclusive ([`Verdict::Busy`]).
-pub fn verdict(cmp: &Comparison, metrics: &[String], pct: f64) -> Verdict {
+pub fn verdict(cmp: &Comparison, metrics: &[Metric], pct: f64) -> Verdict {
     let rows: Vec<&Row> = cmp
         .pairs
         .iter()
@@ -1356,22 +1234,6 @@ mod tests {
 
     use crate::probe::procfs::SlabDelta;
     use crate::results::fixtures::doc;
-
-    /// A watch's change names its case: "dbench/N=12 throughput_mb_s" falling was
-    /// headlined an improvement while only the bare name was known.
-    #[test]
-    fn throughput_is_known_with_its_case() {
-        for m in [
-            "ops_per_s",
-            "dbench/N=12 throughput_mb_s",
-            "dbench/N=12/ops_per_s",
-        ] {
-            assert!(higher_is_better(m), "{m}");
-        }
-        for m in ["wall_ms", "dbench/N=12 wall_ms", "d/N=1 create.wall_ms"] {
-            assert!(!higher_is_better(m), "{m}");
-        }
-    }
 
     fn cmp(a: RunDocument, b: RunDocument) -> Comparison {
         compare(
@@ -1426,7 +1288,7 @@ mod tests {
         let slow = [15.0, 15.2, 14.9, 15.1, 15.0];
         let quiet = loaded(doc("a", &walls, &[0; 5]), 0.05);
         let busy = loaded(doc("b", &slow, &[0; 5]), 5.0);
-        let wall = ["wall_ms".to_string()];
+        let wall = [Metric::wall()];
         // Quiet on both sides: the +50 % is a regression.
         let c = cmp(quiet.clone(), loaded(doc("b", &slow, &[0; 5]), 0.05));
         assert!(c.pairs[0].busy.is_empty());
@@ -1444,7 +1306,7 @@ mod tests {
                 .any(|w| w.contains("its times decide nothing"))
         );
         // A count is exact on any machine.
-        assert_ne!(verdict(&c, &["calls".to_string()], 2.0), Verdict::Busy);
+        assert_ne!(verdict(&c, &["calls".into()], 2.0), Verdict::Busy);
         // One busy window in five is not a busy side.
         let mut one = quiet.clone();
         one.label = "b".into();
@@ -1527,7 +1389,7 @@ mod tests {
         ];
         let kinds: BTreeMap<String, Kind> = metrics_of(&d.cases[0])
             .into_iter()
-            .map(|(m, k, _)| (m, k))
+            .map(|(m, _)| (m.to_string(), m.kind()))
             .collect();
         assert_eq!(kinds["inode_evictions"], Kind::Counter);
         assert_eq!(kinds["lock_contention"], Kind::Kernel);
@@ -1583,7 +1445,7 @@ mod tests {
             c.pairs[0]
                 .rows
                 .iter()
-                .all(|r| !r.metric.starts_with("create.profile."))
+                .all(|r| !(r.metric.profiled() && r.metric.phase() == Some("create")))
         );
         let bare = cmp(old, doc("6.12", &[40.0; 3], &[0; 3]));
         assert!(bare.pairs[0].rows.iter().all(|r| r.kind != Kind::Profile));
@@ -1643,7 +1505,7 @@ mod tests {
             .filter(|r| r.kind == Kind::Kernel && r.significant)
             .collect();
         kernel.sort_by(|a, b| a.standout(b));
-        let names: Vec<&str> = kernel.iter().map(|r| r.metric.as_str()).collect();
+        let names: Vec<&str> = kernel.iter().map(|r| r.metric.name()).collect();
         assert_eq!(
             names,
             [
@@ -1758,7 +1620,7 @@ mod tests {
                 .unwrap()
                 .clone()
         };
-        for m in SPLIT_ESTIMATES {
+        for m in ["user_ms", "sys_ms"] {
             assert!(!row(m).significant, "{m}: {:?}", row(m));
         }
         assert!(!row("cpu_ms").significant);
@@ -1807,7 +1669,7 @@ mod tests {
     fn the_judge_says_good_bad_or_cannot_tell() {
         // As `compare --fail-on` judges: the family is the judged metrics.
         let judge = |a: &[f64], b: &[f64], metrics: &[&str]| {
-            let m: Vec<String> = metrics.iter().map(|s| s.to_string()).collect();
+            let m: Vec<Metric> = metrics.iter().map(|s| (*s).into()).collect();
             let c = compare_metrics(
                 &[
                     Samples::from_runs("a", &[doc("a", a, &vec![0; a.len()])]),

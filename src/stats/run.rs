@@ -3,8 +3,10 @@
 //! scaling with N, phase times, and the slab caches that moved most (LKP's evidence) with
 //! how they grow with N.
 
-use super::compare::{COST_WEIGHTS, Samples, ScalingRow, scaling};
+use super::compare::{Samples, ScalingRow, scaling};
 use super::{Summary, fit_exponent, summary::median_of};
+use crate::metric::COST_WEIGHTS;
+use crate::metric::{Metric, Source};
 use crate::probe::procfs::SlabDelta;
 use crate::results::{CaseResult, RunDocument};
 use std::collections::BTreeMap;
@@ -188,7 +190,10 @@ impl RunSummary {
         let counter_names: Vec<String> = first.counters.iter().map(|c| c.name.clone()).collect();
         let scaling = scaling(&Samples::from_runs(&doc.label, std::slice::from_ref(doc)))
             .into_iter()
-            .filter(|s| s.metric == "wall_ms" || counter_names.contains(&s.metric))
+            .filter(|s| {
+                s.metric == Metric::wall()
+                    || matches!(s.metric.source(), Source::Count(n) | Source::KernelCount(n) if counter_names.contains(n))
+            })
             .collect();
         let cases: Vec<CaseSummary> = groups
             .iter()

@@ -202,7 +202,7 @@ impl ChangeRecord {
     /// Whether it went the bad way: a time or count that grew, a throughput that fell.
     pub fn regressed(&self) -> bool {
         let (from, to) = self.values();
-        from != to && (to > from) != crate::stats::compare::higher_is_better(&self.metric.name)
+        from != to && (to > from) != self.metric.name.higher_is_better()
     }
 }
 
@@ -390,11 +390,13 @@ impl Store {
         status: &Val,
         data: &Val,
     ) -> Result<ChangeRecord> {
-        let mut c: ChangeRecord = serde_json::from_str(&data.text())
-            .with_context(|| format!("{}: change {id} has unreadable data", self.location))?;
+        let unreadable = || format!("{}: change {id} has unreadable data", self.location);
+        let raw: serde_json::Value = serde_json::from_str(&data.text()).with_context(unreadable)?;
+        let legacy = raw.get("metric").is_none();
+        let mut c: ChangeRecord = serde_json::from_value(raw).with_context(unreadable)?;
         c.id = id;
         c.series = series.text();
-        if c.metric.name.is_empty() {
+        if legacy {
             c.metric = MetricKey::from_legacy_text(&metric.text());
         }
         c.status = Status::parse(&status.text());

@@ -181,14 +181,14 @@ fn bisect_setup<'a>(
         opts: w.opts.clone(),
         store: Store::open(&w.settings.db)?,
         resume: true,
-        metric: name.to_string(),
+        metric: name.clone(),
         case: Some((dir.to_string(), n)),
         timebase: w.timebase.clone(),
         docs: vec![None; count],
         measured_now: Vec::new(),
     };
     let params = BisectParams {
-        metric: name.to_string(),
+        metric: name.clone(),
         reps: w.settings.repetitions.max(1),
         max_reps: w.settings.max_reps.max(w.settings.repetitions),
         alpha: 0.05,

@@ -11,10 +11,11 @@ pub mod locate;
 pub mod series;
 
 use crate::clock::TimeBase;
+use crate::metric::{Kind, Metric, Source};
 use crate::plan::Plan;
 use crate::results::RunDocument;
 use crate::stats::changepoint::{Change, Series};
-use crate::stats::compare::{CaseKey, Kind, MetricKey, Samples};
+use crate::stats::compare::{CaseKey, MetricKey, Samples};
 use crate::stats::summary::median_of;
 use crate::stats::verdict::{evidence, holm};
 use crate::store::changes::{ChangeRecord, Confirmation};
@@ -158,18 +159,16 @@ pub fn every(count: usize, k: usize) -> Vec<usize> {
     v
 }
 
-pub use crate::stats::compare::primary;
-
 /// Every metric of every case over the kernels (`points[i]`: kernel i's runs, empty when
 /// it was not measured), named `DIR/N=… METRIC` as `compare`'s rows are. Times are judged
 /// against `time_floor` (their clock's), everything else against the default floor;
-/// `named` are the metrics that alert besides the primary ones ([`primary`]).
+/// `named` are the metrics that alert besides the primary ones ([`Metric::primary`]).
 pub fn metric_series(
     points: &[Vec<RunDocument>],
     time_floor: f64,
-    named: &[String],
+    named: &[Metric],
 ) -> Vec<Series> {
-    let mut by: BTreeMap<MetricKey, (Kind, Vec<Vec<f64>>)> = BTreeMap::new();
+    let mut by: BTreeMap<MetricKey, Vec<Vec<f64>>> = BTreeMap::new();
     // Per kernel and case, its repetitions: a kernel-wide delta is stored only when it is
     // not 0, so a kernel measured without it had 0 in every repetition.
     let mut reps: BTreeMap<(usize, CaseKey), usize> = BTreeMap::new();
@@ -179,20 +178,21 @@ pub fn metric_series(
         }
         let s = Samples::from_runs("", runs);
         for (case, metrics) in &s.cases {
-            let n = metrics.get("wall_ms").map_or(0, |m| m.1.len());
+            let n = metrics.get(&Metric::wall()).map_or(0, Vec::len);
             // Keyed as the metrics' cases are (within the series: no signature).
-            reps.insert((i, MetricKey::new(case.clone(), "").case), n);
-            for (metric, (kind, values)) in metrics {
+            reps.insert((i, MetricKey::new(case.clone(), Metric::wall()).case), n);
+            for (metric, values) in metrics {
                 let name = MetricKey::new(case.clone(), metric.clone());
                 let e = by
                     .entry(name)
-                    .or_insert_with(|| (*kind, vec![Vec::new(); points.len()]));
-                e.1[i] = values.clone();
+                    .or_insert_with(|| vec![Vec::new(); points.len()]);
+                e[i] = values.clone();
             }
         }
     }
     by.into_iter()
-        .map(|(metric, (kind, mut points))| {
+        .map(|(metric, mut points)| {
+            let kind = metric.name.kind();
             if matches!(kind, Kind::Kernel | Kind::Profile) {
                 for (i, p) in points.iter_mut().enumerate() {
                     if p.is_empty() {
@@ -202,7 +202,7 @@ pub fn metric_series(
                 }
             }
             Series {
-                primary: primary(&metric.name, kind, named),
+                primary: metric.name.primary_or_in(named),
                 exact: kind == Kind::Counter,
                 floor: match kind {
                     Kind::Time | Kind::Latency | Kind::Throughput => time_floor,
@@ -247,20 +247,15 @@ fn short(v: f64) -> String {
 
 /// `--metric` names that none of `series` has (typos): one line naming them and what the
 /// series does have.
-pub fn check_named(series: &[Series], named: &[String]) -> anyhow::Result<()> {
-    let bare = |s: &Series| s.metric.name.clone();
-    let have: std::collections::BTreeSet<String> = series.iter().map(bare).collect();
-    let missing: Vec<&str> = named
-        .iter()
-        .filter(|n| !have.contains(n.as_str()))
-        .map(String::as_str)
-        .collect();
+pub fn check_named(series: &[Series], named: &[Metric]) -> anyhow::Result<()> {
+    let have: std::collections::BTreeSet<&Metric> = series.iter().map(|s| &s.metric.name).collect();
+    let missing: Vec<&Metric> = named.iter().filter(|n| !have.contains(n)).collect();
     if let Some(first) = missing.first() {
         let some: Vec<&str> = have
             .iter()
-            .filter(|m| !m.contains("profile.") && !m.contains("vmstat."))
+            .filter(|m| !m.profiled() && !matches!(m.source(), Source::Vmstat(_)))
             .take(12)
-            .map(String::as_str)
+            .map(|m| m.name())
             .collect();
         anyhow::bail!(
             "--metric {first}: no such metric in this series (it has {} metrics, among them {}; the runs are stored, so running again measures nothing)",
@@ -296,7 +291,7 @@ pub fn evidence_only(alerting: &[Change], evidence: &[Change], names: &[String])
                 .unwrap_or_default();
             let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
             for c in &cs {
-                *kinds.entry(evidence_kind(&c.metric)).or_default() += 1;
+                *kinds.entry(c.metric.name.evidence_kind()).or_default() += 1;
             }
             let kinds: Vec<String> = ["profile", "kernel-wide", "latency", "user/system"]
                 .iter()
@@ -342,7 +337,7 @@ pub fn undecided(points: &[Vec<RunDocument>], names: &[String]) -> Vec<String> {
             }
         }
         for (case, metrics) in &s.cases {
-            if let Some((_, v)) = metrics.get("wall_ms")
+            if let Some(v) = metrics.get(&Metric::wall())
                 && let Some(sum) = crate::stats::Summary::of(v)
                 && v.len() > 1
                 && sum.cv > SPREAD_CV
@@ -370,25 +365,6 @@ pub fn undecided(points: &[Vec<RunDocument>], names: &[String]) -> Vec<String> {
         ));
     }
     out
-}
-
-/// What kind of evidence a row is: a function's profiled time, a latency percentile, the
-/// user/system estimate, or else a kernel-wide count (slab, vmstat, block, lock
-/// contention).
-fn evidence_kind(metric: &MetricKey) -> &'static str {
-    let name = metric.name.as_str();
-    if name.contains("profile.") {
-        "profile"
-    } else if name.ends_with("_us") {
-        "latency"
-    } else if crate::stats::compare::SPLIT_ESTIMATES
-        .iter()
-        .any(|e| name == *e || name.ends_with(&format!(".{e}")))
-    {
-        "user/system"
-    } else {
-        "kernel-wide"
-    }
 }
 
 /// The smallest change of a kernel-wide count (slab objects, vmstat pages) `watch`
@@ -520,17 +496,13 @@ pub fn effect(c: &ChangeRecord) -> f64 {
 /// window 3.5 % faster because create got 8 % faster (issue 37) — and of those, or else,
 /// the case's wall time.
 pub fn lead(records: &[ChangeRecord], confirmed: &[usize], wall_first: bool) -> usize {
-    let felt = |c: &ChangeRecord| {
-        c.metric.name.ends_with("wall_ms")
-            || c.metric.name.ends_with("cost_ms")
-            || crate::stats::compare::higher_is_better(&c.metric.name)
-    };
+    let felt = |c: &ChangeRecord| c.metric.name.felt_time() || c.metric.name.higher_is_better();
     let key = |k: usize| {
         let c = &records[k];
         (
             wall_first && felt(c) && c.regressed(),
-            wall_first && c.metric.name == "wall_ms",
-            !c.metric.name.ends_with("_us"),
+            wall_first && c.metric.name == Metric::wall(),
+            c.metric.name.latency_stat().is_none(),
         )
     };
     confirmed
@@ -637,7 +609,8 @@ mod tests {
             ) && said[0].ends_with("no alert"),
             "{said:?}"
         );
-        assert_eq!(evidence_kind(&"c/N=1 create.sys_ms".into()), "user/system");
+        let key: MetricKey = "c/N=1 sys_ms".into();
+        assert_eq!(key.name.evidence_kind(), "user/system");
     }
 
     #[test]
@@ -822,7 +795,7 @@ mod tests {
             .unwrap();
         assert_eq!((maple.min_step, wall.min_step), (KERNEL_WIDE_MIN_STEP, 0.0));
         let found = changes(&series, &Params::default());
-        let metrics: Vec<&str> = found.iter().map(|c| c.metric.name.as_str()).collect();
+        let metrics: Vec<&str> = found.iter().map(|c| c.metric.name.name()).collect();
         assert!(metrics.contains(&"wall_ms"), "{metrics:?}");
         assert!(found.iter().all(|c| c.first_after == 2), "{found:?}");
         // A second run: every change is known, none is new.

@@ -6,6 +6,7 @@
 
 use crate::bisect::steps::{Remote, RemoteTask};
 use crate::clock::TimeBase;
+use crate::metric::Metric;
 use crate::plan::Plan;
 use crate::results::RunDocument;
 use crate::stats::changepoint::{self, Change};
@@ -19,7 +20,7 @@ use std::path::PathBuf;
 #[derive(Clone, Debug)]
 pub struct Settings {
     /// `--metric`: metrics that alert besides the primary ones.
-    pub metrics: Vec<String>,
+    pub metrics: Vec<Metric>,
     /// `--min-effect`, in per cent.
     pub min_effect: f64,
     /// `--confirm-reps`: repetitions of each side when a change is measured again.

@@ -13,6 +13,7 @@ use anyhow::{Result, bail};
 use sigbench::bisect::steps::{Bisected, Steps};
 pub(super) use sigbench::bisect::tree::{TreeRange, over_tree};
 use sigbench::bisect::{Call, Params, Progress};
+use sigbench::metric::Metric;
 use sigbench::store::Store;
 use sigbench::vm::guests;
 
@@ -40,7 +41,7 @@ pub struct BisectArgs {
     config: Option<std::path::PathBuf>,
     /// The metric that tells good from bad (any `compare` metric)
     #[arg(long, default_value = "wall_ms")]
-    metric: String,
+    metric: Metric,
     /// Repetitions an undecidable step may grow to before it is skipped
     #[arg(long, default_value_t = 12)]
     max_reps: u32,

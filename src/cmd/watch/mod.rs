@@ -11,6 +11,7 @@
 use super::slurm::Takes;
 use anyhow::{Context, Result, bail};
 use sigbench::clock::TimeBase;
+use sigbench::metric::Metric;
 use sigbench::outputs::OutDir;
 use sigbench::results::RunDocument;
 use sigbench::stats::changepoint;
@@ -58,7 +59,7 @@ pub struct WatchArgs {
     /// repeatable. Profile, kernel-wide and latency rows are otherwise evidence shown with
     /// an alert, never an alert of their own
     #[arg(long = "metric", value_name = "METRIC")]
-    metrics: Vec<String>,
+    metrics: Vec<Metric>,
     /// Repetitions of each of the two kernels when a change is measured again
     #[arg(long, default_value_t = 6, value_name = "R")]
     confirm_reps: u32,

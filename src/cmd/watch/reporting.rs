@@ -113,7 +113,7 @@ fn commands(
 ) -> Vec<String> {
     let a = &args.run;
     let run = run_command(&a.signature, &w.points[b][0]);
-    let metric_name = metric.name.as_str();
+    let metric_name = metric.name.name();
     let (good, bad) = (w.specs[g].0.to_string(), w.specs[b].0.to_string());
     let reps = args.confirm_reps.max(3).to_string();
     let mut bisect = words(&["sigbench", "bisect", &a.signature]);
@@ -151,7 +151,7 @@ fn tree_command(
         "--bad",
         &id(r.kernels.last()),
         "--metric",
-        &r.outcome.metric,
+        r.outcome.metric.name(),
     ]));
     if let Some(config) = &args.config {
         c.extend(words(&["--config", &config.display().to_string()]));
