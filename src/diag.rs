@@ -15,7 +15,7 @@ macro_rules! say {
         let _ = writeln!(
             std::io::stderr(),
             "{}",
-            $crate::report::shell::printable(&format!($($arg)*))
+            $crate::shell::printable(&format!($($arg)*))
         );
     }};
 }
@@ -28,7 +28,7 @@ macro_rules! say_raw {
         let _ = write!(
             std::io::stderr(),
             "{}",
-            $crate::report::shell::printable(&format!($($arg)*))
+            $crate::shell::printable(&format!($($arg)*))
         );
     }};
 }

@@ -29,6 +29,7 @@ pub mod record;
 pub mod report;
 pub mod results;
 pub mod schedule;
+pub mod shell;
 pub mod signature;
 pub mod site;
 pub mod stats;

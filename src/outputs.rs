@@ -5,7 +5,6 @@
 //! resolving symlinks, so a link to the store is the store. `-` (stdout) and devices are
 //! not files and pass.
 
-use crate::store::Location;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
@@ -37,11 +36,10 @@ fn same(a: &Path, b: &Path) -> bool {
 }
 
 impl Outputs {
-    /// The store the command opens (an SQLite file and its `-wal` and `-shm` journal; a
-    /// PostgreSQL store has no files).
-    pub fn new(store: Option<&Location>) -> Outputs {
+    /// The store the command opens: its SQLite file (`store::Location::path`), and with it
+    /// the `-wal` and `-shm` journal; None for a PostgreSQL store, which has no files.
+    pub fn new(store: Option<&Path>) -> Outputs {
         let store = store
-            .and_then(|l| l.path())
             .map(|db| {
                 ["", "-wal", "-shm"]
                     .iter()
@@ -206,7 +204,8 @@ fn component(name: &str) -> Result<std::ffi::CString> {
 impl OutDir {
     /// Open `path` (created with its parents when missing) as `flag` names it
     /// (`-o`, `--site`). `path` itself must be a directory, not a link to one.
-    pub fn open(flag: &str, path: &Path, store: Option<&Location>) -> Result<OutDir> {
+    /// `store` is the store's SQLite file, if it has one.
+    pub fn open(flag: &str, path: &Path, store: Option<&Path>) -> Result<OutDir> {
         let shown = path.display();
         match std::fs::symlink_metadata(path) {
             Ok(m) if m.file_type().is_symlink() => bail!(
@@ -428,30 +427,24 @@ mod tests {
         let d = dir();
         let db = d.join("e.db");
         std::fs::write(&db, "SQLite format 3").unwrap();
-        let loc = Location::parse(db.to_str().unwrap());
-        let e = err(Outputs::new(Some(&loc)).output("-o", &db));
+        let e = err(Outputs::new(Some(&db)).output("-o", &db));
         assert!(
             e.starts_with("-o ") && e.contains("is the results store"),
             "{e}"
         );
         let wal = d.join("e.db-wal");
-        let e = err(Outputs::new(Some(&loc)).output("--json", &wal));
+        let e = err(Outputs::new(Some(&db)).output("--json", &wal));
         assert!(e.contains("the results store's journal"), "{e}");
         let link = d.join("innocent.html");
         std::os::unix::fs::symlink(&db, &link).unwrap();
-        let e = err(Outputs::new(Some(&loc)).output("-o", &link));
+        let e = err(Outputs::new(Some(&db)).output("-o", &link));
         assert!(e.contains("is the results store"), "{e}");
         // Another spelling of the same path.
         let other = d.join("x/../e.db");
         std::fs::create_dir_all(d.join("x")).unwrap();
+        assert!(Outputs::new(Some(&db)).output("-o", other).check().is_err());
         assert!(
-            Outputs::new(Some(&loc))
-                .output("-o", other)
-                .check()
-                .is_err()
-        );
-        assert!(
-            Outputs::new(Some(&loc))
+            Outputs::new(Some(&db))
                 .output("-o", d.join("r.html"))
                 .output("--json", "-")
                 .check()

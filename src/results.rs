@@ -236,7 +236,7 @@ pub fn check_label(label: &str) -> anyhow::Result<()> {
     check_text(label).map_err(|e| {
         anyhow::anyhow!(
             "the label `{}` holds {e}: use printable characters",
-            crate::report::shell::escape_controls(label, &[])
+            crate::shell::escape_controls(label, &[])
         )
     })
 }
@@ -246,7 +246,7 @@ pub fn check_label(label: &str) -> anyhow::Result<()> {
 pub fn check_text_keeping(text: &str, keep: &[char]) -> Result<(), String> {
     match text
         .chars()
-        .find(|&c| crate::report::shell::is_hidden(c) && !keep.contains(&c))
+        .find(|&c| crate::shell::is_hidden(c) && !keep.contains(&c))
     {
         Some(c) => Err(format!(
             "the {} character {}",
@@ -307,7 +307,7 @@ fn check_fields(v: &serde_json::Value, path: &mut String) -> Result<(), String> 
                 if !path.is_empty() {
                     path.push('.');
                 }
-                path.push_str(&crate::report::shell::escape_controls(key, &[]));
+                path.push_str(&crate::shell::escape_controls(key, &[]));
                 check_fields(x, path)?;
                 path.truncate(len);
             }

@@ -12,7 +12,7 @@ use crate::report::html::{STYLE, escape};
 use crate::report::plot::{Judged, bisect_strip};
 use crate::results::RunDocument;
 use crate::store::changes::{ChangeRecord, Status, TriageState};
-use crate::watch::Point;
+use crate::store::series::Point;
 use anyhow::Result;
 use std::collections::BTreeMap;
 
@@ -110,7 +110,7 @@ pub fn build(
     changes: &[ChangeRecord],
     reports: &[(i64, String)],
 ) -> Result<Site> {
-    let series = crate::watch::stored_series(labels, crate::watch::Order::Release);
+    let series = crate::store::series::stored_series(labels, crate::store::series::Order::Release);
     let label_page: BTreeMap<&str, String> = labels
         .iter()
         .enumerate()
@@ -411,7 +411,7 @@ pub fn build(
                     escape(&d.host.hostname),
                     escape(&d.host.timebase().to_string()),
                     series_page
-                        .get(crate::watch::series_key_of(d).as_str())
+                        .get(crate::store::series::series_key_of(d).as_str())
                         .map_or("-".into(), |p| link(p, "series")),
                 ]
             })
@@ -450,7 +450,7 @@ fn report_file(id: i64, format: &str) -> String {
 /// name is checked before the first is written: a site never replaces the store. Returns
 /// how many pages were written.
 pub fn write(store: &crate::store::Store, dir: &std::path::Path, flag: &str) -> Result<usize> {
-    let out = crate::outputs::OutDir::open(flag, dir, Some(&store.location))?;
+    let out = crate::outputs::OutDir::open(flag, dir, store.location.path())?;
     let mut labels = Vec::new();
     for l in store.labels()? {
         let runs = store.load(&crate::store::Selector::Label(l.clone()))?;

@@ -110,7 +110,8 @@ proptest! {
     /// printed of any text reaches a terminal without control characters.
     #[test]
     fn labels_are_refused_or_safe(label in hostile_text()) {
-        use sigbench::report::{shell, table};
+        use sigbench::report::table;
+        use sigbench::shell;
         match sigbench::results::check_label(&label) {
             Ok(()) => {
                 prop_assert!(label.chars().count() <= sigbench::results::MAX_LABEL);
@@ -245,13 +246,13 @@ proptest! {
             Ok(runs) => {
                 for r in runs {
                     for s in [&r.host.hostname, &r.host.kernel_version, &r.host.kernel_cmdline, &r.host.cpu_model] {
-                        prop_assert!(!s.chars().any(sigbench::report::shell::is_hidden), "{s:?}");
+                        prop_assert!(!s.chars().any(sigbench::shell::is_hidden), "{s:?}");
                     }
                 }
             }
             Err(e) => {
                 let e = e.to_string();
-                prop_assert!(!e.contains('\n') && !e.chars().any(sigbench::report::shell::is_hidden), "{e:?}");
+                prop_assert!(!e.contains('\n') && !e.chars().any(sigbench::shell::is_hidden), "{e:?}");
             }
         }
     }

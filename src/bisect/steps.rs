@@ -86,7 +86,13 @@ impl Steps<'_> {
     pub fn load(&mut self, i: usize, label: &str, image: Option<&str>) -> Result<u32> {
         if self.docs[i].is_none() {
             let stored = if self.resume {
-                crate::watch::stored_runs(&self.store, label, image, self.plan, &self.timebase)?
+                crate::store::series::stored_runs(
+                    &self.store,
+                    label,
+                    image,
+                    self.plan,
+                    &self.timebase,
+                )?
             } else {
                 Vec::new()
             };

@@ -35,7 +35,7 @@ pub struct ImportArgs {
 
 pub fn export(args: ExportArgs) -> Result<i32> {
     if let Some(p) = &args.output {
-        sigbench::outputs::Outputs::new(Some(&args.store.db))
+        sigbench::outputs::Outputs::new(args.store.db.path())
             .output("-o", p)
             .check()?;
     }

@@ -294,7 +294,7 @@ pub(crate) fn plan_of(args: &Args) -> Result<Plan> {
 
 /// What `args` read and write (`sigbench::outputs`).
 pub(crate) fn outputs(args: &Args) -> Outputs {
-    let mut o = Outputs::new((!args.no_store).then_some(&args.store.db));
+    let mut o = Outputs::new(args.store.db.path().filter(|_| !args.no_store));
     if std::path::Path::new(&args.signature).is_file() {
         o = o.input("the signature", &args.signature);
     }

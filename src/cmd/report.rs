@@ -41,7 +41,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<i32> {
     // Before anything is read: -o must not be the store, an input or a directory.
-    let mut outputs = Outputs::new(Some(&args.store.db)).output("-o", &args.output);
+    let mut outputs = Outputs::new(args.store.db.path()).output("-o", &args.output);
     if let Some(f) = &args.bisect {
         outputs = outputs.input("the bisect document", f);
     }
@@ -146,7 +146,7 @@ fn write(args: &Args, doc: &sigbench::report::document::Document) -> Result<()> 
     r.files
         .iter()
         .fold(
-            Outputs::new(Some(&args.store.db)).output("-o", &args.output),
+            Outputs::new(args.store.db.path()).output("-o", &args.output),
             |o, (name, _)| o.output("a plot", dir.join(name)),
         )
         .check()?;

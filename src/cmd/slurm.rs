@@ -109,7 +109,7 @@ pub fn task_argv(argv: &[String], command: &str, own: &[(&str, Takes)]) -> Vec<S
     out
 }
 
-pub use sigbench::report::shell::quote;
+pub use sigbench::shell::quote;
 
 impl SlurmArgs {
     /// The job script's header: `tasks` array tasks named `name`, output under `log_dir`.

@@ -500,3 +500,20 @@ pub(super) fn assign_slots(
     }
     shapes
 }
+
+#[cfg(test)]
+mod tests {
+    /// The recorder builds steps for exactly the syscalls the signature's table calls
+    /// recordable.
+    #[test]
+    fn the_recorder_and_the_syscall_table_agree() {
+        for s in crate::signature::syscalls::SYSCALLS {
+            assert_eq!(
+                super::recorded(s.name),
+                s.not_recorded.is_none(),
+                "{}: the recorder and the table disagree",
+                s.name
+            );
+        }
+    }
+}

@@ -16,7 +16,6 @@ pub mod json;
 pub mod markdown;
 pub mod markup;
 pub mod plot;
-pub mod shell;
 pub mod table;
 pub mod text;
 pub mod watch;

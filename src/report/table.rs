@@ -4,7 +4,7 @@
 /// `s` with control characters written as `\x1b`, `\n`…: safe to print on a terminal
 /// and inside one table cell.
 pub fn escape_control(s: &str) -> String {
-    super::shell::escape_controls(s, &[]).into_owned()
+    crate::shell::escape_controls(s, &[]).into_owned()
 }
 
 /// A table as a bisect document keeps it (`bisect::Changed`): the cells as printed.

@@ -117,7 +117,7 @@ mod tests {
     use crate::signature::step::op_names;
 
     /// Every op issues a syscall of the table; every syscall of the table is recordable
-    /// or says why not — and the recorder builds steps for exactly the recordable ones.
+    /// or says why not (the recorder's tests check it builds steps for exactly those).
     #[test]
     fn every_op_has_its_syscall_and_is_recordable_or_listed_as_not() {
         for op in op_names() {
@@ -134,12 +134,6 @@ mod tests {
                 assert!(op_names().any(|o| o == *op), "{}: no op {op}", s.name);
             }
             let recordable = s.not_recorded.is_none();
-            assert_eq!(
-                crate::record::steps::recorded(s.name),
-                recordable,
-                "{}: the recorder and the table disagree",
-                s.name
-            );
             assert!(
                 !recordable || !s.ops.is_empty(),
                 "{}: recorded into no op",

@@ -64,7 +64,7 @@ pub struct ChangeRecord {
     /// The row id (0 before it is stored).
     #[serde(skip)]
     pub id: i64,
-    /// The series: signature, plan and clock (`crate::watch::series_key`).
+    /// The series: signature, plan and clock (`super::series::series_key`).
     #[serde(skip)]
     pub series: String,
     /// The case and metric (shown `DIR/N=… METRIC`; the store's `metric` column holds
@@ -298,7 +298,7 @@ impl Store {
         if let Err(e) = crate::results::check_text_keeping(note, &['\n']) {
             bail!(
                 "the note `{}` holds {e}: use printable text",
-                crate::report::shell::escape_controls(note, &[])
+                crate::shell::escape_controls(note, &[])
             );
         }
         let decision = Triage {

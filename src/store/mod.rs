@@ -17,6 +17,7 @@
 pub mod backend;
 pub mod changes;
 pub mod location;
+pub mod series;
 pub mod storing;
 
 use crate::results::{CaseResult, RunDocument, parse_documents};
@@ -72,7 +73,7 @@ impl std::fmt::Display for Selector {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Selector::All => write!(f, "any run"),
-            Selector::Label(l) => write!(f, "--label {}", crate::report::shell::quote(l)),
+            Selector::Label(l) => write!(f, "--label {}", crate::shell::quote(l)),
             Selector::Run(r) => write!(f, "--run {r}"),
             Selector::SlurmJob(j) => write!(f, "Slurm job {j}"),
         }

@@ -10,9 +10,7 @@
 pub mod locate;
 pub mod series;
 
-use crate::clock::TimeBase;
 use crate::metric::{Kind, Metric, Source};
-use crate::plan::Plan;
 use crate::results::RunDocument;
 use crate::stats::changepoint::{Change, Series};
 use crate::stats::compare::{CaseKey, MetricKey, Samples};
@@ -20,134 +18,6 @@ use crate::stats::summary::median_of;
 use crate::stats::verdict::{evidence, holm};
 use crate::store::changes::{ChangeRecord, Confirmation};
 use std::collections::BTreeMap;
-
-/// What identifies a series in the store: the signature (name and digest), the
-/// filesystem, directories and N, and the clock. Runs of another plan or clock are another
-/// series.
-pub fn series_key(plan: &Plan, timebase: &TimeBase) -> String {
-    let dirs: Vec<&str> = plan.dirs.iter().map(|d| d.text.as_str()).collect();
-    key(
-        &plan.signature.name,
-        &plan.signature.hash,
-        plan.testbed.fs.name(),
-        &dirs,
-        &plan.n_values,
-        timebase,
-    )
-}
-
-/// The series a stored run is a point of (the key [`series_key`] gives its plan).
-pub fn series_key_of(d: &RunDocument) -> String {
-    let dirs: Vec<&str> = d.plan.dirs.iter().map(String::as_str).collect();
-    key(
-        &d.signature.name,
-        &d.signature.sha256,
-        &d.testbed.fs,
-        &dirs,
-        &d.plan.n,
-        &d.host.timebase(),
-    )
-}
-
-fn key(name: &str, hash: &str, fs: &str, dirs: &[&str], n: &[u64], tb: &TimeBase) -> String {
-    let ns: Vec<String> = n.iter().map(u64::to_string).collect();
-    format!(
-        "{name} ({}) on {fs} [{}] N={}, {tb}",
-        &hash[..hash.len().min(12)],
-        dirs.join(" | "),
-        ns.join(",")
-    )
-}
-
-/// How `watch --series` orders its points.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Order {
-    /// By the kernel release the runs measured (Debian's version order: 6.1.0-47 before
-    /// 6.1.0-48 before 6.12.100); equal releases in the order given, else by time.
-    Release,
-    /// By when the label's first run started.
-    Time,
-}
-
-/// A label and its runs: a point of a stored series.
-pub type Point = (String, Vec<RunDocument>);
-
-/// Stored labels as points of series: the complete runs of each label grouped by the
-/// series they belong to ([`series_key_of`]), each series' points in `order` (the labels'
-/// order as given breaks ties). Returns (series key, [(label, its runs)]) per series, in
-/// the order the series were first met.
-pub fn stored_series(labels: &[Point], order: Order) -> Vec<(String, Vec<Point>)> {
-    let mut out: Vec<(String, Vec<Point>)> = Vec::new();
-    for (label, runs) in labels {
-        for d in runs.iter().filter(|d| d.status == "complete") {
-            let key = series_key_of(d);
-            let at = match out.iter().position(|(k, _)| *k == key) {
-                Some(at) => at,
-                None => {
-                    out.push((key, Vec::new()));
-                    out.len() - 1
-                }
-            };
-            let points = &mut out[at].1;
-            match points.iter_mut().find(|(l, _)| l == label) {
-                Some((_, v)) => v.push(d.clone()),
-                None => points.push((label.clone(), vec![d.clone()])),
-            }
-        }
-    }
-    let first = |runs: &[RunDocument]| -> (String, String) {
-        let d = runs.iter().min_by(|a, b| a.started_at.cmp(&b.started_at));
-        d.map(|d| (d.host.kernel_release.clone(), d.started_at.clone()))
-            .unwrap_or_default()
-    };
-    for (_, points) in &mut out {
-        // A stable sort: equal keys keep the order given.
-        points.sort_by(|a, b| {
-            let ((ra, ta), (rb, tb)) = (first(&a.1), first(&b.1));
-            match order {
-                Order::Release => crate::version::release(&ra, &rb),
-                Order::Time => ta.cmp(&tb),
-            }
-        });
-    }
-    out
-}
-
-/// A stored run that measured `plan` (signature, filesystem, directories, N) completely
-/// on `timebase`: a point of the series (and a step `bisect --resume` reuses).
-pub fn same_plan(d: &RunDocument, plan: &Plan, timebase: &TimeBase) -> bool {
-    d.host.timebase() == *timebase
-        && d.signature.sha256 == plan.signature.hash
-        && d.testbed.fs == plan.testbed.fs.name()
-        && d.plan.dirs.len() == plan.dirs.len()
-        && d.plan
-            .dirs
-            .iter()
-            .zip(&plan.dirs)
-            .all(|(a, b)| *a == b.text)
-        && d.plan.n == plan.n_values
-        && d.status == "complete"
-}
-
-/// The stored runs labelled `label` that are points of the series of `plan` on `timebase`
-/// (and, given `image`, measured on that very kernel image): what `watch` and
-/// `bisect --resume` reuse.
-pub fn stored_runs(
-    store: &crate::store::Store,
-    label: &str,
-    image: Option<&str>,
-    plan: &Plan,
-    timebase: &TimeBase,
-) -> anyhow::Result<Vec<RunDocument>> {
-    Ok(store
-        .load(&crate::store::Selector::Label(label.to_string()))?
-        .into_iter()
-        .filter(|d| {
-            image.is_none_or(|im| d.host.kernel_image.as_deref() == Some(im))
-                && same_plan(d, plan, timebase)
-        })
-        .collect())
-}
 
 /// The indexes `--every K` measures first: every K-th kernel from the oldest, and the
 /// newest.
@@ -704,36 +574,6 @@ mod tests {
         churn[3].confirmed.as_mut().unwrap().bad = 450.0;
         assert!(churn[3].regressed() && !churn[0].regressed());
         assert_eq!(lead(&churn, &[0, 1, 3], true), 3, "throughput fell");
-    }
-
-    #[test]
-    fn stored_labels_are_series_in_release_or_time_order() {
-        let at = |label: &str, release: &str, time: &str| {
-            let mut d = doc(release, 100.0, 0);
-            d.label = label.into();
-            d.started_at = time.into();
-            (label.to_string(), vec![d])
-        };
-        let labels = vec![
-            at("c", "6.12.100+deb12-amd64", "2026-01-01T00:00:00Z"),
-            at("a", "6.1.0-48-amd64", "2026-03-01T00:00:00Z"),
-            at("b", "6.1.0-9-amd64", "2026-02-01T00:00:00Z"),
-        ];
-        let names = |s: &[(String, Vec<Point>)]| -> Vec<String> {
-            s[0].1.iter().map(|p| p.0.clone()).collect()
-        };
-        let by_release = stored_series(&labels, Order::Release);
-        assert_eq!(by_release.len(), 1);
-        assert_eq!(names(&by_release), ["b", "a", "c"]);
-        assert_eq!(names(&stored_series(&labels, Order::Time)), ["c", "b", "a"]);
-        // Another plan (another N) is another series; an interrupted run is no point.
-        let mut other = labels.clone();
-        other[1].1[0].plan.n = vec![5];
-        other[2].1[0].status = "interrupted".into();
-        let s = stored_series(&other, Order::Release);
-        assert_eq!(s.len(), 2);
-        assert_eq!((names(&s), s[1].1.len()), (vec!["c".to_string()], 1));
-        assert!(s[1].0.contains("N=5") && s[0].0 == series_key_of(&labels[0].1[0]));
     }
 
     #[test]

@@ -171,7 +171,13 @@ pub fn prepare(w: &mut Watch) -> Result<()> {
         match kernel::prepare(&spec, &name, &w.opts.cache) {
             Ok(k) => {
                 let (image, plan) = (Some(k.key.as_str()), &w.plan);
-                let runs = super::stored_runs(&w.store, &k.release, image, plan, &w.timebase)?;
+                let runs = crate::store::series::stored_runs(
+                    &w.store,
+                    &k.release,
+                    image,
+                    plan,
+                    &w.timebase,
+                )?;
                 w.points[w.names.len()] = runs;
                 w.names.push(k.release);
                 w.keys.push(Some(k.key));

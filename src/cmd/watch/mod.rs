@@ -46,7 +46,7 @@ pub struct WatchArgs {
     /// The order of --series points: by the kernel release their runs measured, or by
     /// when the label's first run started
     #[arg(long, value_enum, default_value = "release", requires = "stored")]
-    order: sigbench::watch::Order,
+    order: sigbench::store::series::Order,
     /// Measure every K-th kernel (and the newest) first; the ones between only when a
     /// change lies next to them (bisected)
     #[arg(long, default_value_t = 1, value_name = "K")]
@@ -177,7 +177,7 @@ pub fn run(args: WatchArgs) -> Result<i32> {
         remote: super::slurm::remote(&args.slurm, "watch", OWN, &args.run.store.db),
     };
     prepare(&mut w)?;
-    let key = sigbench::watch::series_key(&w.plan, &w.timebase);
+    let key = sigbench::store::series::series_key(&w.plan, &w.timebase);
     let reps = args.run.repetitions.max(1);
     let first: Vec<(usize, u32)> = sigbench::watch::every(w.specs.len(), args.every)
         .into_iter()
@@ -274,7 +274,7 @@ pub(super) fn write_site(args: &WatchArgs, store: &Store) -> Result<()> {
 /// recorded: a directory, not the store, writable.
 fn check_report_dir(args: &WatchArgs) -> Result<()> {
     let o = super::measure::outputs(&args.run);
-    let store = (!args.run.no_store).then_some(&args.run.store.db);
+    let store = args.run.store.db.path().filter(|_| !args.run.no_store);
     if let Some(d) = &args.report_dir {
         let created = !d.exists();
         // Created here, before anything is measured (with its parents, as `mkdir -p`);

@@ -3,7 +3,7 @@
 
 use super::*;
 use sigbench::outputs::OutDir;
-use sigbench::report::shell::command;
+use sigbench::shell::command;
 
 /// The machine that runs the guests, as a report names it.
 pub(super) fn machine() -> String {
@@ -225,7 +225,7 @@ pub(super) fn write_report(
             .unwrap_or_default();
         // Opened again, never through a link; the names checked (never the store) before
         // either is written.
-        let out = OutDir::open("--report-dir", dir, Some(&r.store.location))?;
+        let out = OutDir::open("--report-dir", dir, r.store.location.path())?;
         let (txt_name, html_name) = (format!("{stem}.txt"), format!("{stem}.html"));
         out.check(&txt_name)?;
         out.check(&html_name)?;

@@ -3,7 +3,7 @@
 
 use super::reporting::{Reporting, case_lines, run_command, write_report};
 use super::*;
-use sigbench::report::shell::{command, quote};
+use sigbench::shell::{command, quote};
 
 /// `--series LABEL… | --series-glob PATTERN`: the change points of what the store holds.
 /// Each plan among the labels' runs is a series; a change the store does not know is
@@ -46,7 +46,7 @@ pub(super) fn over_stored(args: &WatchArgs) -> Result<i32> {
     let mut out = String::new();
     let mut new = 0;
     let mut undecided = 0;
-    for (key, points) in sigbench::watch::stored_series(&loaded, args.order) {
+    for (key, points) in sigbench::store::series::stored_series(&loaded, args.order) {
         let names: Vec<String> = points.iter().map(|(l, _)| l.clone()).collect();
         let docs: Vec<Vec<RunDocument>> = points.into_iter().map(|(_, d)| d).collect();
         let timebase = docs[0][0].host.timebase();
