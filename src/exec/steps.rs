@@ -12,8 +12,9 @@
 use super::{Bound, Client, Ctl, Event, Tally};
 use crate::interrupt;
 use crate::signature::{Expect, Op, Signature, Step, Template, Vars};
-use crate::sys::{CPath, SysResult, call};
+use crate::sys::{CPath, Errno, SysResult, call};
 use anyhow::{Result, anyhow, bail};
+use std::ffi::CStr;
 use std::io::Write;
 use std::time::Instant;
 
@@ -386,7 +387,7 @@ impl<'s> Executor<'s> {
         let (a, b) = (a.as_cstr(), b.as_cstr());
         let scratch = self.scratch.as_mut_slice();
         let t0 = Instant::now();
-        let r = call::issue(&step.op, fd, a, b, scratch);
+        let r = issue(&step.op, fd, a, b, scratch);
         let ns = t0.elapsed().as_nanos() as u64;
         match (&step.op, r) {
             // A new descriptor. One still open in the slot would need a close the signature
@@ -469,12 +470,156 @@ impl Drop for Executor<'_> {
     }
 }
 
+/// Issue `op`'s system call. `a`/`b` are its rendered paths (empty when it takes fewer),
+/// `fd` the descriptor of its slot (-1 when it has none), `out` the buffer the kernel
+/// writes results into (read data, stat structures, directory entries, xattr values).
+///
+/// A buffer shorter than the call may fill (`op.out_len()`) is refused with `EFAULT`
+/// without calling the kernel: the executor sizes its buffer from every step, so this
+/// never happens unless that sizing is wrong — and then it must not become a heap
+/// overflow (`sys::call::step` passes each slice with its own length, and checks the
+/// stat family's buffer holds its structure).
+#[inline(always)]
+fn issue(op: &Op, fd: i32, a: &CStr, b: &CStr, out: &mut [u8]) -> SysResult {
+    use crate::signature::step::{
+        ChownCall, GETXATTR_LEN, OpenCall, RenameCall, StatCall, SyncCall,
+    };
+    use crate::sys::call::step as sc;
+    // The first `n` bytes of `out`, which the kernel may fill (EFAULT, no call, when
+    // `out` is shorter).
+    macro_rules! first {
+        ($n:expr) => {
+            match out.get_mut(..$n) {
+                Some(b) => b,
+                None => return Err(Errno(libc::EFAULT)),
+            }
+        };
+    }
+    match op {
+        Op::Open {
+            call, flags, mode, ..
+        } => match call {
+            OpenCall::Open => sc::open(a, *flags, *mode),
+            OpenCall::Openat => sc::openat(a, *flags, *mode),
+            OpenCall::Creat => sc::creat(a, *mode),
+        },
+        Op::Close { .. } => sc::close(fd),
+        Op::Write { data, .. } => sc::write(fd, data),
+        Op::Pwrite { data, offset, .. } => sc::pwrite64(fd, data, *offset),
+        Op::Read { size, .. } => sc::read(fd, first!(*size)),
+        Op::Pread { size, offset, .. } => sc::pread64(fd, first!(*size), *offset),
+        Op::Dup { .. } => sc::dup(fd),
+        Op::SyncFileRange {
+            offset,
+            size,
+            flags,
+            ..
+        } => sc::sync_file_range(fd, *offset, *size, *flags),
+        Op::FdSync { call, .. } => match call {
+            SyncCall::Fsync => sc::fsync(fd),
+            SyncCall::Fdatasync => sc::fdatasync(fd),
+            SyncCall::Syncfs => sc::syncfs(fd),
+        },
+        Op::Sync => sc::sync(),
+        Op::Rename { call, flags, .. } => match call {
+            RenameCall::Rename => sc::rename(a, b),
+            RenameCall::Renameat => sc::renameat(a, b),
+            RenameCall::Renameat2 => sc::renameat2(a, b, *flags),
+        },
+        Op::Link { at: false, .. } => sc::link(a, b),
+        Op::Link {
+            at: true, flags, ..
+        } => sc::linkat(a, b, *flags),
+        Op::Symlink { at: false, .. } => sc::symlink(a, b),
+        Op::Symlink { at: true, .. } => sc::symlinkat(a, b),
+        Op::Unlink { .. } => sc::unlink(a),
+        Op::Unlinkat { flags, .. } => sc::unlinkat(a, *flags),
+        Op::Mkdir {
+            at: false, mode, ..
+        } => sc::mkdir(a, *mode),
+        Op::Mkdir { at: true, mode, .. } => sc::mkdirat(a, *mode),
+        Op::Rmdir { .. } => sc::rmdir(a),
+        Op::Stat {
+            call, flags, mask, ..
+        } => match call {
+            StatCall::Stat => sc::stat(a, out),
+            StatCall::Lstat => sc::lstat(a, out),
+            StatCall::Fstatat => sc::newfstatat(a, out, *flags),
+            StatCall::Statx => sc::statx(a, *flags, *mask, out),
+        },
+        Op::Fstat { .. } => sc::fstat(fd, out),
+        Op::Truncate { size, .. } => sc::truncate(a, *size),
+        Op::Ftruncate { size, .. } => sc::ftruncate(fd, *size),
+        Op::Fallocate {
+            flags,
+            offset,
+            size,
+            ..
+        } => sc::fallocate(fd, *flags, *offset, *size),
+        Op::Chmod {
+            at: false, mode, ..
+        } => sc::chmod(a, *mode),
+        Op::Chmod { at: true, mode, .. } => sc::fchmodat(a, *mode),
+        Op::Fchmod { mode, .. } => sc::fchmod(fd, *mode),
+        Op::Chown {
+            call,
+            uid,
+            gid,
+            flags,
+            ..
+        } => match call {
+            ChownCall::Chown => sc::chown(a, *uid, *gid),
+            ChownCall::Lchown => sc::lchown(a, *uid, *gid),
+            ChownCall::Fchownat => sc::fchownat(a, *uid, *gid, *flags),
+        },
+        Op::Fchown { uid, gid, .. } => sc::fchown(fd, *uid, *gid),
+        Op::Utimensat {
+            path: Some(_),
+            flags,
+            ..
+        } => sc::utimensat_now(a, *flags),
+        Op::Utimensat {
+            path: None, flags, ..
+        } => sc::futimens_now(fd, *flags),
+        Op::Access {
+            at: false, mode, ..
+        } => sc::access(a, *mode),
+        Op::Access { at: true, mode, .. } => sc::faccessat(a, *mode),
+        Op::Setxattr {
+            name, value, flags, ..
+        } => sc::setxattr(a, name, value, *flags),
+        Op::Getxattr { name, .. } => sc::getxattr(a, name, first!(GETXATTR_LEN)),
+        Op::Removexattr { name, .. } => sc::removexattr(a, name),
+        Op::Getdents64 { size, .. } => sc::getdents64(fd, first!(*size)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::signature::limits::MAX_IO_BYTES;
     use crate::signature::step::{op_fields, op_names};
     use crate::testbed::confine::run_in_dir;
+
+    #[test]
+    fn a_buffer_shorter_than_the_call_needs_is_refused_before_the_kernel() {
+        let op = Op::Pread {
+            slot: 0,
+            size: 1 << 20,
+            offset: 0,
+        };
+        let mut small = vec![0u8; 4096];
+        assert_eq!(
+            super::issue(&op, -1, c"", c"", &mut small),
+            Err(Errno(libc::EFAULT))
+        );
+        // Large enough: the kernel is asked, and says the descriptor is bad.
+        let mut big = vec![0u8; 1 << 20];
+        assert_eq!(
+            super::issue(&op, -1, c"", c"", &mut big),
+            Err(Errno(libc::EBADF))
+        );
+    }
 
     /// One signature step of `op` with every field it takes, sizes at their maximum.
     fn step_of(op: &str) -> String {

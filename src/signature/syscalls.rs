@@ -1,8 +1,9 @@
 //! What sigbench knows about each syscall, in one table that the op table (`step.rs`), the
 //! executor (the name each step issues and is timed under) and the recorder (where a
 //! traced call's paths and descriptor are, whether it changes the filesystem, whether it
-//! only looks) all read. Adding a syscall: a row here, a row in `step::OPS`, an arm in
-//! `sys::call::issue`, and — if traces should record it — a family in `record::steps`.
+//! only looks) all read. Adding a syscall: a row here, a row in `step::OPS`, a function in
+//! `sys::call::step` and its arm in `exec::steps::issue`, and — if traces should record it
+//! — a family in `record::steps`.
 
 /// One syscall, named as the kernel and strace name it.
 #[derive(Debug)]
