@@ -46,135 +46,63 @@ pub mod step {
         Ok(())
     }
 
-    #[inline(always)]
-    pub fn open(path: &CStr, flags: i32, mode: u32) -> SysResult {
-        call!(libc::SYS_open, path.as_ptr(), flags, mode)
+    /// One function per line: `fn NAME(ARGS) => (NUMBER, ARGUMENTS…);` becomes a safe,
+    /// always-inlined `pub fn NAME(ARGS) -> SysResult` issuing that call.
+    macro_rules! calls {
+        ($($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) => ($($x:expr),+);)*) => {
+            $($(#[$doc])* #[inline(always)] pub fn $name($($arg: $ty),*) -> SysResult {
+                call!($($x),+)
+            })*
+        };
     }
-    #[inline(always)]
-    pub fn openat(path: &CStr, flags: i32, mode: u32) -> SysResult {
-        call!(libc::SYS_openat, AT_FDCWD, path.as_ptr(), flags, mode)
+
+    calls! {
+        fn open(path: &CStr, flags: i32, mode: u32) => (libc::SYS_open, path.as_ptr(), flags, mode);
+        fn openat(path: &CStr, flags: i32, mode: u32) => (libc::SYS_openat, AT_FDCWD, path.as_ptr(), flags, mode);
+        fn creat(path: &CStr, mode: u32) => (libc::SYS_creat, path.as_ptr(), mode);
+        fn close(fd: i32) => (libc::SYS_close, fd);
+        fn write(fd: i32, data: &[u8]) => (libc::SYS_write, fd, data.as_ptr(), data.len());
+        fn pwrite64(fd: i32, data: &[u8], offset: u64) => (libc::SYS_pwrite64, fd, data.as_ptr(), data.len(), offset);
+        fn read(fd: i32, buf: &mut [u8]) => (libc::SYS_read, fd, buf.as_mut_ptr(), buf.len());
+        fn pread64(fd: i32, buf: &mut [u8], offset: u64) => (libc::SYS_pread64, fd, buf.as_mut_ptr(), buf.len(), offset);
+        fn dup(fd: i32) => (libc::SYS_dup, fd);
+        fn sync_file_range(fd: i32, offset: u64, size: u64, flags: u32) => (libc::SYS_sync_file_range, fd, offset, size, flags);
+        fn fsync(fd: i32) => (libc::SYS_fsync, fd);
+        fn fdatasync(fd: i32) => (libc::SYS_fdatasync, fd);
+        fn syncfs(fd: i32) => (libc::SYS_syncfs, fd);
+        fn sync() => (libc::SYS_sync);
+        fn rename(from: &CStr, to: &CStr) => (libc::SYS_rename, from.as_ptr(), to.as_ptr());
+        fn renameat(from: &CStr, to: &CStr) => (libc::SYS_renameat, AT_FDCWD, from.as_ptr(), AT_FDCWD, to.as_ptr());
+        fn renameat2(from: &CStr, to: &CStr, flags: u32) => (libc::SYS_renameat2, AT_FDCWD, from.as_ptr(), AT_FDCWD, to.as_ptr(), flags);
+        fn link(from: &CStr, to: &CStr) => (libc::SYS_link, from.as_ptr(), to.as_ptr());
+        fn linkat(from: &CStr, to: &CStr, flags: i32) => (libc::SYS_linkat, AT_FDCWD, from.as_ptr(), AT_FDCWD, to.as_ptr(), flags);
+        fn symlink(target: &CStr, path: &CStr) => (libc::SYS_symlink, target.as_ptr(), path.as_ptr());
+        fn symlinkat(target: &CStr, path: &CStr) => (libc::SYS_symlinkat, target.as_ptr(), AT_FDCWD, path.as_ptr());
+        fn unlink(path: &CStr) => (libc::SYS_unlink, path.as_ptr());
+        fn unlinkat(path: &CStr, flags: i32) => (libc::SYS_unlinkat, AT_FDCWD, path.as_ptr(), flags);
+        fn mkdir(path: &CStr, mode: u32) => (libc::SYS_mkdir, path.as_ptr(), mode);
+        fn mkdirat(path: &CStr, mode: u32) => (libc::SYS_mkdirat, AT_FDCWD, path.as_ptr(), mode);
+        fn rmdir(path: &CStr) => (libc::SYS_rmdir, path.as_ptr());
+        fn truncate(path: &CStr, size: u64) => (libc::SYS_truncate, path.as_ptr(), size);
+        fn ftruncate(fd: i32, size: u64) => (libc::SYS_ftruncate, fd, size);
+        fn fallocate(fd: i32, flags: i32, offset: u64, size: u64) => (libc::SYS_fallocate, fd, flags, offset, size);
+        fn chmod(path: &CStr, mode: u32) => (libc::SYS_chmod, path.as_ptr(), mode);
+        fn fchmodat(path: &CStr, mode: u32) => (libc::SYS_fchmodat, AT_FDCWD, path.as_ptr(), mode);
+        fn fchmod(fd: i32, mode: u32) => (libc::SYS_fchmod, fd, mode);
+        fn chown(path: &CStr, uid: u32, gid: u32) => (libc::SYS_chown, path.as_ptr(), uid, gid);
+        fn lchown(path: &CStr, uid: u32, gid: u32) => (libc::SYS_lchown, path.as_ptr(), uid, gid);
+        fn fchownat(path: &CStr, uid: u32, gid: u32, flags: i32) => (libc::SYS_fchownat, AT_FDCWD, path.as_ptr(), uid, gid, flags);
+        fn fchown(fd: i32, uid: u32, gid: u32) => (libc::SYS_fchown, fd, uid, gid);
+        /// `utimensat(AT_FDCWD, path, NULL, flags)`: both times "now".
+        fn utimensat_now(path: &CStr, flags: i32) => (libc::SYS_utimensat, AT_FDCWD, path.as_ptr(), NULL, flags);
+        /// `utimensat(fd, NULL, NULL, flags)` (futimens): both times "now".
+        fn futimens_now(fd: i32, flags: i32) => (libc::SYS_utimensat, fd, NULL, NULL, flags);
+        fn access(path: &CStr, mode: i32) => (libc::SYS_access, path.as_ptr(), mode);
+        fn faccessat(path: &CStr, mode: i32) => (libc::SYS_faccessat, AT_FDCWD, path.as_ptr(), mode);
+        fn removexattr(path: &CStr, name: &CStr) => (libc::SYS_removexattr, path.as_ptr(), name.as_ptr());
+        fn getdents64(fd: i32, out: &mut [u8]) => (libc::SYS_getdents64, fd, out.as_mut_ptr(), out.len());
     }
-    #[inline(always)]
-    pub fn creat(path: &CStr, mode: u32) -> SysResult {
-        call!(libc::SYS_creat, path.as_ptr(), mode)
-    }
-    #[inline(always)]
-    pub fn close(fd: i32) -> SysResult {
-        call!(libc::SYS_close, fd)
-    }
-    #[inline(always)]
-    pub fn write(fd: i32, data: &[u8]) -> SysResult {
-        call!(libc::SYS_write, fd, data.as_ptr(), data.len())
-    }
-    #[inline(always)]
-    pub fn pwrite64(fd: i32, data: &[u8], offset: u64) -> SysResult {
-        call!(libc::SYS_pwrite64, fd, data.as_ptr(), data.len(), offset)
-    }
-    #[inline(always)]
-    pub fn read(fd: i32, buf: &mut [u8]) -> SysResult {
-        call!(libc::SYS_read, fd, buf.as_mut_ptr(), buf.len())
-    }
-    #[inline(always)]
-    pub fn pread64(fd: i32, buf: &mut [u8], offset: u64) -> SysResult {
-        call!(libc::SYS_pread64, fd, buf.as_mut_ptr(), buf.len(), offset)
-    }
-    #[inline(always)]
-    pub fn dup(fd: i32) -> SysResult {
-        call!(libc::SYS_dup, fd)
-    }
-    #[inline(always)]
-    pub fn sync_file_range(fd: i32, offset: u64, size: u64, flags: u32) -> SysResult {
-        call!(libc::SYS_sync_file_range, fd, offset, size, flags)
-    }
-    #[inline(always)]
-    pub fn fsync(fd: i32) -> SysResult {
-        call!(libc::SYS_fsync, fd)
-    }
-    #[inline(always)]
-    pub fn fdatasync(fd: i32) -> SysResult {
-        call!(libc::SYS_fdatasync, fd)
-    }
-    #[inline(always)]
-    pub fn syncfs(fd: i32) -> SysResult {
-        call!(libc::SYS_syncfs, fd)
-    }
-    #[inline(always)]
-    pub fn sync() -> SysResult {
-        call!(libc::SYS_sync)
-    }
-    #[inline(always)]
-    pub fn rename(from: &CStr, to: &CStr) -> SysResult {
-        call!(libc::SYS_rename, from.as_ptr(), to.as_ptr())
-    }
-    #[inline(always)]
-    pub fn renameat(from: &CStr, to: &CStr) -> SysResult {
-        call!(
-            libc::SYS_renameat,
-            AT_FDCWD,
-            from.as_ptr(),
-            AT_FDCWD,
-            to.as_ptr()
-        )
-    }
-    #[inline(always)]
-    pub fn renameat2(from: &CStr, to: &CStr, flags: u32) -> SysResult {
-        call!(
-            libc::SYS_renameat2,
-            AT_FDCWD,
-            from.as_ptr(),
-            AT_FDCWD,
-            to.as_ptr(),
-            flags
-        )
-    }
-    #[inline(always)]
-    pub fn link(from: &CStr, to: &CStr) -> SysResult {
-        call!(libc::SYS_link, from.as_ptr(), to.as_ptr())
-    }
-    #[inline(always)]
-    pub fn linkat(from: &CStr, to: &CStr, flags: i32) -> SysResult {
-        call!(
-            libc::SYS_linkat,
-            AT_FDCWD,
-            from.as_ptr(),
-            AT_FDCWD,
-            to.as_ptr(),
-            flags
-        )
-    }
-    #[inline(always)]
-    pub fn symlink(target: &CStr, path: &CStr) -> SysResult {
-        call!(libc::SYS_symlink, target.as_ptr(), path.as_ptr())
-    }
-    #[inline(always)]
-    pub fn symlinkat(target: &CStr, path: &CStr) -> SysResult {
-        call!(
-            libc::SYS_symlinkat,
-            target.as_ptr(),
-            AT_FDCWD,
-            path.as_ptr()
-        )
-    }
-    #[inline(always)]
-    pub fn unlink(path: &CStr) -> SysResult {
-        call!(libc::SYS_unlink, path.as_ptr())
-    }
-    #[inline(always)]
-    pub fn unlinkat(path: &CStr, flags: i32) -> SysResult {
-        call!(libc::SYS_unlinkat, AT_FDCWD, path.as_ptr(), flags)
-    }
-    #[inline(always)]
-    pub fn mkdir(path: &CStr, mode: u32) -> SysResult {
-        call!(libc::SYS_mkdir, path.as_ptr(), mode)
-    }
-    #[inline(always)]
-    pub fn mkdirat(path: &CStr, mode: u32) -> SysResult {
-        call!(libc::SYS_mkdirat, AT_FDCWD, path.as_ptr(), mode)
-    }
-    #[inline(always)]
-    pub fn rmdir(path: &CStr) -> SysResult {
-        call!(libc::SYS_rmdir, path.as_ptr())
-    }
+
     /// `stat(2)` into `out` (at least a `struct stat`, else EFAULT without a call).
     #[inline(always)]
     pub fn stat(path: &CStr, out: &mut [u8]) -> SysResult {
@@ -215,64 +143,6 @@ pub mod step {
         call!(libc::SYS_fstat, fd, out.as_mut_ptr())
     }
     #[inline(always)]
-    pub fn truncate(path: &CStr, size: u64) -> SysResult {
-        call!(libc::SYS_truncate, path.as_ptr(), size)
-    }
-    #[inline(always)]
-    pub fn ftruncate(fd: i32, size: u64) -> SysResult {
-        call!(libc::SYS_ftruncate, fd, size)
-    }
-    #[inline(always)]
-    pub fn fallocate(fd: i32, flags: i32, offset: u64, size: u64) -> SysResult {
-        call!(libc::SYS_fallocate, fd, flags, offset, size)
-    }
-    #[inline(always)]
-    pub fn chmod(path: &CStr, mode: u32) -> SysResult {
-        call!(libc::SYS_chmod, path.as_ptr(), mode)
-    }
-    #[inline(always)]
-    pub fn fchmodat(path: &CStr, mode: u32) -> SysResult {
-        call!(libc::SYS_fchmodat, AT_FDCWD, path.as_ptr(), mode)
-    }
-    #[inline(always)]
-    pub fn fchmod(fd: i32, mode: u32) -> SysResult {
-        call!(libc::SYS_fchmod, fd, mode)
-    }
-    #[inline(always)]
-    pub fn chown(path: &CStr, uid: u32, gid: u32) -> SysResult {
-        call!(libc::SYS_chown, path.as_ptr(), uid, gid)
-    }
-    #[inline(always)]
-    pub fn lchown(path: &CStr, uid: u32, gid: u32) -> SysResult {
-        call!(libc::SYS_lchown, path.as_ptr(), uid, gid)
-    }
-    #[inline(always)]
-    pub fn fchownat(path: &CStr, uid: u32, gid: u32, flags: i32) -> SysResult {
-        call!(libc::SYS_fchownat, AT_FDCWD, path.as_ptr(), uid, gid, flags)
-    }
-    #[inline(always)]
-    pub fn fchown(fd: i32, uid: u32, gid: u32) -> SysResult {
-        call!(libc::SYS_fchown, fd, uid, gid)
-    }
-    /// `utimensat(AT_FDCWD, path, NULL, flags)`: both times "now".
-    #[inline(always)]
-    pub fn utimensat_now(path: &CStr, flags: i32) -> SysResult {
-        call!(libc::SYS_utimensat, AT_FDCWD, path.as_ptr(), NULL, flags)
-    }
-    /// `utimensat(fd, NULL, NULL, flags)` (futimens): both times "now".
-    #[inline(always)]
-    pub fn futimens_now(fd: i32, flags: i32) -> SysResult {
-        call!(libc::SYS_utimensat, fd, NULL, NULL, flags)
-    }
-    #[inline(always)]
-    pub fn access(path: &CStr, mode: i32) -> SysResult {
-        call!(libc::SYS_access, path.as_ptr(), mode)
-    }
-    #[inline(always)]
-    pub fn faccessat(path: &CStr, mode: i32) -> SysResult {
-        call!(libc::SYS_faccessat, AT_FDCWD, path.as_ptr(), mode)
-    }
-    #[inline(always)]
     pub fn setxattr(path: &CStr, name: &CStr, value: &[u8], flags: i32) -> SysResult {
         let (p, n) = (path.as_ptr(), name.as_ptr());
         call!(libc::SYS_setxattr, p, n, value.as_ptr(), value.len(), flags)
@@ -281,14 +151,6 @@ pub mod step {
     pub fn getxattr(path: &CStr, name: &CStr, out: &mut [u8]) -> SysResult {
         let (p, n) = (path.as_ptr(), name.as_ptr());
         call!(libc::SYS_getxattr, p, n, out.as_mut_ptr(), out.len())
-    }
-    #[inline(always)]
-    pub fn removexattr(path: &CStr, name: &CStr) -> SysResult {
-        call!(libc::SYS_removexattr, path.as_ptr(), name.as_ptr())
-    }
-    #[inline(always)]
-    pub fn getdents64(fd: i32, out: &mut [u8]) -> SysResult {
-        call!(libc::SYS_getdents64, fd, out.as_mut_ptr(), out.len())
     }
 }
 
