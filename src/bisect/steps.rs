@@ -458,8 +458,21 @@ impl Bisected {
         })
     }
 
-    /// The bisect as its document has it, with what changed from the last good step to
-    /// the first bad one.
+    /// The last good step and the first bad one, each with its label (a kernel's release,
+    /// a commit's id) and stored runs: what changed between them is the bisect's evidence.
+    pub fn first_change(&self) -> Option<[(String, &[RunDocument]); 2]> {
+        let bad = self.outcome.first_bad?;
+        let good = last_good(&self.outcome, bad)?;
+        let side = |i: usize| {
+            let runs = self.docs.get(i)?.as_deref().filter(|d| !d.is_empty())?;
+            let label = self.names[i].split(' ').next().unwrap_or_default();
+            Some((label.to_string(), runs))
+        };
+        Some([side(good)?, side(bad)?])
+    }
+
+    /// The bisect as its document has it (`report::bisect::report_of` adds what changed
+    /// from the last good step to the first bad one).
     pub fn report(&self, signature: &str) -> crate::bisect::Report {
         let mut report = crate::bisect::Report::new(
             self.what.clone(),
@@ -467,11 +480,6 @@ impl Bisected {
             self.names.clone(),
             self.outcome.clone(),
         );
-        report.changed = self
-            .outcome
-            .first_bad
-            .and_then(|i| evidence(self, last_good(&self.outcome, i)?, i))
-            .map(|t| crate::report::table::to_changed(&t));
         report.suspects = self.suspects.clone();
         report.flame_stacks = self
             .outcome
@@ -488,97 +496,5 @@ impl Bisected {
             .collect();
         report.changelog = self.changelog.clone();
         report
-    }
-}
-
-/// What changed significantly from the last good step to the first bad one, every metric
-/// (phase slab changes included), as `compare` ranks them.
-fn evidence(b: &Bisected, good: usize, bad: usize) -> Option<crate::report::table::Table> {
-    use crate::stats::compare::{Samples, compare};
-    let runs = |i: usize| b.docs.get(i)?.as_ref().filter(|d| !d.is_empty());
-    let (g, x) = (runs(good)?, runs(bad)?);
-    let label = |i: usize| b.names[i].split(' ').next().unwrap_or_default().to_string();
-    let cmp = compare(
-        &[
-            Samples::from_runs(&label(good), g),
-            Samples::from_runs(&label(bad), x),
-        ],
-        crate::stats::Test::MannWhitney,
-        0.05,
-    );
-    // The metric bisected first, then as compare ranks them: the first twelve rows, and
-    // of a profiled bisect six profile rows besides (where the time went; they rank after
-    // the kernel-wide deltas).
-    let mut rows = crate::report::compare::changed_rows(&cmp);
-    rows.sort_by_key(|(_, _, r)| r.metric != b.outcome.metric);
-    let (profile, mut rest): (Vec<_>, Vec<_>) =
-        rows.into_iter().partition(|(_, _, r)| r.metric.profiled());
-    rest.truncate(12);
-    let rows = rest
-        .into_iter()
-        .chain(profile_rows(profile, |(_, _, r)| &r.metric, 6))
-        .collect();
-    let mut t = crate::report::compare::rows_table(&cmp, rows);
-    t.title = format!(
-        "what changed from the last good {} to the first bad {}",
-        label(good),
-        label(bad)
-    );
-    Some(t)
-}
-
-/// At most `keep` of a comparison's profile rows (ranked), the functions' own times first:
-/// a slower function adds its time to the total of every caller up to the system call, so
-/// the totals that moved most are its callers, all by the same milliseconds, and say less
-/// than where the time was spent. Two totals are kept where there are any (a new code
-/// path's), the rest are self rows, each kind in its ranked order.
-/// `metric` reads a row's metric.
-fn profile_rows<T>(profile: Vec<T>, metric: impl Fn(&T) -> &Metric, keep: usize) -> Vec<T> {
-    let (own, total): (Vec<_>, Vec<_>) =
-        profile.into_iter().partition(|r| metric(r).profiled_self());
-    let own_kept = own.len().min(keep - total.len().min(2));
-    let total_kept = total.len().min(keep - own_kept);
-    own.into_iter()
-        .take(own_kept)
-        .chain(total.into_iter().take(total_kept))
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::profile_rows;
-    use crate::metric::Metric;
-
-    fn row(metric: &str) -> Metric {
-        metric.parse().unwrap()
-    }
-
-    /// udelay's caller chain moves as one: the bisect's evidence names where the time went
-    /// (the self rows) before the callers' totals, and keeps two totals.
-    #[test]
-    fn own_times_come_before_their_callers_totals() {
-        let ranked = vec![
-            row("delete.profile.total.do_syscall_64"),
-            row("delete.profile.total.do_unlinkat"),
-            row("delete.profile.total.shmem_unlink"),
-            row("delete.profile.self.delay_tsc"),
-            row("delete.profile.self.shmem_unlink"),
-        ];
-        let kept: Vec<String> = profile_rows(ranked.clone(), |m| m, 4)
-            .iter()
-            .map(Metric::to_string)
-            .collect();
-        assert_eq!(
-            kept,
-            [
-                "delete.profile.self.delay_tsc",
-                "delete.profile.self.shmem_unlink",
-                "delete.profile.total.do_syscall_64",
-                "delete.profile.total.do_unlinkat"
-            ]
-        );
-        // Fewer self rows than room: the totals fill it.
-        assert_eq!(profile_rows(ranked.clone(), |m| m, 6).len(), 5);
-        assert_eq!(profile_rows(ranked[..3].to_vec(), |m| m, 6).len(), 3);
     }
 }

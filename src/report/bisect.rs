@@ -5,7 +5,9 @@
 use super::document::{Document, Figure};
 use super::plot::{Judged, bisect_strip};
 use super::table::{Align, Table};
+use crate::bisect::steps::Bisected;
 use crate::bisect::{Call, Report, Step};
+use crate::metric::Metric;
 use crate::stats::Summary;
 use anyhow::Result;
 
@@ -256,6 +258,59 @@ pub fn document(r: &Report) -> Result<Document> {
     })
 }
 
+/// A finished bisect's document: its outcome and what was found before it
+/// (`Bisected::report`), and what changed from the last good step to the first bad one,
+/// as a table kept in the document.
+pub fn report_of(done: &Bisected, signature: &str) -> Report {
+    let mut report = done.report(signature);
+    report.changed = evidence(done).map(|t| super::table::to_changed(&t));
+    report
+}
+
+/// What changed significantly from the last good step to the first bad one, every metric
+/// (phase slab changes included), as `compare` ranks them.
+fn evidence(b: &Bisected) -> Option<Table> {
+    use crate::stats::compare::{Samples, compare};
+    let [(good, g), (bad, x)] = b.first_change()?;
+    let cmp = compare(
+        &[Samples::from_runs(&good, g), Samples::from_runs(&bad, x)],
+        crate::stats::Test::MannWhitney,
+        0.05,
+    );
+    // The metric bisected first, then as compare ranks them: the first twelve rows, and
+    // of a profiled bisect six profile rows besides (where the time went; they rank after
+    // the kernel-wide deltas).
+    let mut rows = super::compare::changed_rows(&cmp);
+    rows.sort_by_key(|(_, _, r)| r.metric != b.outcome.metric);
+    let (profile, mut rest): (Vec<_>, Vec<_>) =
+        rows.into_iter().partition(|(_, _, r)| r.metric.profiled());
+    rest.truncate(12);
+    let rows = rest
+        .into_iter()
+        .chain(profile_rows(profile, |(_, _, r)| &r.metric, 6))
+        .collect();
+    let mut t = super::compare::rows_table(&cmp, rows);
+    t.title = format!("what changed from the last good {good} to the first bad {bad}");
+    Some(t)
+}
+
+/// At most `keep` of a comparison's profile rows (ranked), the functions' own times first:
+/// a slower function adds its time to the total of every caller up to the system call, so
+/// the totals that moved most are its callers, all by the same milliseconds, and say less
+/// than where the time was spent. Two totals are kept where there are any (a new code
+/// path's), the rest are self rows, each kind in its ranked order.
+/// `metric` reads a row's metric.
+fn profile_rows<T>(profile: Vec<T>, metric: impl Fn(&T) -> &Metric, keep: usize) -> Vec<T> {
+    let (own, total): (Vec<_>, Vec<_>) =
+        profile.into_iter().partition(|r| metric(r).profiled_self());
+    let own_kept = own.len().min(keep - total.len().min(2));
+    let total_kept = total.len().min(keep - own_kept);
+    own.into_iter()
+        .take(own_kept)
+        .chain(total.into_iter().take(total_kept))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,5 +428,44 @@ mod tests {
         let e = Report::read(&f).unwrap_err().to_string();
         assert!(e.contains("not a sigbench bisect document"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod evidence_tests {
+    use super::profile_rows;
+    use crate::metric::Metric;
+
+    fn row(metric: &str) -> Metric {
+        metric.parse().unwrap()
+    }
+
+    /// udelay's caller chain moves as one: the bisect's evidence names where the time went
+    /// (the self rows) before the callers' totals, and keeps two totals.
+    #[test]
+    fn own_times_come_before_their_callers_totals() {
+        let ranked = vec![
+            row("delete.profile.total.do_syscall_64"),
+            row("delete.profile.total.do_unlinkat"),
+            row("delete.profile.total.shmem_unlink"),
+            row("delete.profile.self.delay_tsc"),
+            row("delete.profile.self.shmem_unlink"),
+        ];
+        let kept: Vec<String> = profile_rows(ranked.clone(), |m| m, 4)
+            .iter()
+            .map(Metric::to_string)
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                "delete.profile.self.delay_tsc",
+                "delete.profile.self.shmem_unlink",
+                "delete.profile.total.do_syscall_64",
+                "delete.profile.total.do_unlinkat"
+            ]
+        );
+        // Fewer self rows than room: the totals fill it.
+        assert_eq!(profile_rows(ranked.clone(), |m| m, 6).len(), 5);
+        assert_eq!(profile_rows(ranked[..3].to_vec(), |m| m, 6).len(), 3);
     }
 }

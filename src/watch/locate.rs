@@ -336,7 +336,7 @@ pub fn to_commit(
         Ok(d) => d,
         Err(e) => return failed_bisect(w, e),
     };
-    let report = done.report(&w.plan.signature.name);
+    let report = crate::report::bisect::report_of(&done, &w.plan.signature.name);
     if let Some(f) = &report.first_bad {
         for &k in confirmed {
             records[k].culprit = Some(f.clone());

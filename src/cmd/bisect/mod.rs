@@ -173,7 +173,7 @@ pub fn run(args: BisectArgs) -> Result<i32> {
             &mut progress,
         )?,
     };
-    let report = done.report(&plan.signature.name);
+    let report = sigbench::report::bisect::report_of(&done, &plan.signature.name);
     let mut o = format!(
         "bisect of {} on {}, metric {}\n",
         report.signature, report.what, args.metric
