@@ -328,3 +328,24 @@ impl Request {
         Ok(specs)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The probes runs with clients add by default count the kernel's behaviour, not the
+    /// workload's: each is named in `metric::KERNEL_WIDE_PROBES`, so it is compared as
+    /// evidence and never alerts.
+    #[test]
+    fn default_contention_probes_are_kernel_wide_metrics() {
+        for fs in Fs::ALL {
+            for d in std::iter::once(&CONTENTION_PROBE).chain(fs.contention_probes()) {
+                let name = ProbeSpec::parse(d).unwrap().name;
+                assert!(
+                    crate::metric::KERNEL_WIDE_PROBES.contains(&name.as_str()),
+                    "{fs:?}: {name} counts the kernel's behaviour but is not in KERNEL_WIDE_PROBES"
+                );
+            }
+        }
+    }
+}

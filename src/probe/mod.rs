@@ -195,12 +195,6 @@ struct Profiling {
     cpus: Vec<i32>,
 }
 
-/// Counters of probes that count kernel-wide behaviour rather than the workload's own
-/// operations (the default probes of runs with clients: lock contention, btrfs's space
-/// flushes — `plan::request::CONTENTION_PROBE`, `Fs::contention_probes`): compared as
-/// kernel-wide rows, evidence and never an alert. A new probe there needs its name here.
-pub const EVIDENCE_COUNTERS: &[&str] = &["lock_contention", "space_flushes"];
-
 /// The prefix of kprobe groups sigbench creates (`sigbench_<pid>`), for cleanup.
 pub const KPROBE_GROUP_PREFIX: &str = "sigbench_";
 
