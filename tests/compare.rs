@@ -24,7 +24,7 @@ fn with_db(db: &Path, args: &[&str]) -> Output {
 
 fn json_compare(db: &Path, a: &str, b: &str) -> serde_json::Value {
     let out = with_db(db, &["compare", a, b, "--format", "json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     serde_json::from_slice(&out.stdout).expect("compare --format json prints one JSON document")
 }
 
@@ -68,7 +68,7 @@ fn a_a_comparison_flags_at_most_one_time_metric_and_no_counter() {
     for _ in 0..10 {
         for label in ["same-1", "same-2"] {
             let out = with_db(&db, &["run", "--dir", "a", "--label", label]);
-            assert!(out.status.success(), "{}", stderr(&out));
+            assert_ok(&out);
         }
     }
     let cmp = json_compare(&db, "same-1", "same-2");
@@ -105,7 +105,7 @@ fn ext4_versus_btrfs_is_a_significant_difference_with_exit_codes() {
                 "run", "--fs", fs, "--dir", "a", "-n", "2000", "-r", "10", "--label", fs,
             ],
         );
-        assert!(out.status.success(), "{}", stderr(&out));
+        assert_ok(&out);
     }
     let cmp = json_compare(&db, "ext4", "btrfs");
     let wall = rows(&cmp, "wall_ms")[0];
@@ -186,7 +186,7 @@ fn a_sweep_scales_evictions_linearly() {
         &db,
         &["run", "-n", "50,100,250,500,1000", "--label", "sweep"],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let text = stdout(&out);
     for dir in ["zstd", "lzo", "uncompressed"] {
         let line = text
@@ -276,7 +276,7 @@ fn a_killed_run_leaves_its_finished_cases_in_a_readable_database() {
     child.wait().unwrap();
 
     let out = with_db(&db, &["runs"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let line = stdout(&out)
         .lines()
         .find(|l| l.contains(" killed "))
@@ -293,7 +293,7 @@ fn a_killed_run_leaves_its_finished_cases_in_a_readable_database() {
     assert!(line.ends_with("running"), "never finished: {line}");
     // Every stored case is whole: they all export and parse.
     let out = with_db(&db, &["export", "--label", "killed"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["runs"][0]["cases"].as_array().unwrap().len(), cases);
 
@@ -366,7 +366,7 @@ fn export_import_and_json_files_as_labels() {
         &b,
         &["compare", "x", doc.to_str().unwrap(), "--format", "csv"],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let csv = stdout(&out);
     assert!(
         csv.starts_with("base,other,signature,dir,n,metric,"),
@@ -423,7 +423,7 @@ fn errors_stop_a_bisect_instead_of_judging() {
             "--json",
             f.to_str().unwrap(),
         ]);
-        assert!(out.status.success(), "{}", stderr(&out));
+        assert_ok(&out);
     }
     let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
     let db = dir.join("none.db");
@@ -476,7 +476,7 @@ fn judge_is_one_bisect_step_with_git_bisect_exit_codes() {
         "run", "churn", "--fs", "tmpfs", "-n", "2000", "-r", "3", "--label", "good",
     ];
     let out = with_db(&db, &base);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let judge = |extra: &[&str]| {
         let mut a = vec!["judge", "churn", "--kernel", "host", "--baseline", "good"];
         a.extend_from_slice(&["--fs", "tmpfs", "-n", "2000", "--db", dbs]);
@@ -543,7 +543,7 @@ fn judge_is_one_bisect_step_with_git_bisect_exit_codes() {
             "run", "churn", "--fs", "tmpfs", "-n", "500", "--label", "other",
         ],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let out = run(&[
         "compare",
         "good",
@@ -576,7 +576,7 @@ fn a_busy_machine_makes_a_time_verdict_inconclusive() {
         ]
     };
     let out = with_db(&db, &args("quiet"));
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     // More spinning threads than CPUs, for as long as the second label runs.
     let stop = Arc::new(AtomicBool::new(false));
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -595,7 +595,7 @@ fn a_busy_machine_makes_a_time_verdict_inconclusive() {
     for s in spinners {
         s.join().unwrap();
     }
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let cmp = json_compare(&db, "quiet", "busy");
     let busy = cmp["pairs"][0]["busy"].as_array().expect("a busy case");
     assert!(
@@ -642,7 +642,7 @@ fn runs_from_before_metrics_were_typed_compare_as_they_did() {
         &db,
         &["import", data.join("churn-runs.json").to_str().unwrap()],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     for format in ["text", "csv", "markdown"] {
         let out = with_db(
             &db,
@@ -654,7 +654,7 @@ fn runs_from_before_metrics_were_typed_compare_as_they_did() {
                 format,
             ],
         );
-        assert!(out.status.success(), "{}", stderr(&out));
+        assert_ok(&out);
         let then = std::fs::read_to_string(data.join(format!("churn-compare.{format}"))).unwrap();
         let now = stdout(&out);
         let differs = then

@@ -68,7 +68,7 @@ fn twelve_clients_on_btrfs_print_dbench_s_table_and_compare_leads_with_the_headl
     };
     let a = args("dbench-a", Some(&json));
     let out = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let text = stdout(&out);
     // dbench's table, its rows in its order, and its closing line.
     assert!(
@@ -136,9 +136,9 @@ fn twelve_clients_on_btrfs_print_dbench_s_table_and_compare_leads_with_the_headl
 
     let b = args("dbench-b", None);
     let out = run(&b.iter().map(String::as_str).collect::<Vec<_>>());
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let out = run(&["compare", "dbench-a", "dbench-b"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let text = stdout(&out);
     let head = text
         .lines()
@@ -402,7 +402,7 @@ fn a_sweep_of_clients_prints_a_scaling_table() {
         "0.5",
         "--no-store",
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let text = stdout(&out);
     assert_eq!(
         text.lines()
@@ -451,7 +451,7 @@ fn the_profile_of_clients_samples_every_client() {
         "-",
         "--no-store",
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let case = &doc["cases"][0];
     let profile = &case["profile"];
@@ -514,7 +514,7 @@ fn an_icount_guest_interleaves_its_clients_the_same_way_every_boot() {
         ];
         args.extend_from_slice(extra);
         let out = run(&args);
-        assert!(out.status.success(), "{}", stderr(&out));
+        assert_ok(&out);
         let text = stdout(&out);
         assert!(
             text.contains(
@@ -828,7 +828,7 @@ fn clients_on_two_icount_guest_cpus_run_the_same_way_every_boot() {
             .args(["--no-store", "--json", "-"])
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
+        assert_ok(&out);
         export_runs(&out).remove(0)
     };
     let first = boot();

@@ -104,7 +104,7 @@ fn mkfs_options_cannot_format_another_device() {
         "--mkfs-opts",
         "-O no-holes -R free-space-tree",
     ]);
-    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert_ok(&ok);
 }
 
 #[test]

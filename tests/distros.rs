@@ -354,7 +354,7 @@ fn each_distributions_packages_boot_and_run_test3_with_exact_evictions() {
     args.extend(["--jobs", "2", "--no-store", "--json", "-"].map(String::from));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = run(&args);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let runs = export_runs(&out);
     assert_eq!(runs.len(), 4);
     for (run, (layout, _, release)) in runs.iter().zip(&layouts) {
@@ -392,7 +392,7 @@ fn a_list_mixing_layouts_is_bisected_in_release_order() {
         db.to_str().unwrap(),
         &["--bisect-json", json.to_str().unwrap()],
     ));
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let text = stdout(&out);
     assert!(
         text.contains(&format!("first bad: {}", in_order[2])),

@@ -26,7 +26,7 @@ fn s3e_test5_shrinks_to_rename_and_unlink() {
         "-o",
         min.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let text = stdout(&out);
     assert!(text.contains("1-minimal: yes"), "{text}");
     assert_eq!(
@@ -47,7 +47,7 @@ fn s3e_test5_shrinks_to_rename_and_unlink() {
     );
     // It replays on its own and still evicts one inode per file.
     let replay = run(&["run", min.to_str().unwrap(), "-n", "250", "--no-store"]);
-    assert!(replay.status.success(), "{}", stderr(&replay));
+    assert_ok(&replay);
     assert!(
         s3e_lines(&replay)[0].ends_with("@inode_evictions: 250"),
         "{}",
@@ -71,7 +71,7 @@ fn churn_recreate_keeps_the_creates_and_the_deletes() {
         "-o",
         min.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let phases: Vec<String> = steps_of(&min).into_iter().map(|(p, _)| p).collect();
     assert_eq!(phases, ["create", "delete"], "{}", stdout(&out));
     std::fs::remove_file(&min).unwrap();
@@ -160,7 +160,7 @@ fn a_budget_ends_the_search_and_keeps_the_best_so_far() {
         "-o",
         min.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let err = stderr(&out);
     assert!(
         err.contains("the budget of 4 evaluations (--max-evals) is spent"),

@@ -131,7 +131,7 @@ fn record_and_replay(dir: &Scratch, trace: &Path) -> (String, BTreeMap<(u64, u32
         "--kept",
         &kept,
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     assert!(
         stdout(&out).contains(&format!("recorded {FILES} files under ")),
         "{}",
@@ -143,7 +143,7 @@ fn record_and_replay(dir: &Scratch, trace: &Path) -> (String, BTreeMap<(u64, u32
 
     let log = dir.s("replay.log");
     let out = run(&["run", &sig, "--op-log", &log]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let line = &s3e_lines(&out)[0];
     assert!(
         line.starts_with(&format!("...replaying {FILES} files on ")),
@@ -182,11 +182,11 @@ fn minimize_recorded(dir: &Scratch) -> Vec<(String, Vec<String>)> {
         "-o",
         min.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let summary = stdout(&out);
     assert!(summary.contains("1-minimal: yes"), "{summary}");
     let replay = run(&["run", min.to_str().unwrap(), "--no-store"]);
-    assert!(replay.status.success(), "{}", stderr(&replay));
+    assert_ok(&replay);
     for line in s3e_lines(&replay) {
         let evictions: u64 = line.rsplit(' ').next().unwrap().parse().unwrap();
         assert!(evictions >= FILES as u64, "{line}");
@@ -324,7 +324,7 @@ fn dpkg_upgrade_keeps_its_three_phases() {
     ];
     args.extend(v2.iter().map(String::as_str));
     let out = run(&args);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
 
     let (toml, recorded) = record_and_replay(&d, &trace);
     // Unpack each file as .dpkg-new and hard-link a backup; rename each into place;
@@ -377,7 +377,7 @@ fn validate_names_the_line_and_the_closest_op() {
         "validate",
         concat!(env!("CARGO_MANIFEST_DIR"), "/signatures/s3e-test3.toml"),
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
 }
 
 #[test]
@@ -393,7 +393,7 @@ fn malformed_traces_fail_with_the_line_or_are_counted_with_lenient() {
         stderr(&out)
     );
     let out = run(&["record", f.to_str().unwrap(), "--lenient"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     assert!(
         stderr(&out).contains("skipped 2 trace lines"),
         "{}",
@@ -415,7 +415,7 @@ fn malformed_traces_fail_with_the_line_or_are_counted_with_lenient() {
         stderr(&out)
     );
     let out = run(&["record", f.to_str().unwrap(), "--lenient"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     assert!(
         stderr(&out).contains("skipped 1 trace lines"),
         "{}",

@@ -27,7 +27,7 @@ fn report_of_a_real_sweep_renders_offline_in_chromium() {
             "--db",
             db.to_str().unwrap(),
         ]);
-        assert!(out.status.success(), "{}", stderr(&out));
+        assert_ok(&out);
     }
     let html = dir.join("report.html");
     let out = run(&[
@@ -37,7 +37,7 @@ fn report_of_a_real_sweep_renders_offline_in_chromium() {
         "-o",
         html.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let page = std::fs::read_to_string(&html).unwrap();
 
     // Self-contained: no scripts, no external resources.
@@ -104,7 +104,7 @@ fn report_of_a_real_sweep_renders_offline_in_chromium() {
         "--db",
         db.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let text = stdout(&out);
     let head: Vec<&str> = text.lines().take(30).collect();
     assert!(
@@ -146,7 +146,7 @@ fn report_of_a_real_sweep_renders_offline_in_chromium() {
         "-o",
         md.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let text = std::fs::read_to_string(&md).unwrap();
     for id in ["wall_ms", "sys_ms", "inode_evictions"] {
         assert!(text.contains(&format!("(report-{id}.svg)")), "{text}");
@@ -203,7 +203,7 @@ fn a_hostile_bisect_document_is_rendered_or_refused_never_spun_on() {
     };
     // Values whose span overflows: the page without a figure.
     let out = render(bisect_doc(&[1e308, -1e308], Some(1)));
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     assert!(
         std::fs::read_to_string(&page)
             .unwrap()
@@ -212,7 +212,7 @@ fn a_hostile_bisect_document_is_rendered_or_refused_never_spun_on() {
     // 100 000 samples (the median's interval was quadratic in them).
     let many: Vec<f64> = (0..100_000).map(|k| (k % 1000) as f64).collect();
     let out = render(bisect_doc(&many, Some(1)));
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     // A first bad beyond the list: one line naming the file.
     let out = render(bisect_doc(&[1.0, 2.0], Some(7)));
     assert_eq!(out.status.code(), Some(1));
@@ -234,7 +234,7 @@ fn a_hostile_bisect_document_is_rendered_or_refused_never_spun_on() {
         "bad_stacks": {"do_unlinkat;vfs_unlink": 10, hostile: 7}
     });
     let out = render(doc.to_string());
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(
         html.contains("id=\"flame_diff\""),
@@ -265,7 +265,7 @@ fn a_site_over_the_store_shows_every_series_label_and_triaged_change() {
     let db = db.to_str().unwrap();
     let series = stepped_series_named(&dir, "site-");
     let out = run(&["import", series.to_str().unwrap(), "--db", db]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let reports = dir.join("reports");
     let watch = |option: &str, path: &std::path::Path| {
         run(&[
@@ -279,7 +279,7 @@ fn a_site_over_the_store_shows_every_series_label_and_triaged_change() {
         ])
     };
     let found = watch("--report-dir", &reports);
-    assert!(found.status.success(), "{}", stderr(&found));
+    assert_ok(&found);
     let listed = stdout(&run(&["watch", "--changes", "--db", db]));
     let id = listed
         .lines()
@@ -296,10 +296,10 @@ fn a_site_over_the_store_shows_every_series_label_and_triaged_change() {
         "--db",
         db,
     ]);
-    assert!(t.status.success(), "{}", stderr(&t));
+    assert_ok(&t);
     let site = dir.join("site");
     let out = run(&["site", "-o", site.to_str().unwrap(), "--db", db]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     assert!(stdout(&out).contains("page(s) in"), "{}", stdout(&out));
 
     let index = std::fs::read_to_string(site.join("index.html")).unwrap();
@@ -371,7 +371,7 @@ fn a_site_over_the_store_shows_every_series_label_and_triaged_change() {
     // `watch --site` writes the same after a watch; a file in its place is one line.
     let site2 = dir.join("site2");
     let again = watch("--site", &site2);
-    assert!(again.status.success(), "{}", stderr(&again));
+    assert_ok(&again);
     assert!(site2.join("index.html").is_file());
     let not_dir = watch("--site", &series);
     assert_eq!(not_dir.status.code(), Some(1));
@@ -416,7 +416,7 @@ fn a_site_publishes_only_what_sigbench_wrote_for_it() {
         ])
         .output()
         .unwrap();
-    assert!(found.status.success(), "{}", stderr(&found));
+    assert_ok(&found);
     let conn = rusqlite::Connection::open(&db_path).unwrap();
     let ids: Vec<i64> = conn
         .prepare("SELECT change_id FROM change_reports WHERE format = 'html' ORDER BY change_id")
@@ -458,7 +458,7 @@ fn a_site_publishes_only_what_sigbench_wrote_for_it() {
             .unwrap()
     };
     let out = site_cmd(&site, db);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let kept = site.join(format!("reports/change-{}.html", ids[0]));
     assert!(kept.is_file(), "the stored report was not published");
     let grep = |d: &std::path::Path| {

@@ -10,7 +10,7 @@ fn default_run_counts_one_eviction_per_file_and_leaves_nothing() {
     let child = spawn(&["run"]);
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let lines = s3e_lines(&out);
     assert_eq!(
         lines.len(),
@@ -33,7 +33,7 @@ fn default_run_counts_one_eviction_per_file_and_leaves_nothing() {
 fn sweep_writes_a_json_document_with_evictions_equal_to_n() {
     let json = std::env::temp_dir().join(format!("sigbench-sweep-{}.json", std::process::id()));
     let out = run(&["run", "-n", "50,100,1000", "--json", json.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     std::fs::remove_file(&json).unwrap();
@@ -149,11 +149,11 @@ fn foreign_filesystem_is_refused_without_force() {
         "--dir",
         "a",
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     assert_eq!(scratch.blkid(), "btrfs sigbench");
     // Now it carries sigbench's label: no --force needed any more.
     let out = run(&["run", "--device", &scratch.dev, "-n", "10", "--dir", "a"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
 }
 
 #[test]

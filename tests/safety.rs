@@ -235,7 +235,7 @@ steps = [
     let child = spawn(&["run", sig.to_str().unwrap(), "--fs", "ext4", "--no-store"]);
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     assert_eq!(s3e_lines(&out).len(), 1, "{}", stdout(&out));
     assert!(leftovers_of(pid).is_empty());
     std::fs::remove_file(&sig).unwrap();
@@ -414,7 +414,7 @@ fn a_json_output_never_follows_a_planted_symlink() {
         "--json",
         out.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert_ok(&o);
     assert!(
         std::fs::read_to_string(&out)
             .unwrap()
@@ -434,7 +434,7 @@ fn a_json_output_never_follows_a_planted_symlink() {
         "--json",
         out.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert_ok(&o);
     assert!(!std::fs::symlink_metadata(&out).unwrap().is_symlink());
     std::fs::remove_file(&out).unwrap();
     std::fs::remove_file(v.dir.join("out.json.tmp")).unwrap();

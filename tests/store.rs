@@ -74,7 +74,7 @@ fn recovery_file(err: &str) -> PathBuf {
 
 fn count_cases(db: &Path) -> usize {
     let out = run(&["export", "--db", db.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     doc["runs"]
         .as_array()
@@ -89,7 +89,7 @@ fn a_store_that_fills_up_mid_run_is_an_error_and_the_results_survive() {
     let fs = SmallFs::new("full", "2m");
     let db = fs.dir.join("full.db");
     let first = tiny(&["--db", db.to_str().unwrap()]);
-    assert!(first.status.success(), "{}", stderr(&first));
+    assert_ok(&first);
     let mut child = spawn(&[
         "run",
         "--fs",
@@ -124,7 +124,7 @@ fn a_store_that_fills_up_mid_run_is_an_error_and_the_results_survive() {
         "--db",
         other.to_str().unwrap(),
     ]);
-    assert!(imp.status.success(), "{}", stderr(&imp));
+    assert_ok(&imp);
     assert_eq!(count_cases(&other), 30);
     std::fs::remove_file(&doc).unwrap();
 }
@@ -147,7 +147,7 @@ fn a_corrupt_store_is_an_error_not_a_complete_run() {
             "--db",
             db.to_str().unwrap(),
         ]);
-        assert!(out.status.success(), "{}", stderr(&out));
+        assert_ok(&out);
     }
     // Garbage over every page but the first (the header and schema stay readable).
     let mut bytes = std::fs::read(&db).unwrap();
@@ -425,10 +425,10 @@ fn a_read_only_store_can_be_read() {
     let export = run(&["export", "--db", db.to_str().unwrap()]);
     let compare = run(&["compare", "ro", "ro", "--db", db.to_str().unwrap()]);
     let _ = Command::new("umount").arg(&dir).status();
-    assert!(runs.status.success(), "{}", stderr(&runs));
+    assert_ok(&runs);
     assert!(stdout(&runs).contains("ro"));
-    assert!(export.status.success(), "{}", stderr(&export));
-    assert!(compare.status.success(), "{}", stderr(&compare));
+    assert_ok(&export);
+    assert_ok(&compare);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -479,7 +479,7 @@ fn a_profile_only_move_raises_no_alert_unless_named() {
         });
     });
     let out = run(&["import", series.to_str().unwrap(), "--db", db]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let reports = dir.join("new").join("reports");
     let watch = |extra: &[&str]| {
         let mut a = vec![
@@ -517,7 +517,7 @@ fn a_profile_only_move_raises_no_alert_unless_named() {
     );
     let named = watch(&["--metric", "profile.total.clear_inode"]);
     let text = stdout(&named);
-    assert!(named.status.success(), "{}", stderr(&named));
+    assert_ok(&named);
     assert!(
         text.lines()
             .next()
@@ -549,7 +549,7 @@ fn watch_over_stored_labels_finds_a_step_once_as_a_candidate() {
     let db = db.to_str().unwrap();
     let series = stepped_series(&dir);
     let out = run(&["import", series.to_str().unwrap(), "--db", db]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let reports = dir.join("reports");
     std::fs::create_dir_all(&reports).unwrap();
     let watch = |extra: &[&str]| {
@@ -594,7 +594,7 @@ fn watch_over_stored_labels_finds_a_step_once_as_a_candidate() {
     // the store lacks, a state it does not know and a control character are one line.
     let id = wall.split_whitespace().next().unwrap();
     let t = run(&["triage", id, "invalid", "--note", "noise", "--db", db]);
-    assert!(t.status.success(), "{}", stderr(&t));
+    assert_ok(&t);
     let listed = stdout(&run(&["watch", "--changes", "--db", db]));
     assert!(
         listed
@@ -631,7 +631,7 @@ fn watch_over_stored_labels_finds_a_step_once_as_a_candidate() {
         "nightly-3",
         "nightly-4",
     ]);
-    assert!(again.status.success(), "{}", stderr(&again));
+    assert_ok(&again);
     assert!(
         stdout(&again).contains("no new change in 6 label(s)"),
         "{}",
@@ -685,7 +685,7 @@ fn a_sigkilled_run_is_marked_killed_by_doctor_cleanup() {
     let start = std::time::Instant::now();
     loop {
         let out = run(&["doctor", "--cleanup", "--db", db.to_str().unwrap()]);
-        assert!(out.status.success(), "{}", stderr(&out));
+        assert_ok(&out);
         let listed = stdout(&run(&["runs", "--db", db.to_str().unwrap()]));
         if listed.contains("killed") {
             assert!(!listed.contains("running"), "{listed}");
@@ -804,7 +804,7 @@ fn small_things_are_errors_or_escaped() {
     // Markdown does not pass a label's HTML through.
     let html = "<script>alert(1)</script>";
     let out = tiny(&["--label", html, "--db", db.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let md = dir.join("r.md");
     let out = run(&[
         "report",
@@ -817,7 +817,7 @@ fn small_things_are_errors_or_escaped() {
         "-o",
         md.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(!text.contains("<script>"), "{text}");
     assert!(text.contains("&lt;script&gt;"), "{text}");
@@ -837,7 +837,7 @@ fn hostile_labels_are_quoted_in_commands_and_bounded_at_input() {
     let prefix = format!("w-$(touch {})-'`id`-", pwned.display());
     let series = stepped_series_named(&dir, &prefix);
     let out = run(&["import", series.to_str().unwrap(), "--db", db]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let reports = dir.join("reports");
     std::fs::create_dir_all(&reports).unwrap();
     let glob = format!("{prefix}*").replace('[', "[[]");
@@ -851,7 +851,7 @@ fn hostile_labels_are_quoted_in_commands_and_bounded_at_input() {
         &glob,
     ]);
     let text = stdout(&out);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let commands: Vec<&str> = text
         .lines()
         .map(str::trim)
@@ -937,7 +937,7 @@ fn a_series_change_is_recorded_only_with_its_report() {
     let db = db.to_str().unwrap();
     let series = stepped_series(&dir);
     let out = run(&["import", series.to_str().unwrap(), "--db", db]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let watch = |report_dir: &str| {
         run(&[
             "watch",
@@ -970,7 +970,7 @@ fn a_series_change_is_recorded_only_with_its_report() {
     std::fs::remove_dir_all(reports.join("change-1.txt")).unwrap();
     // Once the report can be written, the change is reported.
     let out = watch(reports.to_str().unwrap());
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     assert!(
         stdout(&out).starts_with("sigbench noticed a candidate"),
         "{}",
@@ -1001,9 +1001,9 @@ fn a_directory_with_a_space_is_watched_like_any_other() {
     }
     std::fs::write(&series, export.to_string()).unwrap();
     let out = run(&["import", series.to_str().unwrap(), "--db", db]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let out = run(&["watch", "--series-glob", "sp-*", "--db", db]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let text = stdout(&out);
     assert!(
         text.starts_with("sigbench noticed a candidate +40.0 % regression of ")
@@ -1103,7 +1103,7 @@ fn text_and_stores_are_what_they_claim() {
             .success()
     );
     let found = run(&["watch", "--series-glob", "claims-*", "--db", db]);
-    assert!(found.status.success(), "{}", stderr(&found));
+    assert_ok(&found);
     let listed = stdout(&run(&["watch", "--changes", "--db", db]));
     let id = listed
         .lines()
@@ -1190,7 +1190,7 @@ fn text_and_stores_are_what_they_claim() {
         "-o",
         md.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(
         text.contains("\\_rc\\_\\*1\\*") && !text.contains(" _rc_*1*"),
@@ -1225,7 +1225,7 @@ fn a_watch_over_busy_windows_says_it_could_not_judge() {
             .success()
     );
     let out = run(&["watch", "--series-glob", "busy-*", "--db", db]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let (text, err) = (stdout(&out), stderr(&out));
     assert!(
         err.contains("the machine was busy at busy-1 a/N=5 (3 of 3 windows, waited up to 33 %)")

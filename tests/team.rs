@@ -215,8 +215,8 @@ fn two_machines_write_one_postgres_store_at_once() {
         ca.wait_with_output().unwrap(),
         cb.wait_with_output().unwrap(),
     );
-    assert!(oa.status.success(), "{}", stderr(&oa));
-    assert!(ob.status.success(), "{}", stderr(&ob));
+    assert_ok(&oa);
+    assert_ok(&ob);
     // Both wrote at once: neither waited for the other's machine lock.
     assert!(
         !stderr(&oa).contains("waiting for another")
@@ -225,7 +225,7 @@ fn two_machines_write_one_postgres_store_at_once() {
 
     // Every case is there, once.
     let out = run(&["export", "--db", &url]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let export: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     let mut counts = cases_per_run(&export);
     counts.sort();
@@ -247,7 +247,7 @@ fn two_machines_write_one_postgres_store_at_once() {
 
     // compare reads it, and says the labels ran on different machines.
     let cmp = run(&["compare", "lab-a", "lab-b", "--db", &url]);
-    assert!(cmp.status.success(), "{}", stderr(&cmp));
+    assert_ok(&cmp);
     assert!(
         stderr(&cmp).contains("`lab-a` on node-a, `lab-b` on node-b"),
         "{}",
@@ -271,7 +271,7 @@ fn two_machines_write_one_postgres_store_at_once() {
     let lite = dir.join("copy.db");
     let lite = lite.to_str().unwrap();
     let imp = run(&["import", file.to_str().unwrap(), "--db", lite]);
-    assert!(imp.status.success(), "{}", stderr(&imp));
+    assert_ok(&imp);
     let runs_pg = stdout(&run(&["runs", "--db", &url]));
     let runs_lite = stdout(&run(&["runs", "--db", lite]));
     let body = |t: &str| t.lines().skip(1).map(str::to_string).collect::<Vec<_>>();
@@ -283,7 +283,7 @@ fn two_machines_write_one_postgres_store_at_once() {
     // silenced.
     let series = stepped_series(&dir);
     let out = run(&["import", series.to_str().unwrap(), "--db", &url]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let watch = || run(&["watch", "--series-glob", "nightly-*", "--db", &url]);
     let found = stdout(&watch());
     assert!(
@@ -299,7 +299,7 @@ fn two_machines_write_one_postgres_store_at_once() {
         .unwrap_or_else(|| panic!("{listed}"))
         .to_string();
     let ack = run(&["watch", "--ack", &id, "--db", &url]);
-    assert!(ack.status.success(), "{}", stderr(&ack));
+    assert_ok(&ack);
     let listed = stdout(&run(&["watch", "--changes", "--db", &url]));
     assert!(
         listed
@@ -317,7 +317,7 @@ fn two_machines_write_one_postgres_store_at_once() {
         "--db",
         &url,
     ]);
-    assert!(t.status.success(), "{}", stderr(&t));
+    assert_ok(&t);
     assert!(stdout(&t).contains("triaged invalid by "), "{}", stdout(&t));
     // Issue 45, item 6: concurrent triages each append (acknowledged, then invalid: 2).
     assert_eq!(parallel_triages(&url, &id, 3, 10), 2 + 30);
@@ -330,7 +330,7 @@ fn two_machines_write_one_postgres_store_at_once() {
         "--db",
         &url,
     ]);
-    assert!(t.status.success(), "{}", stderr(&t));
+    assert_ok(&t);
     let listed = stdout(&run(&["watch", "--changes", "--db", &url]));
     assert!(
         listed
@@ -465,7 +465,7 @@ fn postgres_going_away_mid_run_is_one_error_and_nothing_half_written() {
     );
     // Importing the document completes the run in the store.
     let imp = run(&["import", json.to_str().unwrap(), "--db", &url]);
-    assert!(imp.status.success(), "{}", stderr(&imp));
+    assert_ok(&imp);
     let out = run(&["export", "--db", &url]);
     let export: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(cases_per_run(&export), [("gone".to_string(), finished)]);
@@ -743,7 +743,7 @@ fn a_matrix_submitted_to_slurm_lands_in_one_postgres_store() {
     let mut dry: Vec<String> = matrix("lab", "250");
     dry.push("--dry-run".into());
     let out = slurm.sigbench(&dry.iter().map(String::as_str).collect::<Vec<_>>());
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let script = stdout(&out);
     assert!(script.contains("#SBATCH --array=0-3\n"), "{script}");
     assert!(
@@ -754,12 +754,12 @@ fn a_matrix_submitted_to_slurm_lands_in_one_postgres_store() {
     // The 4-slice matrix (2 filesystems × 2 directories), N = 250, 3 repetitions.
     let args = matrix("lab", "250");
     let out = slurm.sigbench(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let job = stdout(&out).trim().to_string();
     assert!(job.bytes().all(|b| b.is_ascii_digit()), "{job}");
     slurm.wait(&job, Duration::from_secs(300));
     let status = slurm.sigbench(&["submit", "--status", &job, "--db", &url]);
-    assert!(status.status.success(), "{}", stderr(&status));
+    assert_ok(&status);
     let table = stdout(&status);
     let host = sh("hostname", &[]);
     for i in 0..4 {
@@ -773,7 +773,7 @@ fn a_matrix_submitted_to_slurm_lands_in_one_postgres_store() {
     assert!(table.contains(&host), "the node's hostname: {table}");
     // compare reads all four slices: both directories of both filesystems.
     let cmp = run(&["compare", "lab/btrfs", "lab/ext4", "--db", &url]);
-    assert!(cmp.status.success(), "{}", stderr(&cmp));
+    assert_ok(&cmp);
     let text = stdout(&cmp);
     assert!(
         text.lines().any(|l| l.starts_with("lab/btrfs     2 "))
@@ -793,7 +793,7 @@ fn a_matrix_submitted_to_slurm_lands_in_one_postgres_store() {
     let mut args = matrix("cut", "20000");
     args.extend(["--max-parallel".into(), "1".into()]);
     let out = slurm.sigbench(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let job = stdout(&out).trim().to_string();
     let start = Instant::now();
     while !slurm
@@ -813,10 +813,10 @@ fn a_matrix_submitted_to_slurm_lands_in_one_postgres_store() {
         .arg(format!("{job}_1"))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     slurm.wait(&job, Duration::from_secs(600));
     let status = slurm.sigbench(&["submit", "--status", &job, "--db", &url]);
-    assert!(status.status.success(), "{}", stderr(&status));
+    assert_ok(&status);
     let table = stdout(&status);
     let (state, stored, cases) = slice_row(&table, 1);
     assert_eq!(state, "CANCELLED", "{table}");
@@ -964,7 +964,7 @@ fn submit_dry_run_creates_nothing_and_options_stay_on_one_line() {
         db.to_str().unwrap(),
     ];
     let out = run(&base);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     assert!(
         stdout(&out).contains("#SBATCH --array=0-0\n"),
         "{}",

@@ -35,7 +35,7 @@ fn churn_on_tmpfs_shows_the_offset_tree_in_the_slab_caches() {
     ]);
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     // With --json -, the text report is on stderr.
     let text = stderr(&out);
     let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("...")).collect();
@@ -80,7 +80,7 @@ fn churn_on_tmpfs_shows_the_offset_tree_in_the_slab_caches() {
 #[test]
 fn churn_sweep_shows_maple_node_growing_with_n() {
     let out = run(&["run", "churn", "--fs", "tmpfs", "-n", "1000,5000,20000"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let text = stdout(&out);
     let growth = &text[text
         .find("slab growth with N")
@@ -116,7 +116,7 @@ fn rounds_continue_the_names_and_recreate_works() {
         "--json",
         "-",
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let case = &doc["cases"][0];
     // Per round: 3000 creates (2 calls), 2997 unlinks, 2997 re-creates (2 calls).
@@ -193,7 +193,7 @@ fn a_host_run_profiles_the_window_without_a_hardware_pmu_and_says_so() {
             "--json",
             "-",
         ]);
-        assert!(out.status.success(), "{}", stderr(&out));
+        assert_ok(&out);
         let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         (out, doc)
     };

@@ -143,7 +143,7 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
         &["--jobs", "2", "--profile"],
         false,
     );
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     assert!(
         built_while_measuring(&stderr(&out)),
         "no build while a commit was measured:\n{}",
@@ -179,7 +179,7 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
         &["--jobs", "1", "--profile"],
         false,
     );
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let text = stdout(&out);
     assert!(marked_first_bad(&text).starts_with(&slow[..12]), "{text}");
     // Issue 37: before bisecting, the ends' profiles rank the commits that touch the
@@ -263,7 +263,7 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
         "-o",
         page.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains(&format!("first bad {}", &slow[..12])));
     assert!(html.contains("<svg") && html.contains("&lt;- first bad"));
@@ -344,7 +344,7 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
             .args(["-C", TREE, "-j2", &local, "olddefconfig", "bzImage"])
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
+        assert_ok(&out);
         let release = sh("make", &["-s", "-C", TREE, &local, "kernelrelease"]);
         let image = dir.join(format!("bzImage-{tag}"));
         std::fs::copy(tree.join("arch/x86/boot/bzImage"), &image).unwrap();
@@ -377,7 +377,7 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
         out
     };
     let out = watch();
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let text = stdout(&out);
     assert!(
         text.contains(&format!(
@@ -410,7 +410,7 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
         "{listed}"
     );
     let again = watch();
-    assert!(again.status.success(), "{}", stderr(&again));
+    assert_ok(&again);
     assert!(!stdout(&again).contains("noticed"), "{}", stdout(&again));
     assert_eq!(rev("HEAD"), bad);
 
@@ -431,7 +431,7 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
         &["--jobs", "1"],
         true,
     );
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     assert!(
         marked_first_bad(&stdout(&out)).starts_with(&cold[..12]),
         "{}",
@@ -446,7 +446,7 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
         "--format",
         "json",
     ]);
-    assert!(cmp.status.success(), "{}", stderr(&cmp));
+    assert_ok(&cmp);
     let cmp: serde_json::Value = serde_json::from_slice(&cmp.stdout).unwrap();
     let row = |metric: &str| {
         cmp["pairs"][0]["rows"]

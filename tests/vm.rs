@@ -42,7 +42,7 @@ fn debian_kernels_run_the_default_signature_with_kprobes() {
         "--json",
         "-",
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let runs = export_runs(&out);
     assert_eq!(runs.len(), 3);
     let host_release =
@@ -202,7 +202,7 @@ fn a_change_whose_confirmation_cannot_boot_stays_new_and_is_confirmed_later() {
         a.extend(["--kernel", k.as_str()]);
     }
     let out = run(&a);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     // A QEMU that cannot start a guest (its version answered, for the machine's probe).
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
@@ -354,7 +354,7 @@ fn a_guest_that_halts_instead_of_powering_off_does_not_hang_the_run() {
         .unwrap();
     let took = started.elapsed();
     eprintln!("{}{}", stdout(&out), stderr(&out));
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     assert_eq!(s3e_lines(&out).len(), 3);
     // A run that waited for the guest timeout takes 900 s; one that saw the exit line, a
     // minute or two however busy the machine is.
@@ -394,7 +394,7 @@ fn kernels_compared_show_the_create_phase_slab_change_first() {
         "-",
         "--profile",
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let runs = export_runs(&out);
     assert_eq!(runs.len(), 6, "one run per boot");
     // Under the icount clock a kernel's profile repeats: its three boots' top 20
@@ -449,7 +449,7 @@ fn kernels_compared_show_the_create_phase_slab_change_first() {
         "--db",
         db.to_str().unwrap(),
     ]);
-    assert!(cmp.status.success(), "{}", stderr(&cmp));
+    assert_ok(&cmp);
     let doc: serde_json::Value = serde_json::from_slice(&cmp.stdout).unwrap();
     let rows = doc["pairs"][0]["rows"].as_array().unwrap();
     let maple = rows
@@ -518,7 +518,7 @@ fn kernels_compared_show_the_create_phase_slab_change_first() {
         "-o",
         html.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let page = std::fs::read_to_string(&html).unwrap();
     let changed = &page[page.find("What changed").expect("a what-changed section")
         ..page.find("What ran where").unwrap()];
@@ -599,7 +599,7 @@ fn bisect_names_the_first_612_build_and_skips_a_broken_image() {
             "--profile",
         ],
     ));
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     assert!(stderr(&out).contains("side by side"), "{}", stderr(&out));
     // No tree, no commits to rank: the functions whose time grew between the ends are
     // named before the first step (issue 37), 6.12's directory offsets among them.
@@ -654,7 +654,7 @@ fn bisect_names_the_first_612_build_and_skips_a_broken_image() {
         "-o",
         page.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("What changed") && html.contains("maple_node"));
 
@@ -688,7 +688,7 @@ fn bisect_names_the_first_612_build_and_skips_a_broken_image() {
         db,
         &["--resume", "--jobs", "1", "--profile"],
     ));
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     assert!(!stderr(&out).contains("side by side"), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(
@@ -741,7 +741,7 @@ fn a_bisect_interrupted_and_resumed_measures_nothing_twice() {
     let mut resumed = args.clone();
     resumed.push("--resume");
     let out = run(&resumed);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let text = stdout(&out);
     assert!(
         text.contains(&format!("{stored} from the store")),
@@ -762,7 +762,7 @@ fn wall_rows(db: &Path, a: &str, b: &str) -> Vec<serde_json::Value> {
         "--db",
         db.to_str().unwrap(),
     ]);
-    assert!(cmp.status.success(), "{}", stderr(&cmp));
+    assert_ok(&cmp);
     let doc: serde_json::Value = serde_json::from_slice(&cmp.stdout).unwrap();
     doc["pairs"][0]["rows"]
         .as_array()
@@ -789,7 +789,7 @@ fn the_icount_clock_repeats_a_kernel_and_decides_a_small_change_at_three_repetit
         args.extend(plan);
         args.extend(["--db", db_arg, "--json", "-"]);
         let out = run(&args);
-        assert!(out.status.success(), "{}", stderr(&out));
+        assert_ok(&out);
         let doc = &export_runs(&out)[0];
         assert_eq!(doc["host"]["clock"]["kind"], "icount", "{}", doc["host"]);
         assert_eq!(doc["host"]["clock"]["shift"], 0);
@@ -863,7 +863,7 @@ fn the_icount_clock_repeats_a_kernel_and_decides_a_small_change_at_three_repetit
     let host = run(&[
         "run", "test3", "-n", "250", "--label", "host", "--db", db_arg,
     ]);
-    assert!(host.status.success(), "{}", stderr(&host));
+    assert_ok(&host);
     let mixed = run(&[
         "compare",
         "host",
@@ -946,7 +946,7 @@ fn two_kernels_side_by_side_give_the_times_they_give_one_after_the_other() {
         let started = std::time::Instant::now();
         let out = run(&args);
         took.push(started.elapsed().as_secs_f64());
-        assert!(out.status.success(), "{}", stderr(&out));
+        assert_ok(&out);
         let runs = export_runs(&out);
         assert_eq!(runs.len(), 2);
         let w: Vec<(String, String, u64)> = runs
@@ -1119,7 +1119,7 @@ fn watch_notices_confirms_bisects_and_reports_a_change_once() {
     assert!(colours > 20 && inked > 10_000);
     // Again: nothing is measured, nothing new is said, --exec stays quiet.
     let again = watch(&named);
-    assert!(again.status.success(), "{}", stderr(&again));
+    assert_ok(&again);
     assert!(
         stdout(&again).contains("no new change"),
         "{}",
@@ -1159,7 +1159,7 @@ fn watch_notices_confirms_bisects_and_reports_a_change_once() {
     // Silenced: --ack marks it acknowledged.
     let id = maple.split_whitespace().next().unwrap();
     let ack = run(&["watch", "--ack", id, "--db", db.to_str().unwrap()]);
-    assert!(ack.status.success(), "{}", stderr(&ack));
+    assert_ok(&ack);
     let listed = stdout(&run(&["watch", "--changes", "--db", db.to_str().unwrap()]));
     let line = listed
         .lines()
@@ -1234,7 +1234,7 @@ fn minimize_on_a_guest_kernel_keeps_the_steps_that_grow_612s_offset_maps() {
     };
     let k612 = debian_kernel(DEB_612);
     let out = minimize(&k612);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let text = stdout(&out);
     assert!(text.contains("1-minimal: yes"), "{text}");
     // The recreate phase goes: creating files in a directory is what grows the maple tree.
@@ -1295,7 +1295,7 @@ fn the_cost_model_prices_strides_the_same_every_boot() {
             "--json",
             "-",
         ]);
-        assert!(out.status.success(), "{}", stderr(&out));
+        assert_ok(&out);
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         v["guest"]["strides"].as_array().unwrap().clone()
     };

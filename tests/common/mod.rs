@@ -80,6 +80,12 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// The command succeeded; else the test fails with what it said on stderr.
+#[track_caller]
+pub fn assert_ok(o: &Output) {
+    assert!(o.status.success(), "{}", stderr(o));
+}
+
 /// The s3e lines of a run's output.
 pub fn s3e_lines(o: &Output) -> Vec<String> {
     stdout(o)
@@ -367,7 +373,7 @@ pub fn edited_series(
         "--json",
         one.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_ok(&out);
     let base: serde_json::Value = serde_json::from_slice(&std::fs::read(&one).unwrap()).unwrap();
     let runs: Vec<serde_json::Value> = [4, 1, 6, 2, 5, 3]
         .iter()
@@ -524,7 +530,7 @@ pub fn parallel_triages(db: &str, id: &str, loops: usize, each: usize) -> usize 
                                 .args(["triage", id, "acknowledged", "--note", &note, "--db", db])
                                 .output()
                                 .unwrap();
-                            assert!(out.status.success(), "{}", stderr(&out));
+                            assert_ok(&out);
                             let text = stdout(&out);
                             text.split("(decision ")
                                 .nth(1)
