@@ -11,6 +11,7 @@ use crate::report::document::join;
 use crate::report::html::{STYLE, escape};
 use crate::report::plot::{Judged, bisect_strip};
 use crate::results::RunDocument;
+use crate::stats::changepoint::Series;
 use crate::store::changes::{ChangeRecord, Status, TriageState};
 use crate::store::series::Point;
 use anyhow::Result;
@@ -111,16 +112,6 @@ pub fn build(
     reports: &[(i64, String)],
 ) -> Result<Site> {
     let series = crate::store::series::stored_series(labels, crate::store::series::Order::Release);
-    let label_page: BTreeMap<&str, String> = labels
-        .iter()
-        .enumerate()
-        .map(|(k, (l, _))| (l.as_str(), file("label", k + 1)))
-        .collect();
-    let series_page: BTreeMap<&str, String> = series
-        .iter()
-        .enumerate()
-        .map(|(k, (key, _))| (key.as_str(), file("series", k + 1)))
-        .collect();
     // The reports the store keeps, under reports/ (`change-ID.txt|html`); a change links
     // to its HTML one, else its text. Only changes listed here get one: nothing is read
     // from where a stored path points.
@@ -129,15 +120,68 @@ pub fn build(
         .filter(|(id, f)| (f == "txt" || f == "html") && changes.iter().any(|c| c.id == *id))
         .cloned()
         .collect();
-    let mut report_of: BTreeMap<i64, String> = BTreeMap::new();
-    for (id, ext) in &reports {
-        if ext == "html" || !report_of.contains_key(id) {
-            report_of.insert(*id, format!("reports/{}", report_file(*id, ext)));
+    let at = Places::new(labels, &series, changes, &reports);
+    let mut pages = vec![(
+        "index.html".to_string(),
+        page("sigbench: every series", &at.index(labels, &series)),
+    )];
+    for (key, points) in &series {
+        let body = at.series(key, points)?;
+        pages.push((at.series_page[key.as_str()].clone(), page(key, &body)));
+    }
+    for (l, rs) in labels {
+        pages.push((
+            at.label_page[l.as_str()].clone(),
+            page(&format!("label {l}"), &at.label(rs)),
+        ));
+    }
+    Ok(Site { pages, reports })
+}
+
+/// Where each page of a site is, and the change points its pages list and link.
+struct Places<'a> {
+    changes: &'a [ChangeRecord],
+    label_page: BTreeMap<&'a str, String>,
+    series_page: BTreeMap<&'a str, String>,
+    /// Each change's report under `reports/`.
+    report_of: BTreeMap<i64, String>,
+}
+
+impl<'a> Places<'a> {
+    fn new(
+        labels: &'a [Point],
+        series: &'a [(String, Vec<Point>)],
+        changes: &'a [ChangeRecord],
+        reports: &[(i64, String)],
+    ) -> Places<'a> {
+        let label_page = labels
+            .iter()
+            .enumerate()
+            .map(|(k, (l, _))| (l.as_str(), file("label", k + 1)))
+            .collect();
+        let series_page = series
+            .iter()
+            .enumerate()
+            .map(|(k, (key, _))| (key.as_str(), file("series", k + 1)))
+            .collect();
+        let mut report_of: BTreeMap<i64, String> = BTreeMap::new();
+        for (id, ext) in reports {
+            if ext == "html" || !report_of.contains_key(id) {
+                report_of.insert(*id, format!("reports/{}", report_file(*id, ext)));
+            }
+        }
+        Places {
+            changes,
+            label_page,
+            series_page,
+            report_of,
         }
     }
-    // A change's report, else the report of the change found with it (same series and
-    // kernels): `watch` writes one report per place, for the change that leads there.
-    let report_for = |c: &ChangeRecord| -> Option<&String> {
+
+    /// A change's report, else the report of the change found with it (same series and
+    /// kernels): `watch` writes one report per place, for the change that leads there.
+    fn report_for(&self, c: &ChangeRecord) -> Option<&String> {
+        let (report_of, changes) = (&self.report_of, self.changes);
         report_of.get(&c.id).or_else(|| {
             changes
                 .iter()
@@ -147,8 +191,12 @@ pub fn build(
                 })
                 .find_map(|o| report_of.get(&o.id))
         })
-    };
-    let change_row = |c: &ChangeRecord, with_series: bool| -> Vec<String> {
+    }
+
+    /// A change's row in a changes table (with its series' column on the index).
+    fn change_row(&self, c: &ChangeRecord, with_series: bool) -> Vec<String> {
+        let (label_page, series_page) = (&self.label_page, &self.series_page);
+        let report_for = |c| self.report_for(c);
         let mut row = vec![
             c.id.to_string(),
             if open(c) {
@@ -179,23 +227,11 @@ pub fn build(
             );
         }
         row
-    };
-    let change_headers = |with_series: bool| -> Vec<&'static str> {
-        let mut h = vec![
-            "id",
-            "status",
-            "triage",
-            "metric",
-            "last good → first bad",
-            "change",
-            "report",
-        ];
-        if with_series {
-            h.insert(1, "series");
-        }
-        h
-    };
-    let changes_block = |cs: &[&ChangeRecord], with_series: bool| -> String {
+    }
+
+    /// Changes as a table: the open ones, the others inside `<details>`.
+    fn changes_block(&self, cs: &[&ChangeRecord], with_series: bool) -> String {
+        let change_row = |c, with_series| self.change_row(c, with_series);
         let (shown, hidden): (Vec<&&ChangeRecord>, Vec<&&ChangeRecord>) =
             cs.iter().partition(|c| open(c));
         let mut out = String::new();
@@ -210,90 +246,93 @@ pub fn build(
             let rows: Vec<Vec<String>> =
                 hidden.iter().map(|c| change_row(c, with_series)).collect();
             out.push_str(&format!(
-                "<details>\n<summary>{} rejected, invalid or fixed change(s)</summary>\n{}</details>\n",
-                hidden.len(),
-                table("", &h, &rows)
-            ));
+            "<details>\n<summary>{} rejected, invalid or fixed change(s)</summary>\n{}</details>\n",
+            hidden.len(),
+            table("", &h, &rows)
+        ));
         }
         out
-    };
+    }
 
-    let mut pages = Vec::new();
-    // The index: series with open changes first.
-    let mut order: Vec<usize> = (0..series.len()).collect();
-    let open_in = |key: &str| {
-        changes
+    /// The index page's body: series with open changes first, every change, every label.
+    fn index(&self, labels: &[Point], series: &[(String, Vec<Point>)]) -> String {
+        let (changes, label_page, series_page) =
+            (self.changes, &self.label_page, &self.series_page);
+        // The index: series with open changes first.
+        let mut order: Vec<usize> = (0..series.len()).collect();
+        let open_in = |key: &str| {
+            changes
+                .iter()
+                .filter(|c| c.series == key && open(c))
+                .count()
+        };
+        order.sort_by_key(|&k| std::cmp::Reverse(open_in(&series[k].0)));
+        let series_rows: Vec<Vec<String>> = order
             .iter()
-            .filter(|c| c.series == key && open(c))
-            .count()
-    };
-    order.sort_by_key(|&k| std::cmp::Reverse(open_in(&series[k].0)));
-    let series_rows: Vec<Vec<String>> = order
-        .iter()
-        .map(|&k| {
-            let (key, points) = &series[k];
-            let latest = points.last().map(|p| p.0.as_str()).unwrap_or("-");
-            let n_open = open_in(key);
-            vec![
-                link(&series_page[key.as_str()], key),
-                points.len().to_string(),
-                label_page
-                    .get(latest)
-                    .map_or(escape(latest), |p| link(p, latest)),
-                if n_open > 0 {
-                    format!("<span class=\"open\">{n_open} open</span>")
-                } else {
-                    "none open".into()
-                },
-            ]
-        })
-        .collect();
-    let runs: usize = labels.iter().map(|(_, r)| r.len()).sum();
-    let all: Vec<&ChangeRecord> = changes.iter().collect();
-    let label_rows: Vec<Vec<String>> = labels
-        .iter()
-        .map(|(l, rs)| {
-            vec![
-                link(&label_page[l.as_str()], l),
-                rs.len().to_string(),
-                escape(&join(rs.iter().map(|d| d.host.kernel_release.as_str()))),
-                escape(&join(rs.iter().map(|d| d.testbed.fs.as_str()))),
-                escape(
-                    rs.iter()
-                        .map(|d| d.started_at.as_str())
-                        .min()
-                        .unwrap_or("-"),
-                ),
-            ]
-        })
-        .collect();
-    let mut body = format!(
-        "<p class=\"about\">{} series over {} label(s), {} run(s); {} change point(s), {} open.</p>\n",
-        series.len(),
-        labels.len(),
-        runs,
-        changes.len(),
-        changes.iter().filter(|c| open(c)).count()
-    );
-    body.push_str(&table(
-        "series (open changes first)",
-        &["series", "points", "latest", "changes"],
-        &series_rows,
-    ));
-    body.push_str("<h2>Changes</h2>\n");
-    body.push_str(&changes_block(&all, true));
-    body.push_str("<h2>Labels</h2>\n");
-    body.push_str(&table(
-        "",
-        &["label", "runs", "kernels", "filesystems", "first started"],
-        &label_rows,
-    ));
-    pages.push((
-        "index.html".to_string(),
-        page("sigbench: every series", &body),
-    ));
+            .map(|&k| {
+                let (key, points) = &series[k];
+                let latest = points.last().map(|p| p.0.as_str()).unwrap_or("-");
+                let n_open = open_in(key);
+                vec![
+                    link(&series_page[key.as_str()], key),
+                    points.len().to_string(),
+                    label_page
+                        .get(latest)
+                        .map_or(escape(latest), |p| link(p, latest)),
+                    if n_open > 0 {
+                        format!("<span class=\"open\">{n_open} open</span>")
+                    } else {
+                        "none open".into()
+                    },
+                ]
+            })
+            .collect();
+        let runs: usize = labels.iter().map(|(_, r)| r.len()).sum();
+        let all: Vec<&ChangeRecord> = changes.iter().collect();
+        let label_rows: Vec<Vec<String>> = labels
+            .iter()
+            .map(|(l, rs)| {
+                vec![
+                    link(&label_page[l.as_str()], l),
+                    rs.len().to_string(),
+                    escape(&join(rs.iter().map(|d| d.host.kernel_release.as_str()))),
+                    escape(&join(rs.iter().map(|d| d.testbed.fs.as_str()))),
+                    escape(
+                        rs.iter()
+                            .map(|d| d.started_at.as_str())
+                            .min()
+                            .unwrap_or("-"),
+                    ),
+                ]
+            })
+            .collect();
+        let mut body = format!(
+            "<p class=\"about\">{} series over {} label(s), {} run(s); {} change point(s), {} open.</p>\n",
+            series.len(),
+            labels.len(),
+            runs,
+            changes.len(),
+            changes.iter().filter(|c| open(c)).count()
+        );
+        body.push_str(&table(
+            "series (open changes first)",
+            &["series", "points", "latest", "changes"],
+            &series_rows,
+        ));
+        body.push_str("<h2>Changes</h2>\n");
+        body.push_str(&self.changes_block(&all, true));
+        body.push_str("<h2>Labels</h2>\n");
+        body.push_str(&table(
+            "",
+            &["label", "runs", "kernels", "filesystems", "first started"],
+            &label_rows,
+        ));
+        body
+    }
 
-    for (key, points) in &series {
+    /// A series page's body: its changes, its primary metrics plotted, its points.
+    fn series(&self, key: &str, points: &[Point]) -> Result<String> {
+        let (changes, label_page) = (self.changes, &self.label_page);
         let docs: Vec<Vec<RunDocument>> = points.iter().map(|(_, d)| d.clone()).collect();
         let floor = docs
             .first()
@@ -301,9 +340,9 @@ pub fn build(
             .map_or(crate::clock::ICOUNT_NOISE_FLOOR, |d| {
                 d.host.timebase().noise_floor()
             });
-        let mine: Vec<&ChangeRecord> = changes.iter().filter(|c| &c.series == key).collect();
+        let mine: Vec<&ChangeRecord> = changes.iter().filter(|c| c.series == key).collect();
         let mut body = String::new();
-        body.push_str(&changes_block(&mine, false));
+        body.push_str(&self.changes_block(&mine, false));
         body.push_str("<h2>Metrics</h2>\n");
         let mut metrics: Vec<_> = crate::watch::metric_series(&docs, floor, &[])
             .into_iter()
@@ -320,60 +359,7 @@ pub fn build(
                 s.metric.clone(),
             )
         });
-        let mut plotted = 0;
-        let mut bytes = 0;
-        for s in metrics.iter().take(MAX_PLOTS) {
-            // Points after an open change of this metric in red.
-            let first_bad = mine
-                .iter()
-                .filter(|c| c.metric == s.metric && open(c))
-                .filter_map(|c| points.iter().position(|(l, _)| *l == c.first_bad))
-                .min();
-            let from = points.len().saturating_sub(PLOT_LABELS);
-            let steps: Vec<(String, Vec<f64>, Judged)> = points
-                .iter()
-                .zip(&s.points)
-                .enumerate()
-                .skip(from)
-                .map(|(i, ((l, _), v))| {
-                    let j = if v.is_empty() {
-                        Judged::Skipped
-                    } else if first_bad.is_some_and(|b| i >= b) {
-                        Judged::Bad
-                    } else {
-                        Judged::Good
-                    };
-                    (l.chars().take(24).collect(), v.clone(), j)
-                })
-                .collect();
-            let shown = s.metric.to_string();
-            let svg = bisect_strip(&shown, &shown, &steps)?;
-            if plotted > 0 && bytes + svg.len() > PLOT_BUDGET {
-                break;
-            }
-            bytes += svg.len();
-            plotted += 1;
-            body.push_str(&format!(
-                "<figure>\n{svg}\n<figcaption>{} over {} (release order), every repetition a point{}.</figcaption>\n</figure>\n",
-                escape(&shown),
-                if from > 0 {
-                    format!("the newest {PLOT_LABELS} of {} labels", points.len())
-                } else {
-                    "the labels".to_string()
-                },
-                if first_bad.is_some() {
-                    "; red from the first bad label of an open change on"
-                } else {
-                    ""
-                }
-            ));
-        }
-        if metrics.len() > plotted {
-            body.push_str(&format!(
-                "<p class=\"about\">{} more metrics: `sigbench compare` shows them.</p>\n",
-                metrics.len() - plotted
-            ));
-        }
+        body.push_str(&plots(&metrics, &mine, points)?);
         let rows: Vec<Vec<String>> = points
             .iter()
             .map(|(l, rs)| {
@@ -394,10 +380,12 @@ pub fn build(
             &["label", "kernel", "runs", "measured cases"],
             &rows,
         ));
-        pages.push((series_page[key.as_str()].clone(), page(key, &body)));
+        Ok(body)
     }
 
-    for (l, rs) in labels {
+    /// A label page's body: its runs, each linking to its series.
+    fn label(&self, rs: &[RunDocument]) -> String {
+        let series_page = &self.series_page;
         let rows: Vec<Vec<String>> = rs
             .iter()
             .map(|d| {
@@ -416,7 +404,7 @@ pub fn build(
                 ]
             })
             .collect();
-        let body = table(
+        table(
             "runs",
             &[
                 "run",
@@ -430,13 +418,87 @@ pub fn build(
                 "",
             ],
             &rows,
-        );
-        pages.push((
-            label_page[l.as_str()].clone(),
-            page(&format!("label {l}"), &body),
+        )
+    }
+}
+
+/// A series' primary metrics plotted over its newest labels, as many as `MAX_PLOTS` and
+/// `PLOT_BUDGET` allow (points after an open change of the metric in red), and how many
+/// more there are.
+fn plots(metrics: &[Series], mine: &[&ChangeRecord], points: &[Point]) -> Result<String> {
+    let mut body = String::new();
+    let mut plotted = 0;
+    let mut bytes = 0;
+    for s in metrics.iter().take(MAX_PLOTS) {
+        // Points after an open change of this metric in red.
+        let first_bad = mine
+            .iter()
+            .filter(|c| c.metric == s.metric && open(c))
+            .filter_map(|c| points.iter().position(|(l, _)| *l == c.first_bad))
+            .min();
+        let from = points.len().saturating_sub(PLOT_LABELS);
+        let steps: Vec<(String, Vec<f64>, Judged)> = points
+            .iter()
+            .zip(&s.points)
+            .enumerate()
+            .skip(from)
+            .map(|(i, ((l, _), v))| {
+                let j = if v.is_empty() {
+                    Judged::Skipped
+                } else if first_bad.is_some_and(|b| i >= b) {
+                    Judged::Bad
+                } else {
+                    Judged::Good
+                };
+                (l.chars().take(24).collect(), v.clone(), j)
+            })
+            .collect();
+        let shown = s.metric.to_string();
+        let svg = bisect_strip(&shown, &shown, &steps)?;
+        if plotted > 0 && bytes + svg.len() > PLOT_BUDGET {
+            break;
+        }
+        bytes += svg.len();
+        plotted += 1;
+        body.push_str(&format!(
+            "<figure>\n{svg}\n<figcaption>{} over {} (release order), every repetition a point{}.</figcaption>\n</figure>\n",
+            escape(&shown),
+            if from > 0 {
+                format!("the newest {PLOT_LABELS} of {} labels", points.len())
+            } else {
+                "the labels".to_string()
+            },
+            if first_bad.is_some() {
+                "; red from the first bad label of an open change on"
+            } else {
+                ""
+            }
         ));
     }
-    Ok(Site { pages, reports })
+    if metrics.len() > plotted {
+        body.push_str(&format!(
+            "<p class=\"about\">{} more metrics: `sigbench compare` shows them.</p>\n",
+            metrics.len() - plotted
+        ));
+    }
+    Ok(body)
+}
+
+/// The columns of a changes table (with its series' column on the index).
+fn change_headers(with_series: bool) -> Vec<&'static str> {
+    let mut h = vec![
+        "id",
+        "status",
+        "triage",
+        "metric",
+        "last good → first bad",
+        "change",
+        "report",
+    ];
+    if with_series {
+        h.insert(1, "series");
+    }
+    h
 }
 
 /// A report's file name under `reports/`.
