@@ -4,8 +4,10 @@
 //! new code paths, the kernel-wide rows that moved most. Everything else comes after it.
 
 use super::table::{Align, Table, num};
+use crate::metric::Kind;
 use crate::metric::{Metric, Share, Source};
-use crate::stats::compare::{Comparison, Pair, Row};
+use crate::stats::compare::{CaseKey, Comparison, Pair, Row};
+use std::collections::BTreeSet;
 
 /// Functions named in "where the time went".
 pub const TOP_FUNCTIONS: usize = 6;
@@ -23,16 +25,34 @@ pub fn answer(c: &Comparison) -> Vec<Table> {
 
 /// The answer for one pair of labels ([`answer`]).
 pub fn answer_pair(p: &Pair) -> Vec<Table> {
-    use crate::metric::Kind;
-    let pct = |r: &Row| {
-        let x = r.change_percent();
-        let mark = if r.significant { "" } else { " ~" };
-        if x.is_nan() {
-            format!("new{mark}")
-        } else {
-            format!("{x:+.1} %{mark}")
-        }
-    };
+    // A case profiled per phase is read per phase, not also as a whole.
+    let phased: BTreeSet<&CaseKey> = p
+        .rows
+        .iter()
+        .filter(|r| r.metric.profiled() && r.metric.phase().is_some())
+        .map(|r| &r.case)
+        .collect();
+    let mut out = vec![phase_table(p)];
+    out.extend(time_went(p, &phased));
+    out.extend(new_paths(p, &phased));
+    out.extend(kernel_rows(p));
+    out
+}
+
+/// A row's change in per cent, `new` from nothing; `~` when not significant.
+fn change_cell(r: &Row) -> String {
+    let x = r.change_percent();
+    let mark = if r.significant { "" } else { " ~" };
+    if x.is_nan() {
+        format!("new{mark}")
+    } else {
+        format!("{x:+.1} %{mark}")
+    }
+}
+
+/// The change per phase: each case's whole window and phases, wall time and price (and a
+/// loadfile's throughput), medians on both sides.
+fn phase_table(p: &Pair) -> Table {
     let mut phases = Table::new(
         format!("the change per phase ({} → {})", p.base, p.other),
         &[
@@ -61,19 +81,16 @@ pub fn answer_pair(p: &Pair) -> Vec<Table> {
             phase,
             num(r.base.median),
             num(r.other.median),
-            pct(r),
+            change_cell(r),
         ]);
     }
     phases.note = Some("(medians; `~`: not significant)".into());
-    let mut out = vec![phases];
-    // Where the time went: each function's self time in its phase (or the window).
-    // A case profiled per phase is read per phase, not also as a whole.
-    let phased: std::collections::BTreeSet<&crate::stats::compare::CaseKey> = p
-        .rows
-        .iter()
-        .filter(|r| r.metric.profiled() && r.metric.phase().is_some())
-        .map(|r| &r.case)
-        .collect();
+    phases
+}
+
+/// Where the time went: each function's self time in its phase (or the window), those
+/// that added or saved most first.
+fn time_went(p: &Pair, phased: &BTreeSet<&CaseKey>) -> Option<Table> {
     let mut added: Vec<(f64, Vec<String>)> = p
         .rows
         .iter()
@@ -96,34 +113,38 @@ pub fn answer_pair(p: &Pair) -> Vec<Table> {
         })
         .collect();
     added.sort_by(|a, b| b.0.abs().total_cmp(&a.0.abs()));
-    if !added.is_empty() {
-        let mut t = Table::new(
-            "where the time went (functions by the time they added or saved)",
-            &[
-                ("case", Align::Left),
-                ("phase", Align::Left),
-                ("function", Align::Left),
-                ("ms", Align::Right),
-                ("added ms", Align::Right),
-            ],
-        );
-        let more = added.len().saturating_sub(TOP_FUNCTIONS);
-        for (_, row) in added.into_iter().take(TOP_FUNCTIONS) {
-            t.push(row);
-        }
-        t.note = Some(format!(
-            "(self time: the function's share of the profile × the phase's time, medians{})",
-            if more > 0 {
-                format!("; {more} more below")
-            } else {
-                String::new()
-            }
-        ));
-        out.push(t);
+    if added.is_empty() {
+        return None;
     }
-    // New code paths: functions with no time at all before, by their time with callees.
-    // The outermost new function of a path leads it (its callees' time is within its
-    // own): 6.12's simple_offset_add and simple_offset_remove under tmpfs, say.
+    let mut t = Table::new(
+        "where the time went (functions by the time they added or saved)",
+        &[
+            ("case", Align::Left),
+            ("phase", Align::Left),
+            ("function", Align::Left),
+            ("ms", Align::Right),
+            ("added ms", Align::Right),
+        ],
+    );
+    let more = added.len().saturating_sub(TOP_FUNCTIONS);
+    for (_, row) in added.into_iter().take(TOP_FUNCTIONS) {
+        t.push(row);
+    }
+    t.note = Some(format!(
+        "(self time: the function's share of the profile × the phase's time, medians{})",
+        if more > 0 {
+            format!("; {more} more below")
+        } else {
+            String::new()
+        }
+    ));
+    Some(t)
+}
+
+/// New code paths: functions with no time at all before, by their time with callees.
+/// The outermost new function of a path leads it (its callees' time is within its own):
+/// 6.12's simple_offset_add and simple_offset_remove under tmpfs, say.
+fn new_paths(p: &Pair, phased: &BTreeSet<&CaseKey>) -> Option<Table> {
     let mut new: Vec<(&Row, &str, &str)> = p
         .rows
         .iter()
@@ -133,53 +154,58 @@ pub fn answer_pair(p: &Pair) -> Vec<Table> {
         .filter_map(|r| profile_row(&r.metric, Share::Total).map(|(ph, f)| (r, ph, f)))
         .collect();
     new.sort_by(|a, b| b.0.other.median.total_cmp(&a.0.other.median));
-    if !new.is_empty() {
-        let mut t = Table::new(
-            "new code paths (functions that took no time before, with their callees)",
-            &[
-                ("case", Align::Left),
-                ("phase", Align::Left),
-                ("function", Align::Left),
-                ("ms", Align::Right),
-            ],
-        );
-        for (r, phase, function) in new.iter().take(TOP_NEW_PATHS) {
-            t.push(vec![
-                r.case.short(),
-                phase.to_string(),
-                function.to_string(),
-                num(r.other.median),
-            ]);
-        }
-        out.push(t);
+    if new.is_empty() {
+        return None;
     }
+    let mut t = Table::new(
+        "new code paths (functions that took no time before, with their callees)",
+        &[
+            ("case", Align::Left),
+            ("phase", Align::Left),
+            ("function", Align::Left),
+            ("ms", Align::Right),
+        ],
+    );
+    for (r, phase, function) in new.iter().take(TOP_NEW_PATHS) {
+        t.push(vec![
+            r.case.short(),
+            phase.to_string(),
+            function.to_string(),
+            num(r.other.median),
+        ]);
+    }
+    Some(t)
+}
+
+/// The kernel-wide rows that moved most, by how far they stand out of their noise.
+fn kernel_rows(p: &Pair) -> Option<Table> {
     let mut kernel: Vec<&Row> = p
         .rows
         .iter()
         .filter(|r| r.kind == Kind::Kernel && r.significant)
         .collect();
     kernel.sort_by(|a, b| a.standout(b));
-    if !kernel.is_empty() {
-        let mut t = Table::new(
-            "kernel-wide rows that moved most",
-            &[
-                (p.base.as_str(), Align::Right),
-                (p.other.as_str(), Align::Right),
-                ("change", Align::Right),
-                ("metric", Align::Left),
-            ],
-        );
-        for r in kernel.into_iter().take(TOP_KERNEL_ROWS) {
-            t.push(vec![
-                num(r.base.median),
-                num(r.other.median),
-                pct(r),
-                format!("{}/{}", r.case.short(), r.metric),
-            ]);
-        }
-        out.push(t);
+    if kernel.is_empty() {
+        return None;
     }
-    out
+    let mut t = Table::new(
+        "kernel-wide rows that moved most",
+        &[
+            (p.base.as_str(), Align::Right),
+            (p.other.as_str(), Align::Right),
+            ("change", Align::Right),
+            ("metric", Align::Left),
+        ],
+    );
+    for r in kernel.into_iter().take(TOP_KERNEL_ROWS) {
+        t.push(vec![
+            num(r.base.median),
+            num(r.other.median),
+            change_cell(r),
+            format!("{}/{}", r.case.short(), r.metric),
+        ]);
+    }
+    Some(t)
 }
 
 /// A profile row's phase (`window` for the whole window) and function, when `metric` is
