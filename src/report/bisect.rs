@@ -84,7 +84,53 @@ pub fn steps_table(r: &Report) -> Table {
 
 /// The HTML/Markdown report of a bisect.
 pub fn document(r: &Report) -> Result<Document> {
-    let title = match (&r.first_bad, &r.outcome.doubt) {
+    let mut runs = steps_table(r);
+    runs.title = "Steps".into();
+    // Each step's evidence: a table of its own, not a warning.
+    let mut why = Table::new(
+        "evidence per step",
+        &[("kernel", Align::Left), ("evidence", Align::Left)],
+    );
+    for s in sorted(r).into_iter().filter(|s| s.index != 0) {
+        why.push(vec![r.kernels[s.index].clone(), s.why.clone()]);
+    }
+    let mut tables: Vec<Table> = [suspects(r), suspect_functions(r), changelog(r)]
+        .into_iter()
+        .flatten()
+        .collect();
+    tables.push(why);
+    let (title, about, figures) = (title(r), about(r), figures(r));
+    Ok(Document {
+        title,
+        about,
+        runs,
+        notices: Vec::new(),
+        changed: r
+            .changed
+            .iter()
+            .map(|c| {
+                super::table::capped(
+                    super::table::from_changed(c),
+                    super::table::VISIBLE_ROWS,
+                    "below, under every row",
+                )
+            })
+            .collect(),
+        figures,
+        tables,
+        details: r
+            .changed
+            .iter()
+            .map(super::table::from_changed)
+            .filter(|t| t.rows.len() > super::table::VISIBLE_ROWS)
+            .collect(),
+        warnings: Vec::new(),
+    })
+}
+
+/// The document's title: the first bad (or improved) step, or why there is none.
+fn title(r: &Report) -> String {
+    match (&r.first_bad, &r.outcome.doubt) {
         (Some(k), _) if r.outcome.improvement => {
             format!("bisect: first improved {k} (an improvement, not a regression)")
         }
@@ -93,7 +139,11 @@ pub fn document(r: &Report) -> Result<Document> {
             "bisect: no answer (the last good and first bad found do not differ)".to_string()
         }
         (None, None) => "bisect: the first bad one is left open by skipped steps".to_string(),
-    };
+    }
+}
+
+/// What was bisected, on what, over which steps; why there is no answer, if none.
+fn about(r: &Report) -> Vec<String> {
     let mut about = vec![
         format!(
             "{} bisected on {}, metric {}; {} steps measured.",
@@ -115,6 +165,12 @@ pub fn document(r: &Report) -> Result<Document> {
             .collect();
         about.push(format!("The first bad one is one of: {}.", c.join(", ")));
     }
+    about
+}
+
+/// The metric per step, every repetition a point; with profiles, the differential flame
+/// graph of the last good and first bad steps.
+fn figures(r: &Report) -> Vec<Figure> {
     let steps: Vec<(String, Vec<f64>, Judged)> = sorted(r)
         .into_iter()
         .map(|s| {
@@ -154,108 +210,86 @@ pub fn document(r: &Report) -> Result<Document> {
             ),
         });
     }
-    let mut runs = steps_table(r);
-    runs.title = "Steps".into();
-    // Each step's evidence: a table of its own, not a warning.
-    let mut why = Table::new(
-        "evidence per step",
-        &[("kernel", Align::Left), ("evidence", Align::Left)],
+    figures
+}
+
+/// With a tree and `--profile`: the suspects ranked before bisecting.
+fn suspects(r: &Report) -> Option<Table> {
+    if r.suspects.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(
+        "suspects, ranked by the ends' profiles before bisecting",
+        &[
+            ("#", Align::Right),
+            ("commit", Align::Left),
+            ("functions whose time grew", Align::Left),
+            ("added ms", Align::Right),
+            ("", Align::Left),
+        ],
     );
-    for s in sorted(r).into_iter().filter(|s| s.index != 0) {
-        why.push(vec![r.kernels[s.index].clone(), s.why.clone()]);
+    for (k, s) in r.suspects.iter().enumerate() {
+        let first = r
+            .first_bad
+            .as_deref()
+            .is_some_and(|f| f.starts_with(s.commit.get(..12).unwrap_or(&s.commit)));
+        t.push(vec![
+            (k + 1).to_string(),
+            format!("{} {}", s.commit.get(..12).unwrap_or(&s.commit), s.subject),
+            s.functions.join(", "),
+            format!("{:+.3}", s.added_ms),
+            match (first, s.kept) {
+                (true, _) => "<- the bisect's answer".into(),
+                (false, false) => "undone later in the range".into(),
+                _ => String::new(),
+            },
+        ]);
     }
-    let mut tables = Vec::new();
-    if !r.suspects.is_empty() {
-        let mut t = Table::new(
-            "suspects, ranked by the ends' profiles before bisecting",
-            &[
-                ("#", Align::Right),
-                ("commit", Align::Left),
-                ("functions whose time grew", Align::Left),
-                ("added ms", Align::Right),
-                ("", Align::Left),
-            ],
-        );
-        for (k, s) in r.suspects.iter().enumerate() {
-            let first = r
-                .first_bad
-                .as_deref()
-                .is_some_and(|f| f.starts_with(s.commit.get(..12).unwrap_or(&s.commit)));
-            t.push(vec![
-                (k + 1).to_string(),
-                format!("{} {}", s.commit.get(..12).unwrap_or(&s.commit), s.subject),
-                s.functions.join(", "),
-                format!("{:+.3}", s.added_ms),
-                match (first, s.kept) {
-                    (true, _) => "<- the bisect's answer".into(),
-                    (false, false) => "undone later in the range".into(),
-                    _ => String::new(),
-                },
-            ]);
-        }
-        tables.push(t);
+    Some(t)
+}
+
+/// A list with `--profile`: the functions whose time grew between the ends.
+fn suspect_functions(r: &Report) -> Option<Table> {
+    if r.suspect_functions.is_empty() {
+        return None;
     }
-    if !r.suspect_functions.is_empty() {
-        let mut t = Table::new(
-            "suspect functions (took more time at the newest kernel than at the oldest)",
-            &[("function", Align::Left), ("added ms", Align::Right)],
-        );
-        for g in r.suspect_functions.iter().take(10) {
-            t.push(vec![g.function.clone(), format!("{:+.3}", g.added_ms)]);
-        }
-        tables.push(t);
+    let mut t = Table::new(
+        "suspect functions (took more time at the newest kernel than at the oldest)",
+        &[("function", Align::Left), ("added ms", Align::Right)],
+    );
+    for g in r.suspect_functions.iter().take(10) {
+        t.push(vec![g.function.clone(), format!("{:+.3}", g.added_ms)]);
     }
-    if !r.changelog.is_empty() {
-        let mut t = Table::new(
-            "the first bad package's changelog since the last good one: lines that name a suspect function or its subsystem",
-            &[
-                ("version", Align::Left),
-                ("line", Align::Left),
-                ("functions", Align::Left),
-                ("", Align::Left),
-            ],
-        );
-        for m in r.changelog.iter().take(20) {
-            t.push(vec![
-                m.version.clone(),
-                m.line.clone(),
-                m.functions.join(", "),
-                if m.exact {
-                    "names it".into()
-                } else {
-                    "its subsystem".into()
-                },
-            ]);
-        }
-        tables.push(t);
+    Some(t)
+}
+
+/// A list of packages with `--profile`: the changelog lines that name a suspect.
+fn changelog(r: &Report) -> Option<Table> {
+    if r.changelog.is_empty() {
+        return None;
     }
-    tables.push(why);
-    Ok(Document {
-        title,
-        about,
-        runs,
-        notices: Vec::new(),
-        changed: r
-            .changed
-            .iter()
-            .map(|c| {
-                super::table::capped(
-                    super::table::from_changed(c),
-                    super::table::VISIBLE_ROWS,
-                    "below, under every row",
-                )
-            })
-            .collect(),
-        figures,
-        tables,
-        details: r
-            .changed
-            .iter()
-            .map(super::table::from_changed)
-            .filter(|t| t.rows.len() > super::table::VISIBLE_ROWS)
-            .collect(),
-        warnings: Vec::new(),
-    })
+    let mut t = Table::new(
+        "the first bad package's changelog since the last good one: lines that name a suspect function or its subsystem",
+        &[
+            ("version", Align::Left),
+            ("line", Align::Left),
+            ("functions", Align::Left),
+            ("", Align::Left),
+        ],
+    );
+    for m in r.changelog.iter().take(20) {
+        t.push(vec![
+            m.version.clone(),
+            m.line.clone(),
+            m.functions.join(", "),
+            if m.exact {
+                "names it".into()
+            } else {
+                "its subsystem".into()
+            },
+        ]);
+    }
+    Some(t)
 }
 
 /// A finished bisect's document: its outcome and what was found before it
