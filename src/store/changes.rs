@@ -391,8 +391,16 @@ impl Store {
         data: &Val,
     ) -> Result<ChangeRecord> {
         let unreadable = || format!("{}: change {id} has unreadable data", self.location);
-        let raw: serde_json::Value = serde_json::from_str(&data.text()).with_context(unreadable)?;
-        let legacy = raw.get("metric").is_none();
+        let mut raw: serde_json::Value =
+            serde_json::from_str(&data.text()).with_context(unreadable)?;
+        // Stored before the store kept the metric's parts: no `metric`, or an empty name.
+        let legacy = raw
+            .pointer("/metric/name")
+            .and_then(|n| n.as_str())
+            .is_none_or(str::is_empty);
+        if legacy && let Some(o) = raw.as_object_mut() {
+            o.remove("metric");
+        }
         let mut c: ChangeRecord = serde_json::from_value(raw).with_context(unreadable)?;
         c.id = id;
         c.series = series.text();
