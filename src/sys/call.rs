@@ -154,29 +154,13 @@ pub mod step {
     }
 }
 
-/// `mkdir(2)`.
-pub fn mkdir(path: &CStr, mode: u32) -> SysResult {
-    // SAFETY: `path` is NUL-terminated and borrowed for the call.
-    check(unsafe { libc::syscall(libc::SYS_mkdir, path.as_ptr(), mode) })
-}
+// The untimed calls the executor prepares a case with (populating files, syncing) are the
+// steps' own: `mkdir(2)`, `write(2)` of the whole of `data` in one call, `fsync(2)`.
+pub use step::{fsync, mkdir, write};
 
 /// `openat(AT_FDCWD, path, flags, mode)`; the new descriptor.
 pub fn openat(path: &CStr, flags: i32, mode: u32) -> Result<i32, Errno> {
-    // SAFETY: `path` is NUL-terminated and borrowed for the call.
-    check(unsafe { libc::syscall(libc::SYS_openat, AT_FDCWD, path.as_ptr(), flags, mode) })
-        .map(|fd| fd as i32)
-}
-
-/// `write(2)` of the whole of `data` in one call; the bytes written.
-pub fn write(fd: i32, data: &[u8]) -> SysResult {
-    // SAFETY: `data` is a live slice and its exact length is passed with it.
-    check(unsafe { libc::syscall(libc::SYS_write, fd, data.as_ptr(), data.len()) })
-}
-
-/// `fsync(2)`.
-pub fn fsync(fd: i32) -> SysResult {
-    // SAFETY: no pointers; an invalid descriptor is EBADF.
-    check(unsafe { libc::syscall(libc::SYS_fsync, fd) })
+    step::openat(path, flags, mode).map(|fd| fd as i32)
 }
 
 /// `close(2)` of a descriptor this crate opened by number (a signature's slot).
