@@ -196,7 +196,6 @@ impl<'a> Places<'a> {
     /// A change's row in a changes table (with its series' column on the index).
     fn change_row(&self, c: &ChangeRecord, with_series: bool) -> Vec<String> {
         let (label_page, series_page) = (&self.label_page, &self.series_page);
-        let report_for = |c| self.report_for(c);
         let mut row = vec![
             c.id.to_string(),
             if open(c) {
@@ -216,7 +215,7 @@ impl<'a> Places<'a> {
                     .map_or(escape(&c.first_bad), |p| link(p, &c.first_bad)),
             ),
             escape(&change_pct(c)),
-            report_for(c).map_or("-".into(), |r| link(r, "report")),
+            self.report_for(c).map_or("-".into(), |r| link(r, "report")),
         ];
         if with_series {
             row.insert(
@@ -231,7 +230,6 @@ impl<'a> Places<'a> {
 
     /// Changes as a table: the open ones, the others inside `<details>`.
     fn changes_block(&self, cs: &[&ChangeRecord], with_series: bool) -> String {
-        let change_row = |c, with_series| self.change_row(c, with_series);
         let (shown, hidden): (Vec<&&ChangeRecord>, Vec<&&ChangeRecord>) =
             cs.iter().partition(|c| open(c));
         let mut out = String::new();
@@ -239,12 +237,17 @@ impl<'a> Places<'a> {
         if shown.is_empty() {
             out.push_str("<p class=\"about\">No open change.</p>\n");
         } else {
-            let rows: Vec<Vec<String>> = shown.iter().map(|c| change_row(c, with_series)).collect();
+            let rows: Vec<Vec<String>> = shown
+                .iter()
+                .map(|c| self.change_row(c, with_series))
+                .collect();
             out.push_str(&table("open changes", &h, &rows));
         }
         if !hidden.is_empty() {
-            let rows: Vec<Vec<String>> =
-                hidden.iter().map(|c| change_row(c, with_series)).collect();
+            let rows: Vec<Vec<String>> = hidden
+                .iter()
+                .map(|c| self.change_row(c, with_series))
+                .collect();
             out.push_str(&format!(
             "<details>\n<summary>{} rejected, invalid or fixed change(s)</summary>\n{}</details>\n",
             hidden.len(),

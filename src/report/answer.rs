@@ -4,8 +4,7 @@
 //! new code paths, the kernel-wide rows that moved most. Everything else comes after it.
 
 use super::table::{Align, Table, num};
-use crate::metric::Kind;
-use crate::metric::{Metric, Share, Source};
+use crate::metric::{Kind, Metric, Share, Source};
 use crate::stats::compare::{CaseKey, Comparison, Pair, Row};
 use std::collections::BTreeSet;
 

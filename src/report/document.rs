@@ -127,6 +127,14 @@ fn describe(metric: &Metric) -> (String, String) {
     }
 }
 
+/// A metric's figure's id in a page: its name with anything but letters, digits and `_`
+/// as `_`.
+fn figure_id(metric: &Metric) -> String {
+    metric
+        .name()
+        .replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_")
+}
+
 fn figures(samples: &[Samples], changed: &[Metric]) -> Result<Vec<Figure>> {
     // Metrics to plot: time, system CPU, and every counter any label has.
     let mut metrics: Vec<Metric> = vec![Metric::wall(), Metric::window(Source::Sys)];
@@ -180,9 +188,7 @@ fn figures(samples: &[Samples], changed: &[Metric]) -> Result<Vec<Figure>> {
             let (title, unit) = describe(&metric);
             let n = ns.iter().next().copied().unwrap_or(0);
             out.push(Figure {
-                id: metric
-                    .name()
-                    .replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_"),
+                id: figure_id(&metric),
                 caption: format!(
                     "{title} at N = {n}: every repetition per label, the bar at the median"
                 ),
@@ -222,7 +228,7 @@ fn figures(samples: &[Samples], changed: &[Metric]) -> Result<Vec<Figure>> {
         let (title, unit) = describe(&metric);
         let svg = plot::metric(&title, &unit, &series)?;
         out.push(Figure {
-            id: metric.name().replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_"),
+            id: figure_id(&metric),
             caption: format!(
                 "{title} against N: median of the repetitions, bars from the fastest to the slowest{}",
                 if metric.kind() == Kind::Time { "" } else { "; counts are exact" }

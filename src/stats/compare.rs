@@ -11,8 +11,7 @@ use crate::results::{CaseResult, RunDocument};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::metric::Kind;
-use crate::metric::{Metric, Share, Source, Stat};
+use crate::metric::{COST_WEIGHTS, Kind, Metric, Share, Source, Stat};
 
 /// One metric of one case, as watch follows it over kernels: the case and the metric's
 /// name (`wall_ms`, `phase.delete.wall_ms`, `profile.self.vfs_unlink_ms`). Shown as
@@ -196,8 +195,6 @@ pub fn measured_in<'a>(runs: impl IntoIterator<Item = &'a RunDocument>, metric: 
         .flat_map(|d| d.cases.first())
         .any(|c| metrics_of(c).iter().any(|(m, _)| m == metric))
 }
-
-use crate::metric::COST_WEIGHTS;
 
 /// The metrics of one measured case.
 pub fn metrics_of(c: &CaseResult) -> Vec<(Metric, f64)> {

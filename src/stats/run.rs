@@ -5,8 +5,7 @@
 
 use super::compare::{Samples, ScalingRow, scaling};
 use super::{Summary, fit_exponent, summary::median_of};
-use crate::metric::COST_WEIGHTS;
-use crate::metric::{Metric, Source};
+use crate::metric::{COST_WEIGHTS, Metric, Source};
 use crate::probe::procfs::SlabDelta;
 use crate::results::{CaseResult, RunDocument};
 use std::collections::BTreeMap;
