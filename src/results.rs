@@ -535,6 +535,14 @@ pub mod fixtures {
         }
     }
 
+    /// A run labelled `l` on kernel `kernel`: three repetitions of `wall` ms with
+    /// `maple` maple_node objects each (a point of a series over kernels).
+    pub fn on_kernel(kernel: &str, wall: f64, maple: i64) -> RunDocument {
+        let mut d = doc("l", &[wall; 3], &[maple; 3]);
+        d.host.kernel_release = kernel.into();
+        d
+    }
+
     /// A synthetic run: one case per repetition with the given wall times, a `create` and a
     /// `delete` phase, and maple_node's create-phase change per repetition.
     pub fn doc(label: &str, walls: &[f64], maple: &[i64]) -> RunDocument {

@@ -138,11 +138,7 @@ pub fn stored_runs(
 mod tests {
     use super::*;
 
-    fn doc(kernel: &str, wall: f64, maple: i64) -> RunDocument {
-        let mut d = crate::results::fixtures::doc("l", &[wall; 3], &[maple; 3]);
-        d.host.kernel_release = kernel.into();
-        d
-    }
+    use crate::results::fixtures::on_kernel as doc;
 
     #[test]
     fn stored_labels_are_series_in_release_or_time_order() {

@@ -585,11 +585,7 @@ mod tests {
         assert!(every(0, 3).is_empty());
     }
 
-    fn doc(kernel: &str, wall: f64, maple: i64) -> RunDocument {
-        let mut d = crate::results::fixtures::doc("l", &[wall; 3], &[maple; 3]);
-        d.host.kernel_release = kernel.into();
-        d
-    }
+    use crate::results::fixtures::on_kernel as doc;
 
     fn record(metric: impl Into<MetricKey>, g: &str, b: &str) -> ChangeRecord {
         ChangeRecord {
