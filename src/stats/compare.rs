@@ -40,10 +40,11 @@ impl MetricKey {
 impl MetricKey {
     /// The metric a text `DIR/N=… NAME` shows — for change points stored before the
     /// store kept the parts, and for tests: a metric's name has no space, a directory's
-    /// may. Nothing else reads a metric out of its text.
-    pub fn from_legacy_text(text: &str) -> MetricKey {
+    /// may. Nothing else reads a metric out of its text. An error when the text names no
+    /// metric.
+    pub fn from_legacy_text(text: &str) -> Result<MetricKey, String> {
         let (mut case, name) = text.rsplit_once(' ').unwrap_or(("", text));
-        let name: Metric = name.parse().unwrap_or_else(|_| Metric::wall());
+        let name: Metric = name.parse()?;
         let mut key = CaseKey::default();
         if let Some((rest, t)) = case.rsplit_once("/T=")
             && let Some(secs) = t.strip_suffix('s').and_then(|t| t.parse::<f64>().ok())
@@ -64,7 +65,7 @@ impl MetricKey {
             case = rest;
         }
         key.dir = case.to_string();
-        MetricKey::new(key, name)
+        Ok(MetricKey::new(key, name))
     }
 }
 
@@ -89,19 +90,21 @@ mod metric_key_tests {
             let k = MetricKey::new(case, "delete.wall_ms".parse().unwrap());
             assert!(k.case.signature.is_empty());
             let text = k.to_string();
-            assert_eq!(MetricKey::from_legacy_text(&text), k, "{text}");
+            assert_eq!(MetricKey::from_legacy_text(&text), Ok(k), "{text}");
         }
         assert_eq!(
             MetricKey::new(CaseKey::default(), Metric::wall()).to_string(),
             "/N=0 wall_ms"
         );
+        // A text that names no metric is not read as some other one.
+        assert!(MetricKey::from_legacy_text("a/N=1 ").is_err());
     }
 }
 
 #[cfg(test)]
 impl From<&str> for MetricKey {
     fn from(text: &str) -> MetricKey {
-        MetricKey::from_legacy_text(text)
+        MetricKey::from_legacy_text(text).expect("a metric's text")
     }
 }
 

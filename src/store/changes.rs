@@ -405,7 +405,9 @@ impl Store {
         c.id = id;
         c.series = series.text();
         if legacy {
-            c.metric = MetricKey::from_legacy_text(&metric.text());
+            c.metric = MetricKey::from_legacy_text(&metric.text())
+                .map_err(anyhow::Error::msg)
+                .with_context(unreadable)?;
         }
         c.status = Status::parse(&status.text());
         Ok(c)
@@ -425,7 +427,7 @@ mod tests {
         let mut c = ChangeRecord {
             id: 0,
             series: "s".into(),
-            metric: MetricKey::from_legacy_text("d/N=1 wall_ms"),
+            metric: MetricKey::from_legacy_text("d/N=1 wall_ms").unwrap(),
             status: Status::New,
             last_good: "6.1".into(),
             first_bad: "6.12".into(),
