@@ -7,6 +7,7 @@ mod cmd;
 
 use clap::{Parser, Subcommand};
 use sigbench::interrupt::Interrupted;
+use sigbench::vm::boots::GuestWork;
 
 #[derive(Parser)]
 #[command(
@@ -74,18 +75,11 @@ enum Command {
 fn main() {
     // As PID 1 this binary is the init of a guest booted by `run --kernel`.
     if std::process::id() == 1 {
-        sigbench::vm::guest::init(&mut |argv| match Cli::try_parse_from(argv) {
-            Ok(Cli {
-                command: Command::Run(a),
-            }) => exit_code(cmd::run::run(*a), 1),
-            Ok(Cli {
-                command: Command::Calibrate(a),
-            }) => exit_code(cmd::calibrate::run(a), 1),
-            Ok(_) => 2,
-            Err(e) => {
-                sigbench::say!("sigbench-guest: {e}");
-                2
+        sigbench::vm::guest::init(&mut |work, port| match work {
+            GuestWork::Run { spec, verbose } => {
+                exit_code(cmd::run::in_guest(*spec, verbose, port), 1)
             }
+            GuestWork::Calibrate => exit_code(cmd::calibrate::in_guest(&port), 1),
         });
     }
     let cli = match Cli::try_parse() {

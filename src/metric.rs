@@ -44,7 +44,7 @@ impl Kind {
 
 /// Probes that count kernel-wide behaviour rather than the workload's own operations (the
 /// default probes of runs with clients: lock contention, btrfs's space flushes —
-/// `plan::request::CONTENTION_PROBE`, `Fs::contention_probes`): compared as kernel-wide
+/// `plan::spec::CONTENTION_PROBE`, `Fs::contention_probes`): compared as kernel-wide
 /// rows, evidence and never an alert. A new probe there needs its name here.
 pub const KERNEL_WIDE_PROBES: &[&str] = &["lock_contention", "space_flushes"];
 

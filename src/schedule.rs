@@ -205,19 +205,19 @@ impl Kept {
 }
 
 /// The end of one run: its document is written whatever happened (docs/json.md: a failed
-/// run is a document with status "failed") to `json`; when the store at `db` lost
-/// something, it is written where `import` finds it, and the run is an error saying so.
+/// run is a document with status "failed") to `json`; when a store lost something
+/// (`store_error`: the store and what it said), it is written where `import` finds it, and
+/// the run is an error saying so.
 pub fn keep(
     doc: &RunDocument,
     outcome: Result<()>,
-    store_error: Option<String>,
     json: Option<&str>,
-    db: &Location,
+    store_error: Option<(&Location, String)>,
 ) -> Result<()> {
     let mut written = None;
     let dest = match (json, &store_error) {
         (Some(d), _) => Some(d.to_string()),
-        (None, Some(_)) => Some(recovery_path(db, &doc.id)),
+        (None, Some((db, _))) => Some(recovery_path(db, &doc.id)),
         (None, None) => None,
     };
     if let Some(dest) = dest {
@@ -232,7 +232,7 @@ pub fn keep(
             Err(e) => crate::say!("sigbench: {e:#}"),
         }
     }
-    let Some(e) = store_error else {
+    let Some((db, e)) = store_error else {
         return outcome;
     };
     let kept = match &written {

@@ -19,9 +19,6 @@ pub struct Args {
     /// Loads of the chase per working set
     #[arg(long, default_value_t = 2_000_000, value_name = "N")]
     loads: usize,
-    /// (In a guest: run the stride loop between the marks.)
-    #[arg(long, hide = true)]
-    in_guest: bool,
     #[command(flatten)]
     cache: super::options::CacheOptions,
 }
@@ -44,14 +41,14 @@ struct GuestFigures {
     strides: Vec<Stride>,
 }
 
+/// In a guest: the stride loop between the model's marks, its figures to the results port.
+pub fn in_guest(port: &str) -> Result<i32> {
+    let text = serde_json::to_string(&calibrate::guest_strides())?;
+    sigbench::outputs::write_file(std::path::Path::new(port), text.as_bytes())?;
+    Ok(0)
+}
+
 pub fn run(args: Args) -> Result<i32> {
-    if args.in_guest {
-        let g = calibrate::guest_strides();
-        let text = serde_json::to_string(&g)?;
-        let port = args.json.context("--in-guest writes to --json")?;
-        sigbench::outputs::write_file(&port, text.as_bytes())?;
-        return Ok(0);
-    }
     if let Some(j) = &args.json {
         sigbench::outputs::Outputs::new(None)
             .output("--json", j)

@@ -82,7 +82,7 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
     let doc = if spec == kernel::KernelSpec::Host {
         let s = Store::open(&args.run.store.db)?;
         let (doc, outcome, store_error) =
-            super::run::run_here(&args.run, &plan, args.run.label.clone(), Some(s));
+            super::run::run_here(&super::run::Here::of(&args.run), &plan, Some(s));
         if let Some(e) = store_error {
             bail!("could not store the results: {e}");
         }

@@ -4,8 +4,8 @@
 
 use anyhow::{Result, bail};
 use sigbench::outputs::Outputs;
-use sigbench::plan::request::Request;
 use sigbench::plan::slice::{self, Slice};
+use sigbench::plan::spec::RunSpec;
 use sigbench::plan::{DEFAULT_SEED, Plan};
 use sigbench::signature;
 use sigbench::testbed::Fs;
@@ -259,9 +259,9 @@ pub(crate) fn slice_args(args: &Args, s: &Slice, several_fs: bool) -> Args {
     }
 }
 
-/// What the options ask of the plan (`plan::request`).
-fn request(args: &Args) -> Request {
-    Request {
+/// What the options ask of the plan: the run spec (`plan::spec`).
+pub(crate) fn spec(args: &Args) -> RunSpec {
+    RunSpec {
         signature: args.signature.clone(),
         rounds: args.rounds,
         fs: args.fs.clone(),
@@ -289,7 +289,7 @@ fn request(args: &Args) -> Request {
 
 /// The plan the options describe (validated as far as it can be without a device).
 pub(crate) fn plan_of(args: &Args) -> Result<Plan> {
-    request(args).plan()
+    spec(args).plan()
 }
 
 /// What `args` read and write (`sigbench::outputs`).
@@ -490,9 +490,9 @@ mod tests {
         assert_eq!(Rate::Window(250).resolve(true), Rate::Window(250));
     }
 
-    /// The guest's arguments are `plan_of`'s inverse: parsed again, they make the same plan.
+    /// The guest's spec is `plan_of`'s inverse: through its JSON, it makes the same plan.
     #[test]
-    fn guest_args_round_trip_through_plan_of() {
+    fn a_guest_spec_round_trips_through_json_to_the_same_plan() {
         for argv in [
             &[][..],
             &[
@@ -557,15 +557,21 @@ mod tests {
             &["churn", "--fs", "tmpfs", "--clients", "3", "-n", "100"],
         ] {
             let plan = plan_of(&args(argv)).unwrap();
-            let g = boots::guest_args(&plan, false).unwrap();
-            let (guest, file) = (g.args, g.signature);
-            assert_eq!(file, None, "built-ins go by name");
-            let back = plan_of(&args(&guest.iter().map(String::as_str).collect::<Vec<_>>()))
-                .unwrap_or_else(|e| panic!("{guest:?}: {e:#}"));
+            let g = boots::guest_plan(&plan, false).unwrap();
+            assert_eq!(g.signature, None, "built-ins go by name");
+            let json = serde_json::to_string(&g.work).unwrap();
+            let spec = match serde_json::from_str(&json).unwrap() {
+                boots::GuestWork::Run { spec, verbose } => {
+                    assert!(!verbose);
+                    spec
+                }
+                w => panic!("{w:?}"),
+            };
+            let back = spec.plan().unwrap_or_else(|e| panic!("{json}: {e:#}"));
             assert_eq!(
                 format!("{plan:?}"),
                 format!("{back:?}"),
-                "{argv:?} → {guest:?}"
+                "{argv:?} → {json}"
             );
         }
     }
@@ -577,13 +583,15 @@ mod tests {
             signature: Signature::parse(&plan.signature.source, "/tmp/mine.toml").unwrap(),
             ..plan
         };
-        let g = boots::guest_args(&file, true).unwrap();
-        let (guest, text) = (g.args, g.signature);
-        assert_eq!(guest[0], vm::initramfs::SIGNATURE);
-        assert_eq!(text.as_deref(), Some(file.signature.source.as_str()));
-        assert_eq!(guest.last().map(String::as_str), Some("-v"));
+        let g = boots::guest_plan(&file, true).unwrap();
+        let boots::GuestWork::Run { spec, verbose } = g.work else {
+            panic!("{:?}", g.work)
+        };
+        assert_eq!(spec.signature, vm::initramfs::SIGNATURE);
+        assert_eq!(g.signature.as_deref(), Some(file.signature.source.as_str()));
+        assert!(verbose);
         let plan = plan_of(&args(&["--device", "/dev/sdz9"])).unwrap();
-        let e = boots::guest_args(&plan, false).unwrap_err().to_string();
+        let e = boots::guest_plan(&plan, false).unwrap_err().to_string();
         assert!(e.contains("cannot be used with --kernel"), "{e}");
     }
 

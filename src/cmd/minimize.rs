@@ -217,7 +217,7 @@ fn in_guest(args: &super::measure::Args, plan: &sigbench::plan::Plan) -> Result<
         return Ok(None);
     };
     // What cannot go to a guest (a --device path) is refused before anything runs.
-    boots::guest_args(plan, args.verbose)?;
+    boots::guest_plan(plan, args.verbose)?;
     let opts = super::measure::vm_options(args)?;
     let jobs = guests::how_many(&opts, args.jobs)?;
     // A kernel that cannot be unpacked, or cannot run the plan, is one line now, before

@@ -8,6 +8,7 @@ use anyhow::{Result, bail};
 use sigbench::interrupt;
 use sigbench::plan::Plan;
 use sigbench::plan::slice;
+use sigbench::plan::spec::RunSpec;
 use sigbench::report::text;
 use sigbench::results::RunDocument;
 use sigbench::schedule::{self, Kept, Turn};
@@ -17,16 +18,43 @@ use sigbench::vm::kernel::{self, KernelSpec};
 use sigbench::vm::{self, VmOptions, boots, guests};
 
 /// Give a finished document the plan's label suffix and where it ran (slice, Slurm job).
-fn name_it(args: &Args, doc: &mut RunDocument) {
-    if let Some(s) = &args.label_suffix
-        && !doc.label.ends_with(s.as_str())
-    {
-        doc.label.push_str(s);
+/// What a run here takes of its options: how its document is named, where it goes, what
+/// is printed.
+#[derive(Default)]
+pub(crate) struct Here {
+    /// The store's label (default: the kernel release), and what `run` adds to it (`/FS`).
+    pub label: Option<String>,
+    pub label_suffix: Option<String>,
+    /// `--slice I/S`.
+    pub slice: Option<String>,
+    /// `--json -`: stdout carries the document, the summary goes to stderr.
+    pub json_to_stdout: bool,
+    pub verbose: bool,
+}
+
+impl Here {
+    pub(crate) fn of(args: &Args) -> Here {
+        Here {
+            label: args.label.clone(),
+            label_suffix: args.label_suffix.clone(),
+            slice: args.slice.clone(),
+            json_to_stdout: args.json.as_deref() == Some("-"),
+            verbose: args.verbose,
+        }
     }
-    if let Some(sl) = &args.slice {
-        doc.slice = Some(sl.clone());
+
+    /// The document's label suffix, slice and Slurm job.
+    fn name(&self, doc: &mut RunDocument) {
+        if let Some(s) = &self.label_suffix
+            && !doc.label.ends_with(s.as_str())
+        {
+            doc.label.push_str(s);
+        }
+        if let Some(sl) = &self.slice {
+            doc.slice = Some(sl.clone());
+        }
+        doc.slurm_job = slice::slurm_job();
     }
-    doc.slurm_job = slice::slurm_job();
 }
 
 pub fn run(args: Args) -> Result<i32> {
@@ -103,14 +131,28 @@ fn run_one(args: Args) -> Result<i32> {
     } else {
         Some(Store::open(&args.store.db)?)
     };
-    let (doc, outcome, store_error) = run_here(&args, &plan, args.label.clone(), store);
+    let (doc, outcome, store_error) = run_here(&Here::of(&args), &plan, store);
     schedule::keep(
         &doc,
         outcome,
-        store_error,
         args.json.as_deref(),
-        &args.store.db,
+        store_error.map(|e| (&args.store.db, e)),
     )?;
+    stdout_result()?;
+    Ok(0)
+}
+
+/// `run` in a guest (`vm::guest`): the plan its spec makes, the document to the results
+/// port, nothing stored.
+pub fn in_guest(spec: RunSpec, verbose: bool, port: String) -> Result<i32> {
+    interrupt::install()?;
+    let plan = spec.plan()?;
+    let here = Here {
+        verbose,
+        ..Here::default()
+    };
+    let (doc, outcome, _) = run_here(&here, &plan, None);
+    schedule::keep(&doc, outcome, Some(&port), None)?;
     stdout_result()?;
     Ok(0)
 }
@@ -126,16 +168,18 @@ fn check_outputs(args: &Args) -> Result<()> {
 /// The first store error is returned beside the outcome: the run goes on measuring (its
 /// document keeps every case), and the caller turns it into a failure.
 pub(crate) fn run_here(
-    args: &Args,
+    here: &Here,
     plan: &Plan,
-    label: Option<String>,
     store: Option<Store>,
 ) -> (RunDocument, Result<()>, Option<String>) {
-    let json_to_stdout = args.json.as_deref() == Some("-");
+    let json_to_stdout = here.json_to_stdout;
     let mount_point = format!("{}/{}/mnt", workspace::ROOT, std::process::id());
     let mut doc = plan.document_here();
-    doc.label = label.unwrap_or_else(|| doc.host.kernel_release.clone());
-    name_it(args, &mut doc);
+    doc.label = here
+        .label
+        .clone()
+        .unwrap_or_else(|| doc.host.kernel_release.clone());
+    here.name(&mut doc);
     // The store is opened by the caller, so a bad --db fails before anything is
     // formatted; the run is recorded only once it has really started.
     let mut console = Console::new(plan, mount_point.len(), json_to_stdout);
@@ -164,13 +208,13 @@ pub(crate) fn run_here(
             s.store.location
         );
     }
-    print_summary(args, plan, &doc, json_to_stdout);
+    print_summary(here.verbose, plan, &doc, json_to_stdout);
     (doc, outcome, storing.and_then(|s| s.error))
 }
 
 /// The summary after the s3e lines, on stdout (stderr when stdout carries the JSON).
-fn print_summary(args: &Args, plan: &Plan, doc: &RunDocument, to_stderr: bool) {
-    let summary = text::summary(doc, args.verbose, plan.signature.slab_evidence);
+fn print_summary(verbose: bool, plan: &Plan, doc: &RunDocument, to_stderr: bool) {
+    let summary = text::summary(doc, verbose, plan.signature.slab_evidence);
     if to_stderr {
         sigbench::say_raw!("{summary}");
     } else {
@@ -211,7 +255,7 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
         bail!("--op-log is not available in a guest");
     }
     // What cannot go to a guest (a --device path) is refused before any kernel runs.
-    boots::guest_args(plan, args.verbose)?;
+    boots::guest_plan(plan, args.verbose)?;
     let opts = vm_options(args)?;
     sigbench::vm::preflight(&specs, plan.testbed.fs, &opts)?;
     let mut kept = Kept::open((!args.no_store).then_some(&args.store.db))?;
@@ -244,7 +288,7 @@ fn on_host(args: &Args, plan: &Plan, kept: &mut Kept) -> Result<()> {
         "sigbench: kernel host ({})",
         sigbench::host::Host::current().kernel_release
     );
-    let (doc, outcome, store_error) = run_here(args, plan, args.label.clone(), kept.take_store());
+    let (doc, outcome, store_error) = run_here(&Here::of(args), plan, kept.take_store());
     if let Some(e) = store_error {
         kept.store_failed(format!(
             "kernel host: could not store the results in {}: {e}",
@@ -288,7 +332,7 @@ fn on_guest(
         if let Some(l) = &args.label {
             doc.label = l.clone();
         }
-        name_it(args, &mut doc);
+        Here::of(args).name(&mut doc);
         print_guest(args, &boot.plan, &doc);
         kept.store(doc);
     }

@@ -7,8 +7,8 @@
 //! background work) spreads over all cases instead of biasing one. Warm-ups run first,
 //! are recorded, and are flagged so statistics exclude them.
 
-pub mod request;
 pub mod slice;
+pub mod spec;
 
 use crate::exec::script::ScriptClient;
 use crate::exec::{self, Around, Bound, Executor, Seat, Tick, Timed};

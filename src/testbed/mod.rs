@@ -24,7 +24,10 @@ use std::process::Command;
 use workspace::Workspace;
 
 /// Filesystems sigbench can make (`--fs`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Fs {
     Btrfs,
     Ext4,

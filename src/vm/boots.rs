@@ -1,8 +1,9 @@
 //! The boots of `run --kernel`: their schedule over the kernels, and what each boot is told
-//! to run — the plan written back as the guest's `sigbench run` arguments (the inverse of the
-//! binary's option parsing, round-trip tested there).
+//! to do — the plan as a run spec (`plan::spec`), data the guest makes the same plan from
+//! (round-trip tested in the binary's options).
 
 use crate::plan::Plan;
+use crate::plan::spec::RunSpec;
 use crate::testbed::device::DeviceSpec;
 use anyhow::{Result, bail};
 
@@ -36,25 +37,35 @@ pub const SIGNATURE: &str = "/etc/sigbench/signature.toml";
 /// Where a guest finds the loadfile of a loadfile signature (`--loadfile`).
 pub const LOADFILE: &str = "/etc/sigbench/loadfile.txt";
 
-/// What a guest is told to run: its `run` arguments, and the files to put in its
-/// initramfs for them — the signature when it is not a built-in one, the loadfile of a
-/// loadfile signature (a guest has no dbench package).
+/// What a guest does, as data (JSON in its initramfs, `initramfs::PLAN`): its sigbench
+/// makes the plan from the spec as the host made its own, and sends its results to the port.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum GuestWork {
+    /// `run`: the spec, and whether to print the kernel counters that moved most.
+    Run { spec: Box<RunSpec>, verbose: bool },
+    /// `calibrate`'s stride loop between the cost model's marks.
+    Calibrate,
+}
+
+/// What a guest is told: its work, and the files to put in its initramfs for it — the
+/// signature when it is not a built-in one, the loadfile of a loadfile signature (a guest
+/// has no dbench package).
 #[derive(Clone, Debug, PartialEq)]
 pub struct GuestPlan {
-    /// What the guest's sigbench runs: `run` (the plan), or `calibrate`.
-    pub command: &'static str,
-    pub args: Vec<String>,
+    pub work: GuestWork,
     pub signature: Option<String>,
     pub loadfile: Option<std::path::PathBuf>,
 }
 
-/// The guest's `run` arguments for `plan` and the files they name. Host-only options
-/// (the store, --json, --kernel) are left out; the probes go as the plan resolved them.
-pub fn guest_args(plan: &Plan, verbose: bool) -> Result<GuestPlan> {
+/// The guest's spec for `plan` and the files it names: the plan as it was resolved (its
+/// directories, N values and probes, the defaults included), the signature and loadfile at
+/// the guest's paths. Host-only options (the store, --json, --kernel) are not in a spec.
+pub fn guest_plan(plan: &Plan, verbose: bool) -> Result<GuestPlan> {
     let builtin = crate::signature::builtins()
         .iter()
         .any(|s| s.origin == plan.signature.origin);
-    let (sig_arg, sig_text) = if builtin {
+    let (signature, text) = if builtin {
         (plan.signature.name.clone(), None)
     } else {
         (SIGNATURE.to_string(), Some(plan.signature.source.clone()))
@@ -66,71 +77,44 @@ pub fn guest_args(plan: &Plan, verbose: bool) -> Result<GuestPlan> {
             p.display()
         );
     }
-    let mut v = vec![
-        sig_arg,
-        "--fs".into(),
-        t.fs.name().into(),
-        "--device".into(),
-        t.device.arg(),
-    ];
-    let mkfs_opts = t.mkfs_opts.join(" ");
-    for (flag, value) in [("--mkfs-opts", &mkfs_opts), ("--mount-opts", &t.mount_opts)] {
-        if !value.is_empty() {
-            v.push(format!("{flag}={value}"));
-        }
-    }
-    for d in &plan.dirs {
-        v.extend(["--dir".into(), d.text.clone()]);
-    }
-    let ns: Vec<String> = plan.n_values.iter().map(u64::to_string).collect();
-    // A loadfile for a time counts no passes (its N is 0): no -n then.
-    if !(plan.loadfile.is_some() && plan.time.is_some()) {
-        v.extend(["-n".into(), ns.join(",")]);
-    }
-    v.extend(["-r".into(), plan.repetitions.to_string()]);
-    v.extend(["--warmup".into(), plan.warmup.to_string()]);
-    v.extend(["--seed".into(), plan.seed.to_string()]);
-    if plan.loadfile.is_none() {
-        v.extend(["--rounds".into(), plan.signature.rounds.to_string()]);
-    }
-    if plan.shuffle {
-        v.push("--shuffle".into());
-    }
-    if plan.settle {
-        v.push("--settle".into());
-    }
-    if let Some(hz) = plan.profile {
-        v.push(format!("--profile={hz}"));
-    }
-    // The plan's probes already include the defaults.
-    v.push("--no-default-probes".into());
-    for p in &plan.probes {
-        v.extend(["--probe".into(), p.arg()]);
-    }
-    if let Some(k) = &plan.clients {
-        let ks: Vec<String> = k.iter().map(u32::to_string).collect();
-        v.extend(["--clients".into(), ks.join(",")]);
-    }
-    if let Some(t) = plan.time {
-        v.extend([
-            "--time".into(),
-            t.time.as_secs_f64().to_string(),
-            "--warmup-time".into(),
-            t.warmup.as_secs_f64().to_string(),
-        ]);
-    }
-    let loadfile = plan.loadfile.as_ref().map(|l| {
-        v.extend(["--loadfile".into(), LOADFILE.into()]);
-        std::path::PathBuf::from(&l.path)
-    });
-    if verbose {
-        v.push("-v".into());
-    }
+    let loadfile = plan.loadfile.as_ref();
+    let spec = RunSpec {
+        signature,
+        rounds: loadfile.is_none().then_some(plan.signature.rounds),
+        fs: vec![t.fs],
+        dirs: plan.dirs.iter().map(|d| d.text.clone()).collect(),
+        // A loadfile for a time counts no passes (its N is 0): no -n then.
+        ns: if loadfile.is_some() && plan.time.is_some() {
+            Vec::new()
+        } else {
+            plan.n_values.clone()
+        },
+        repetitions: plan.repetitions,
+        device: t.device.arg(),
+        mkfs_opts: t.mkfs_opts.join(" "),
+        mount_opts: t.mount_opts.clone(),
+        force: false,
+        warmup: plan.warmup,
+        shuffle: plan.shuffle,
+        seed: plan.seed,
+        // The plan's probes already include the defaults.
+        probes: plan.probes.iter().map(|p| p.arg()).collect(),
+        no_default_probes: true,
+        settle: plan.settle,
+        op_log: None,
+        profile: plan.profile.map(|r| r.to_string()),
+        clients: plan.clients.clone().unwrap_or_default(),
+        time: plan.time.map(|b| b.time.as_secs_f64()),
+        warmup_time: plan.time.map(|b| b.warmup.as_secs_f64()),
+        loadfile: loadfile.map(|_| LOADFILE.into()),
+    };
     Ok(GuestPlan {
-        command: "run",
-        args: v,
-        signature: sig_text,
-        loadfile,
+        work: GuestWork::Run {
+            spec: Box::new(spec),
+            verbose,
+        },
+        signature: text,
+        loadfile: loadfile.map(|l| std::path::PathBuf::from(&l.path)),
     })
 }
 

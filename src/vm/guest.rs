@@ -2,6 +2,7 @@
 //! the host resolved, find the results port, run the plan with its JSON going to the
 //! port, say how it ended on the console, power off.
 
+use super::boots::GuestWork;
 use super::initramfs::{MODULE_ORDER, PLAN};
 use super::qemu::{EXIT, READY};
 use anyhow::{Context, Result};
@@ -129,8 +130,9 @@ fn wait_for_high_resolution_timers() {
     }
 }
 
-/// Prepare the guest; `None` when there is no plan (a boot test), else the `run` arguments.
-fn setup() -> Result<Option<Vec<String>>> {
+/// Prepare the guest; `None` when there is no plan (a boot test), else its work and the
+/// results port its JSON goes to.
+fn setup() -> Result<Option<(GuestWork, String)>> {
     mount("proc", "/proc", "proc");
     mount("sysfs", "/sys", "sysfs");
     mount("devtmpfs", "/dev", "devtmpfs");
@@ -144,26 +146,18 @@ fn setup() -> Result<Option<Vec<String>>> {
         crate::say!("{READY} (no plan: boot test)");
         return Ok(None);
     };
-    // The command and its arguments; its results go to the port.
-    let mut args: Vec<String> = serde_json::from_str(&plan).context("unreadable plan")?;
+    let work: GuestWork = serde_json::from_str(&plan).context("unreadable plan")?;
     let port = results_port()?;
-    args.extend(["--json".to_string(), port]);
-    if args.first().map(String::as_str) == Some("run") {
-        args.push("--no-store".to_string());
-    }
     crate::say!("{READY}");
-    Ok(Some(args))
+    Ok(Some((work, port)))
 }
 
-/// Run as PID 1: `run` gets the full argument vector (`sigbench run …`, `sigbench
-/// calibrate …`) and returns the exit code. Never returns: the machine powers off.
-pub fn init(run: &mut dyn FnMut(Vec<String>) -> i32) -> ! {
+/// Run as PID 1: `run` does the guest's work (`sigbench run`'s plan from its spec,
+/// `calibrate`'s loop), its JSON going to the results port (the second argument), and
+/// returns the exit code. Never returns: the machine powers off.
+pub fn init(run: &mut dyn FnMut(GuestWork, String) -> i32) -> ! {
     let code = match setup() {
-        Ok(Some(args)) => {
-            let mut argv = vec!["sigbench".to_string()];
-            argv.extend(args);
-            run(argv)
-        }
+        Ok(Some((work, port))) => run(work, port),
         Ok(None) => 0,
         Err(e) => {
             crate::say!("sigbench-guest: {e:#}");

@@ -5,7 +5,7 @@
 //! timings, so J is 1 unless asked for. `run --kernel`, `bisect`, `judge` and `watch` boot
 //! their guests through here.
 
-use super::boots::{guest_args, in_guest};
+use super::boots::{guest_plan, in_guest};
 use super::kernel::{self, Kernel, KernelSpec};
 use super::{GuestRun, VmOptions};
 use crate::clock::ClockKind;
@@ -65,7 +65,7 @@ pub fn how_many(opts: &VmOptions, asked: Option<usize>) -> Result<usize> {
 /// Run `plan` on the prepared kernel `k` in one guest, as a guest runs it (settled).
 pub fn run_on(k: &Kernel, plan: &Plan, opts: &VmOptions, verbose: bool) -> Result<GuestRun> {
     let icount = opts.expected_machine()?.clock == crate::clock::ClockKind::Icount;
-    let guest = guest_args(&in_guest(plan, icount), verbose)?;
+    let guest = guest_plan(&in_guest(plan, icount), verbose)?;
     super::run(k, plan.testbed.fs, &guest, opts)
 }
 

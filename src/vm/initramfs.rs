@@ -542,16 +542,13 @@ fn walk(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// The per-run archive: the plan (guest `run` arguments), the signature file and the
-/// loadfile it names.
+/// The per-run archive: the guest's work (`boots::GuestWork`, JSON), the signature file
+/// and the loadfile it names.
 pub fn plan_archive(guest: &super::boots::GuestPlan) -> Result<Vec<u8>> {
     let mut c = Cpio::new(Vec::new());
     c.dir("/etc")?;
     c.dir("/etc/sigbench")?;
-    let argv: Vec<&str> = std::iter::once(guest.command)
-        .chain(guest.args.iter().map(String::as_str))
-        .collect();
-    c.file(PLAN, 0o644, serde_json::to_string(&argv)?.as_bytes())?;
+    c.file(PLAN, 0o644, serde_json::to_string(&guest.work)?.as_bytes())?;
     if let Some(s) = &guest.signature {
         c.file(SIGNATURE, 0o644, s.as_bytes())?;
     }

@@ -96,8 +96,7 @@ pub fn run(
 /// (`calibrate::GuestStrides`, JSON) and the plugin's records.
 pub fn calibrate(kernel: &Kernel, opts: &VmOptions) -> Result<(String, String)> {
     let guest = boots::GuestPlan {
-        command: "calibrate",
-        args: vec!["--in-guest".into()],
+        work: boots::GuestWork::Calibrate,
         signature: None,
         loadfile: None,
     };

@@ -1,8 +1,9 @@
-//! What a user asks of a plan, as the command line gives it, and the plan it makes:
-//! the signature by name or file, the filesystem, directories (the signature's defaults
-//! minus those the filesystem cannot have), N values, repetitions, probes (the
+//! The run spec: what a user asks of a plan, as the command line gives it, and the plan it
+//! makes: the signature by name or file, the filesystem, directories (the signature's
+//! defaults minus those the filesystem cannot have), N values, repetitions, probes (the
 //! filesystem's defaults unless left out). Everything is checked against the limits
-//! before anything runs.
+//! before anything runs. A spec is data: a guest receives one as JSON in its initramfs
+//! (`vm::boots`) and makes its plan from it as the host made its own.
 
 use super::{Plan, TimeBound};
 use crate::loadfile::Loadfile;
@@ -15,8 +16,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// The plan's options as given (`sigbench run --help` says what each means).
-#[derive(Clone, Debug)]
-pub struct Request {
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
     pub signature: String,
     pub rounds: Option<u32>,
     /// A plan measures one filesystem; more is an error here (`run` splits a list).
@@ -51,7 +53,7 @@ pub struct Request {
 /// Besides it, the filesystem's own ([`Fs::contention_probes`]).
 pub const CONTENTION_PROBE: &str = "lock_contention=?tracepoint:lock:contention_begin";
 
-impl Request {
+impl RunSpec {
     /// The plan (validated as far as it can be without a device).
     pub fn plan(&self) -> Result<Plan> {
         let mut sig = Signature::load(&self.signature)?;
