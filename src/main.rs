@@ -70,6 +70,9 @@ enum Command {
     /// What the cost model charges against what this machine pays: a dependent-load chase
     /// here, and with --kernel strided reads in a guest under the model
     Calibrate(cmd::calibrate::Args),
+    /// A Slurm task (`submit`, `--slurm`): `run` with the options as JSON on stdin
+    #[command(hide = true)]
+    Task(cmd::run::TaskArgs),
 }
 
 fn main() {
@@ -119,6 +122,7 @@ fn main() {
         Command::Triage(a) => cmd::triage::run(a),
         Command::Site(a) => cmd::site::run(a),
         Command::Calibrate(a) => cmd::calibrate::run(a),
+        Command::Task(a) => cmd::run::task(a),
     };
     let code = exit_code(result, error_code);
     // Diagnostics the library raised after the last case (teardown) or outside a run.

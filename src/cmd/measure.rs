@@ -13,7 +13,9 @@ use sigbench::vm::VmOptions;
 use sigbench::vm::qemu::Accel;
 use std::time::Duration;
 
-#[derive(clap::Args, Clone)]
+/// The options as data too: a Slurm task receives them as JSON (`slurm::task_script`).
+#[derive(clap::Args, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Args {
     /// Built-in signature name (see `sigbench list`) or a signature file
     #[arg(default_value = signature::DEFAULT)]

@@ -4,7 +4,7 @@ use sigbench::report::Format;
 use std::path::PathBuf;
 
 /// Where results are stored.
-#[derive(clap::Args, Clone)]
+#[derive(clap::Args, Clone, serde::Serialize, serde::Deserialize)]
 pub struct StoreOptions {
     /// Results database: an SQLite file, or postgres://USER@HOST[:PORT]/DATABASE (the
     /// password from PGPASSWORD or ~/.pgpass; never shown)
@@ -18,7 +18,7 @@ pub struct StoreOptions {
 }
 
 /// Where `run --kernel` keeps what it prepares.
-#[derive(clap::Args, Clone)]
+#[derive(clap::Args, Clone, serde::Serialize, serde::Deserialize)]
 pub struct CacheOptions {
     /// Where unpacked kernels, initramfs images and the KVM verdict are kept
     #[arg(
@@ -74,7 +74,8 @@ to_format!(ReportFormat: Html, Markdown);
 to_format!(ExportFormat: Json, Gobench);
 
 /// `--accel`: the QEMU accelerator for `--kernel`.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum AccelChoice {
     /// KVM if a test boot showed guests run here, else TCG
     Auto,
@@ -83,7 +84,8 @@ pub enum AccelChoice {
 }
 
 /// `--clock`: what a guest's times count.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ClockChoice {
     /// Instructions executed, 1 ns each (QEMU -icount; TCG only)
     Icount,

@@ -4,7 +4,7 @@
 
 use super::console::{Console, stdout, stdout_result};
 use super::measure::{Args, filesystems, outputs, plan_of, slice_args, slices, vm_options};
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use sigbench::interrupt;
 use sigbench::plan::Plan;
 use sigbench::plan::slice;
@@ -140,6 +140,37 @@ fn run_one(args: Args) -> Result<i32> {
     )?;
     stdout_result()?;
     Ok(0)
+}
+
+/// `sigbench task`: what a Slurm task runs (`slurm::task_command`).
+#[derive(clap::Args)]
+pub struct TaskArgs {
+    /// Run only slice I of S (the job array's task)
+    #[arg(long, value_name = "I/S")]
+    slice: Option<String>,
+}
+
+/// The most a task's options may take (they are a few hundred bytes).
+const MAX_TASK_BYTES: u64 = 1 << 20;
+
+/// A Slurm task: `run` with the options read as JSON from stdin (the job script's
+/// here-document), its slice from the command line.
+pub fn task(t: TaskArgs) -> Result<i32> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::io::stdin()
+        .take(MAX_TASK_BYTES + 1)
+        .read_to_string(&mut text)
+        .context("cannot read the task's run options (JSON on stdin)")?;
+    if text.len() as u64 > MAX_TASK_BYTES {
+        bail!("the task's run options (JSON on stdin) are over {MAX_TASK_BYTES} bytes");
+    }
+    let mut args: Args = serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("the task's run options (JSON on stdin): {e}"))?;
+    if t.slice.is_some() {
+        args.slice = t.slice;
+    }
+    run(args)
 }
 
 /// `run` in a guest (`vm::guest`): the plan its spec makes, the document to the results

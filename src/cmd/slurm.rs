@@ -1,8 +1,9 @@
 //! Slurm for the commands that measure: `submit` (a plan's slices as a job array) and
 //! `bisect --slurm` (each round's kernels as a job array, read back from the shared store).
 //! The sbatch options they share, the job script's header, submitting it, waiting for it,
-//! and the `run` command line a task gets (the command's own options left out).
+//! and the command a task runs: `sigbench task`, its `run` options as JSON.
 
+use super::measure::Args;
 use anyhow::{Context, Result, bail};
 use sigbench::results::RunDocument;
 use sigbench::store::{Location, Selector, Store};
@@ -39,74 +40,25 @@ pub struct SlurmArgs {
     pub log_dir: PathBuf,
 }
 
-/// How many values an option of a command takes (for [`task_argv`]).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Takes {
-    Flag,
-    One,
-    /// Every argument up to the next option.
-    Many,
-}
+/// The end of a task's here-document (its run options, one line of JSON, come before it).
+const TASK_END: &str = "SIGBENCH_TASK";
 
-/// The options of [`SlurmArgs`], which no task gets.
-pub const SLURM_OPTIONS: &[(&str, Takes)] = &[
-    ("--slurm", Takes::Flag),
-    ("--partition", Takes::One),
-    ("--time-limit", Takes::One),
-    ("--max-parallel", Takes::One),
-    ("--sbatch-arg", Takes::One),
-    ("--log-dir", Takes::One),
-    ("--db", Takes::One),
-];
-
-/// What a command that runs one task per kernel (`bisect`, `watch`) decides per task
-/// rather than passes on: the repetitions the kernel lacks, one guest per task, and the
-/// command's own JSON document.
-pub const PER_KERNEL_TASK: &[(&str, Takes)] = &[
-    ("--json", Takes::One),
-    ("--jobs", Takes::One),
-    ("-r", Takes::One),
-    ("--repetitions", Takes::One),
-];
-
-/// The `run` arguments of the command line `argv` that started `command`: everything
-/// after the subcommand but the options in `own` and [`SLURM_OPTIONS`] (a task gets --db
-/// without its password, and what the command decides per task).
-pub fn task_argv(argv: &[String], command: &str, own: &[(&str, Takes)]) -> Vec<String> {
-    let start = argv
-        .iter()
-        .position(|a| a == command)
-        .map_or(argv.len(), |i| i + 1);
-    let mut out = Vec::new();
-    let mut it = argv[start..].iter().peekable();
-    while let Some(a) = it.next() {
-        if a == "--" {
-            out.push(a.clone());
-            out.extend(it.by_ref().cloned());
-            break;
-        }
-        let name = a.split('=').next().unwrap_or(a);
-        // A short option with its value attached (`-r3`).
-        let attached = own
-            .iter()
-            .any(|(f, t)| f.len() == 2 && *t == Takes::One && a.len() > 2 && a.starts_with(f));
-        if attached && !a.starts_with("--") {
-            continue;
-        }
-        match own.iter().chain(SLURM_OPTIONS).find(|(f, _)| *f == name) {
-            Some((_, Takes::One)) if !a.contains('=') => {
-                it.next();
-            }
-            Some((_, Takes::Many)) if !a.contains('=') => {
-                while it.peek().is_some_and(|n| !n.starts_with('-')) {
-                    it.next();
-                }
-            }
-            Some(_) => {}
-            None => out.push(a.clone()),
-        }
+/// The job script's command for one task: `sigbench task` (with `--slice SLICE`, shell
+/// text), its `run` options as data — one line of JSON in a quoted here-document, so
+/// nothing in them is expanded and none can add a line to the script. The store travels
+/// without its password (the task finds it in PGPASSWORD, which sbatch exports, or
+/// ~/.pgpass), so it is never written to disk.
+pub fn task_command(run: &Args, slice: Option<&str>) -> Result<String> {
+    let exe = std::env::current_exe().context("cannot find the sigbench binary")?;
+    let mut cmd = vec![quote(&exe.display().to_string()), "task".into()];
+    if let Some(s) = slice {
+        cmd.extend(["--slice".into(), s.into()]);
     }
-    out
+    let json = serde_json::to_string(run)?;
+    Ok(format!(
+        "exec {} <<'{TASK_END}'\n{json}\n{TASK_END}\n",
+        cmd.join(" ")
+    ))
 }
 
 pub use sigbench::shell::quote;
@@ -314,38 +266,35 @@ use sigbench::bisect::steps::Remote;
 /// many repetitions.
 pub use sigbench::bisect::steps::RemoteTask as Task;
 
-/// Run `tasks` as one Slurm job array — task i `sigbench run ARGV --kernel K_i -r R_i
-/// --db DB` — wait for it, and read back what each task stored (by the job's id, so
-/// nothing stored before is mixed in). Per task its runs (none: see its output file).
+/// Run `tasks` as one Slurm job array — task i `run` with the options `run` on kernel K_i
+/// for R_i repetitions (a guest at a time, no JSON file of its own) — wait for it, and read
+/// back what each task stored (by the job's id, so nothing stored before is mixed in). Per
+/// task its runs (none: see its output file).
 pub fn run_round(
     slurm: &SlurmArgs,
     name: &str,
-    argv: &[String],
-    db: &Location,
+    run: &Args,
     tasks: &[Task],
 ) -> Result<Vec<Vec<RunDocument>>> {
     if tasks.is_empty() {
         return Ok(Vec::new());
     }
+    let db = &run.store.db;
     let (password, log_dir) = slurm.prepare(db, false, false)?;
-    let exe = std::env::current_exe().context("cannot find the sigbench binary")?;
     let mut s = slurm.header(name, tasks.len(), &log_dir)?;
     s.push_str(&format!(
         "# sigbench: {} kernel(s), one per array task\ncase \"$SLURM_ARRAY_TASK_ID\" in\n",
         tasks.len()
     ));
     for (i, t) in tasks.iter().enumerate() {
-        let mut cmd = vec![quote(&exe.display().to_string()), "run".into()];
-        cmd.extend(argv.iter().map(|a| quote(a)));
-        cmd.extend([
-            "--kernel".into(),
-            quote(&t.kernel),
-            "-r".into(),
-            t.repetitions.to_string(),
-            "--db".into(),
-            quote(&db.to_string()),
-        ]);
-        s.push_str(&format!("{i}) exec {} ;;\n", cmd.join(" ")));
+        let task = Args {
+            kernels: vec![t.kernel.clone()],
+            repetitions: t.repetitions,
+            json: None,
+            jobs: None,
+            ..run.clone()
+        };
+        s.push_str(&format!("{i})\n{};;\n", task_command(&task, None)?));
     }
     s.push_str("esac\nexit 2\n");
     let (job, file) = submit(&s, &log_dir, password.as_deref())?;
@@ -381,34 +330,19 @@ pub fn run_round(
     Ok(out)
 }
 
-/// `--slurm` on `command` (`bisect`, `watch`), when asked: a round's kernels go to Slurm as
-/// one job array, each task `sigbench run --kernel K` with the command's run arguments
-/// (its `own` options left out), storing its run in the store at `db`.
-pub fn remote<'a>(
-    args: &'a SlurmArgs,
-    command: &str,
-    own: &[(&str, Takes)],
-    db: &'a Location,
-) -> Option<Box<dyn Remote + 'a>> {
-    args.slurm.then(|| -> Box<dyn Remote + 'a> {
-        Box::new(OnSlurm {
-            args,
-            argv: task_argv(
-                &std::env::args().collect::<Vec<_>>(),
-                command,
-                &[own, PER_KERNEL_TASK].concat(),
-            ),
-            db,
-        })
-    })
+/// `--slurm` on a command that measures kernels (`bisect`, `watch`), when asked: a round's
+/// kernels go to Slurm as one job array, each task `run --kernel K` with the command's run
+/// options `run`, storing its run in their store.
+pub fn remote<'a>(args: &'a SlurmArgs, run: &'a Args) -> Option<Box<dyn Remote + 'a>> {
+    args.slurm
+        .then(|| -> Box<dyn Remote + 'a> { Box::new(OnSlurm { args, run }) })
 }
 
 /// The [`Remote`] of `--slurm`.
 struct OnSlurm<'a> {
     args: &'a SlurmArgs,
-    /// The `run` arguments every task gets (the command's own left out).
-    argv: Vec<String>,
-    db: &'a Location,
+    /// The `run` options every task gets (its kernel and repetitions its own).
+    run: &'a Args,
 }
 
 impl Remote for OnSlurm<'_> {
@@ -420,7 +354,7 @@ impl Remote for OnSlurm<'_> {
                 repetitions: t.repetitions,
             })
             .collect();
-        run_round(self.args, signature, &self.argv, self.db, &tasks)
+        run_round(self.args, signature, self.run, &tasks)
     }
 }
 
@@ -428,70 +362,47 @@ impl Remote for OnSlurm<'_> {
 mod tests {
     use super::*;
 
-    fn argv(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
-
+    /// A task's options travel whole, on one line of the script whatever they hold, and
+    /// without the store's password.
     #[test]
-    fn the_tasks_get_the_run_options_and_not_the_commands_own() {
-        let own = [("--dry-run", Takes::Flag), ("--status", Takes::One)];
-        assert_eq!(
-            task_argv(
-                &argv(&[
-                    "sigbench",
-                    "submit",
-                    "churn",
-                    "--slurm",
-                    "--fs",
-                    "btrfs,ext4",
-                    "--time-limit=10:00",
-                    "--partition",
-                    "p",
-                    "--sbatch-arg",
-                    "--exclusive",
-                    "--db",
-                    "postgres://x/y",
-                    "-n",
-                    "250",
-                    "--dry-run",
-                    "--max-parallel",
-                    "2",
-                    "--dir",
-                    "a",
-                ]),
-                "submit",
-                &own
-            ),
-            ["churn", "--fs", "btrfs,ext4", "-n", "250", "--dir", "a"]
+    fn a_task_gets_the_run_options_as_one_line_of_json() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Run {
+            #[command(flatten)]
+            args: Args,
+        }
+        let run = Run::try_parse_from([
+            "run",
+            "churn",
+            "--fs",
+            "btrfs,ext4",
+            "--dir",
+            "a\n#SBATCH --uid=0",
+            "--label",
+            "l'$(reboot)",
+            "--db",
+            "postgres://me:secret@db/s",
+        ])
+        .unwrap()
+        .args;
+        let text = task_command(&run, Some("\"${SLURM_ARRAY_TASK_ID}/4\"")).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(
+            lines[0].ends_with(" task --slice \"${SLURM_ARRAY_TASK_ID}/4\" <<'SIGBENCH_TASK'"),
+            "{text}"
         );
-        // A list option takes everything up to the next option.
-        let own = [
-            ("--kernels", Takes::Many),
-            ("--metric", Takes::One),
-            ("-r", Takes::One),
-        ];
+        assert_eq!(lines[2], TASK_END);
+        assert!(!text.contains("secret"), "{text}");
+        let back: Args = serde_json::from_str(lines[1]).unwrap();
+        assert_eq!(back.dirs, run.dirs);
+        assert_eq!(back.label, run.label);
+        assert_eq!(back.fs, run.fs);
+        assert_eq!(back.store.db.to_string(), "postgres://me@db/s");
         assert_eq!(
-            task_argv(
-                &argv(&[
-                    "sigbench",
-                    "bisect",
-                    "test3",
-                    "--kernels",
-                    "a.deb",
-                    "b.deb",
-                    "c.deb",
-                    "--fs",
-                    "btrfs",
-                    "-r",
-                    "3",
-                    "--metric=wall_ms",
-                    "--slurm",
-                    "-r4",
-                ]),
-                "bisect",
-                &own
-            ),
-            ["test3", "--fs", "btrfs"]
+            serde_json::to_value(&back).unwrap()["dirs"],
+            serde_json::to_value(&run).unwrap()["dirs"]
         );
     }
 

@@ -1,11 +1,10 @@
 //! `sigbench submit [SIGNATURE] [run options] --slurm --db postgres://…`: the plan split
 //! into independent slices (kernel × filesystem × directory, × repetition with
-//! --split-reps), run as a Slurm job array — each task `sigbench run --slice I/S` with the
-//! same options, writing to the shared store. `submit --status JOBID` shows every slice's
+//! --split-reps), run as a Slurm job array — each task `run --slice I/S` with the same options
+//! (`sigbench task`, the options as JSON), writing to the shared store. `submit --status JOBID` shows every slice's
 //! state in Slurm and in the store.
 
-use super::slurm::{Takes, quote, task_argv};
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use sigbench::report::table::{Align, Table};
 use sigbench::store::{Location, Selector, Store};
 use std::collections::BTreeMap;
@@ -25,32 +24,14 @@ pub struct SubmitArgs {
     run: super::measure::Args,
 }
 
-/// Options of `submit` itself, left out of the tasks' `run` command line (with Slurm's).
-const OWN: &[(&str, Takes)] = &[("--dry-run", Takes::Flag), ("--status", Takes::One)];
-
-/// The sbatch job script.
-fn script(
-    args: &SubmitArgs,
-    slices: usize,
-    run: &[String],
-    log_dir: &std::path::Path,
-) -> Result<String> {
-    let exe = std::env::current_exe().context("cannot find the sigbench binary")?;
+/// The sbatch job script: every task runs its slice of the same plan (`sigbench task`).
+fn script(args: &SubmitArgs, slices: usize, log_dir: &std::path::Path) -> Result<String> {
     let mut s = args.slurm.header(&args.run.signature, slices, log_dir)?;
     s.push_str(&format!(
         "# sigbench submit: {slices} slices, one per array task; every task runs the same plan's slice\n"
     ));
-    let mut cmd = vec![quote(&exe.display().to_string()), "run".into()];
-    cmd.extend(run.iter().map(|a| quote(a)));
-    // The store without its password: the tasks read it from PGPASSWORD (sbatch exports
-    // the submitting environment) or ~/.pgpass, so it is never written to disk here.
-    cmd.extend([
-        "--db".into(),
-        quote(&args.run.store.db.to_string()),
-        "--slice".into(),
-        format!("\"${{SLURM_ARRAY_TASK_ID}}/{slices}\""),
-    ]);
-    s.push_str(&format!("exec {}\n", cmd.join(" ")));
+    let slice = format!("\"${{SLURM_ARRAY_TASK_ID}}/{slices}\"");
+    s.push_str(&super::slurm::task_command(&args.run, Some(&slice))?);
     Ok(s)
 }
 
@@ -77,9 +58,7 @@ pub fn run(args: SubmitArgs) -> Result<i32> {
     let (password, log_dir) =
         args.slurm
             .prepare(&args.run.store.db, !args.dry_run, args.dry_run)?;
-    let argv: Vec<String> = std::env::args().collect();
-    let run = task_argv(&argv, "submit", OWN);
-    let text = script(&args, slices.len(), &run, &log_dir)?;
+    let text = script(&args, slices.len(), &log_dir)?;
     if args.dry_run {
         super::out(&text)?;
         return Ok(0);

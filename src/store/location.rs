@@ -51,6 +51,22 @@ impl Location {
     }
 }
 
+/// A store travels (in a Slurm task's run options) as its text without a password: a
+/// task finds the password where libpq does, in PGPASSWORD or ~/.pgpass.
+impl serde::Serialize for Location {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Location {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Location, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
 impl std::fmt::Display for Location {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -8,7 +8,6 @@
 //! the tree (`kbuild`), booted from it, and stored as a run labelled by its 12-digit
 //! commit id.
 
-use super::slurm::Takes;
 use anyhow::{Result, bail};
 use sigbench::bisect::steps::{Bisected, Steps};
 pub(super) use sigbench::bisect::tree::{TreeRange, over_tree};
@@ -57,20 +56,6 @@ pub struct BisectArgs {
     #[command(flatten)]
     run: super::measure::Args,
 }
-
-/// Options of `bisect` itself, which a Slurm task's `run` does not take (nor -r: each task
-/// gets the repetitions its kernel lacks: `PER_KERNEL_TASK`).
-const OWN: &[(&str, Takes)] = &[
-    ("--kernels", Takes::Many),
-    ("--tree", Takes::One),
-    ("--good", Takes::One),
-    ("--bad", Takes::One),
-    ("--config", Takes::One),
-    ("--metric", Takes::One),
-    ("--max-reps", Takes::One),
-    ("--resume", Takes::Flag),
-    ("--bisect-json", Takes::One),
-];
 
 /// Seconds as a rough duration for a human ("40 s", "12 min", "1.5 h").
 fn duration(s: f64) -> String {
@@ -169,7 +154,7 @@ pub fn run(args: BisectArgs) -> Result<i32> {
             &args.list,
             steps,
             &params,
-            super::slurm::remote(&args.slurm, "bisect", OWN, &args.run.store.db),
+            super::slurm::remote(&args.slurm, &args.run),
             &mut progress,
         )?,
     };

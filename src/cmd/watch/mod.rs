@@ -8,7 +8,6 @@
 //! report (`--report-dir`, text and HTML) and handed to `--exec`. `--ack ID` silences a
 //! change; `--changes` lists what the store remembers.
 
-use super::slurm::Takes;
 use anyhow::{Context, Result, bail};
 use sigbench::clock::TimeBase;
 use sigbench::metric::Metric;
@@ -101,28 +100,6 @@ pub struct WatchArgs {
     run: super::measure::Args,
 }
 
-/// Options of `watch` itself, which a Slurm task's `run` does not take (nor -r: each task
-/// gets the repetitions its kernel lacks: `PER_KERNEL_TASK`).
-const OWN: &[(&str, Takes)] = &[
-    ("--kernels", Takes::Many),
-    ("--series", Takes::Many),
-    ("--series-glob", Takes::One),
-    ("--order", Takes::One),
-    ("--every", Takes::One),
-    ("--min-effect", Takes::One),
-    ("--metric", Takes::One),
-    ("--confirm-reps", Takes::One),
-    ("--max-reps", Takes::One),
-    ("--tree", Takes::One),
-    ("--rev-map", Takes::One),
-    ("--config", Takes::One),
-    ("--report-dir", Takes::One),
-    ("--site", Takes::One),
-    ("--exec", Takes::One),
-    ("--ack", Takes::One),
-    ("--changes", Takes::Flag),
-];
-
 pub fn run(args: WatchArgs) -> Result<i32> {
     if args.slurm.slurm && args.list.is_empty() {
         bail!(
@@ -174,7 +151,7 @@ pub fn run(args: WatchArgs) -> Result<i32> {
         specs,
         measured: 0,
         unconfirmed: 0,
-        remote: super::slurm::remote(&args.slurm, "watch", OWN, &args.run.store.db),
+        remote: super::slurm::remote(&args.slurm, &args.run),
     };
     prepare(&mut w)?;
     let key = sigbench::store::series::series_key(&w.plan, &w.timebase);
