@@ -7,6 +7,8 @@
 use anyhow::{Result, bail};
 use sigbench::clock::TimeBase;
 use sigbench::metric::{Metric, list};
+use sigbench::plan::Plan;
+use sigbench::results::RunDocument;
 use sigbench::stats::Test;
 use sigbench::stats::compare::{
     DEFAULT_MIN_EFFECT_PCT, Samples, Verdict, busy_verdict, cannot_judge, compare_metrics, verdict,
@@ -56,18 +58,43 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
     drop(store);
     check_baseline(&base_label, &base_runs, &plan, &metrics)?;
     let spec = kernel::KernelSpec::parse(&args.run.kernels[0])?;
-    // A time measured on another clock than the baseline's cannot be judged: say so
-    // before anything is booted.
-    let here = if spec == kernel::KernelSpec::Host {
+    check_clock(&args.run, &spec, &base_label, &base_runs, &metrics)?;
+    let measured = if spec == kernel::KernelSpec::Host {
+        measure_here(&args.run, &plan)?
+    } else {
+        measure_in_guest(&args.run, &plan, &spec)?
+    };
+    let Some(doc) = measured else {
+        return Ok(SKIP);
+    };
+    if let Some(dest) = &args.run.json {
+        sigbench::report::json::write(&doc, dest)?;
+    }
+    decide(&args, &metrics, &base_label, &base_runs, &doc)
+}
+
+/// `git bisect run`'s "skip this commit".
+const SKIP: i32 = 125;
+
+/// A time measured on another clock than the baseline's cannot be judged: said before
+/// anything is booted.
+fn check_clock(
+    run: &super::measure::Args,
+    spec: &kernel::KernelSpec,
+    base_label: &str,
+    base_runs: &[RunDocument],
+    metrics: &[Metric],
+) -> Result<()> {
+    let here = if *spec == kernel::KernelSpec::Host {
         TimeBase::Hardware
     } else {
-        super::measure::vm_options(&args.run)?
+        super::measure::vm_options(run)?
             .expected_machine()?
             .timebase()
     };
     let times: Vec<&Metric> = metrics
         .iter()
-        .filter(|m| m.kind().timed() && sigbench::stats::compare::measured_in(&base_runs, m))
+        .filter(|m| m.kind().timed() && sigbench::stats::compare::measured_in(base_runs, m))
         .collect();
     let bases: std::collections::BTreeSet<TimeBase> = base_runs
         .iter()
@@ -79,66 +106,84 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
             "judge: --metric {m} of {base_label}: {why}; measure the baseline with the same --clock"
         );
     }
-    let doc = if spec == kernel::KernelSpec::Host {
-        let s = Store::open(&args.run.store.db)?;
-        let (doc, outcome, store_error) =
-            super::run::run_here(&super::run::Here::of(&args.run), &plan, Some(s));
-        if let Some(e) = store_error {
-            bail!("could not store the results: {e}");
-        }
-        if let Err(e) = outcome {
-            if e.downcast_ref::<sigbench::interrupt::Interrupted>()
-                .is_some()
-            {
-                return Err(e);
-            }
+    Ok(())
+}
+
+/// Whether `e` is the user's interrupt (which stops the bisect) rather than a failure of
+/// this step (which skips it).
+fn interrupted(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<sigbench::interrupt::Interrupted>()
+        .is_some()
+}
+
+/// The plan on this kernel, stored; None when the run failed (skip this step).
+fn measure_here(run: &super::measure::Args, plan: &Plan) -> Result<Option<RunDocument>> {
+    let s = Store::open(&run.store.db)?;
+    let (doc, outcome, store_error) =
+        super::run::run_here(&super::run::Here::of(run), plan, Some(s));
+    if let Some(e) = store_error {
+        bail!("could not store the results: {e}");
+    }
+    match outcome {
+        Ok(()) => Ok(Some(doc)),
+        Err(e) if interrupted(&e) => Err(e),
+        Err(e) => {
             sigbench::say!("sigbench: judge: the run failed, skip this one: {e:#}");
-            return Ok(125);
+            Ok(None)
         }
-        doc
-    } else {
-        let opts = super::measure::vm_options(&args.run)?;
-        let outcome = kernel::prepare(&spec, &args.run.kernels[0], &opts.cache)
-            .and_then(|k| super::run::guest_run(&args.run, &plan, &k, &opts));
-        let run = match outcome {
-            Ok(r) => r,
-            Err(e)
-                if e.downcast_ref::<sigbench::interrupt::Interrupted>()
-                    .is_some() =>
-            {
-                return Err(e);
-            }
-            Err(e) => {
-                sigbench::say!("sigbench: judge: {e:#}; skip this one");
-                return Ok(125);
-            }
-        };
-        match (run.doc, run.error) {
-            (Some(mut doc), None) => {
-                if let Some(l) = &args.run.label {
-                    doc.label = l.clone();
-                }
-                Store::open(&args.run.store.db)?.import(&doc)?;
-                doc
-            }
-            (_, Some(e)) => {
-                sigbench::say!("sigbench: judge: {e:#}; skip this one");
-                return Ok(125);
-            }
-            (None, None) => {
-                sigbench::say!("sigbench: judge: no results; skip this one");
-                return Ok(125);
-            }
+    }
+}
+
+/// The plan in a guest of the kernel `spec`, stored; None when it did not boot or gave no
+/// results (skip this step).
+fn measure_in_guest(
+    run: &super::measure::Args,
+    plan: &Plan,
+    spec: &kernel::KernelSpec,
+) -> Result<Option<RunDocument>> {
+    let opts = super::measure::vm_options(run)?;
+    let outcome = kernel::prepare(spec, &run.kernels[0], &opts.cache)
+        .and_then(|k| super::run::guest_run(run, plan, &k, &opts));
+    let guest = match outcome {
+        Ok(r) => r,
+        Err(e) if interrupted(&e) => return Err(e),
+        Err(e) => {
+            sigbench::say!("sigbench: judge: {e:#}; skip this one");
+            return Ok(None);
         }
     };
-    if let Some(dest) = &args.run.json {
-        sigbench::report::json::write(&doc, dest)?;
+    match (guest.doc, guest.error) {
+        (Some(mut doc), None) => {
+            if let Some(l) = &run.label {
+                doc.label = l.clone();
+            }
+            Store::open(&run.store.db)?.import(&doc)?;
+            Ok(Some(doc))
+        }
+        (_, Some(e)) => {
+            sigbench::say!("sigbench: judge: {e:#}; skip this one");
+            Ok(None)
+        }
+        (None, None) => {
+            sigbench::say!("sigbench: judge: no results; skip this one");
+            Ok(None)
+        }
     }
+}
+
+/// The verdict of `doc` against the baseline, said, as the exit code.
+fn decide(
+    args: &JudgeArgs,
+    metrics: &[Metric],
+    base_label: &str,
+    base_runs: &[RunDocument],
+    doc: &RunDocument,
+) -> Result<i32> {
     let samples = [
-        Samples::from_runs(&base_label, &base_runs),
-        Samples::from_runs(&doc.label, std::slice::from_ref(&doc)),
+        Samples::from_runs(base_label, base_runs),
+        Samples::from_runs(&doc.label, std::slice::from_ref(doc)),
     ];
-    let judged = compare_metrics(&samples, Test::MannWhitney, 0.05, Some(&metrics));
+    let judged = compare_metrics(&samples, Test::MannWhitney, 0.05, Some(metrics));
     let known: std::collections::BTreeSet<&Metric> = samples
         .iter()
         .flat_map(|s| s.cases.values().flat_map(|m| m.keys()))
@@ -149,19 +194,19 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
             list(known)
         );
     }
-    if let Some(why) = cannot_judge(&judged, &metrics) {
+    if let Some(why) = cannot_judge(&judged, metrics) {
         bail!("judge: {why}");
     }
-    let v = verdict(&judged, &metrics, args.min_effect);
+    let v = verdict(&judged, metrics, args.min_effect);
     sigbench::say!(
         "sigbench: judge: {} vs {base_label} on {}: {}",
         doc.label,
-        list(&metrics),
+        list(metrics),
         match v {
             Verdict::NoRegression => "good".to_string(),
             Verdict::Regression => "bad".to_string(),
             Verdict::Undecidable => "cannot decide (skip; more repetitions: -r)".to_string(),
-            Verdict::Busy => format!("{} (skip)", busy_verdict(&judged, &metrics)),
+            Verdict::Busy => format!("{} (skip)", busy_verdict(&judged, metrics)),
         }
     );
     Ok(v.exit_code())

@@ -89,31 +89,7 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
         max_evals: args.max_evals,
         max_time: std::time::Duration::from_secs(args.max_time),
     };
-    let mut done = 0usize;
-    m.on_evaluation = Box::new(move |e| {
-        done += 1;
-        // Side by side, evaluations share their time: the rate is what the clock says.
-        let spent = began.elapsed().as_secs_f64();
-        // What is left: of this pass where that is known (pairs), of the budget otherwise.
-        let left = e
-            .left_in_pass
-            .map(|n| {
-                format!(
-                    "; ≤{n} left in this pass, ~{:.0} s",
-                    n as f64 * spent / done as f64
-                )
-            })
-            .unwrap_or_default();
-        sigbench::say!(
-            "sigbench: minimize: {:<16} {:<5} {:>10}  {:>6.1} s  {}  [{done}/{}{left}]",
-            e.stage,
-            if e.holds { "holds" } else { "no" },
-            e.value,
-            e.took.as_secs_f64(),
-            e.candidate,
-            args.max_evals
-        );
-    });
+    m.on_evaluation = progress(began, args.max_evals);
     let found = m.run(start.clone(), !args.keep_dir_props)?;
     if let Some(why) = &found.stopped {
         sigbench::say!(
@@ -139,16 +115,8 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
     );
     let removed = sigbench::minimize::removed(sig, &start, &min);
     let header = header(sig, &keeps, &removed, &removable, &found.stopped);
-    let text = m.source.render(&min, &header)?;
-    Signature::parse(&text, &args.output.display().to_string())
-        .context("the minimized signature does not parse (a sigbench bug)")?;
-    sigbench::outputs::write_file(&args.output, text.as_bytes())?;
-
-    let mut o = evaluations(&m.log);
-    let steps =
-        |c: &sigbench::minimize::Candidate| c.phases.iter().map(|p| p.1.len()).sum::<usize>();
-    super::outln!(
-        o,
+    write_signature(&m.source.render(&min, &header)?, &args.output)?;
+    let summary = format!(
         "\n{} evaluations in {:.1} s; {} → {} steps; 1-minimal: {}; wrote {}",
         m.log.len(),
         began.elapsed().as_secs_f64(),
@@ -161,8 +129,48 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
         },
         args.output.display()
     );
-    super::out(&o)?;
+    super::out(&format!("{}{summary}\n", evaluations(&m.log)))?;
     Ok(0)
+}
+
+/// The steps of a candidate, over its phases.
+fn steps(c: &sigbench::minimize::Candidate) -> usize {
+    c.phases.iter().map(|p| p.1.len()).sum()
+}
+
+/// The minimal signature `text`, checked to parse, written to `output` (-o).
+fn write_signature(text: &str, output: &std::path::Path) -> Result<()> {
+    Signature::parse(text, &output.display().to_string())
+        .context("the minimized signature does not parse (a sigbench bug)")?;
+    sigbench::outputs::write_file(output, text.as_bytes())
+}
+
+/// A line on stderr per evaluation: its stage, verdict, value and candidate, and how many
+/// are left of the pass (pairs) with the time they should take at the rate so far.
+fn progress(began: Instant, max_evals: usize) -> Box<dyn FnMut(&sigbench::minimize::Evaluation)> {
+    let mut done = 0usize;
+    Box::new(move |e| {
+        done += 1;
+        // Side by side, evaluations share their time: the rate is what the clock says.
+        let spent = began.elapsed().as_secs_f64();
+        let left = e
+            .left_in_pass
+            .map(|n| {
+                format!(
+                    "; ≤{n} left in this pass, ~{:.0} s",
+                    n as f64 * spent / done as f64
+                )
+            })
+            .unwrap_or_default();
+        sigbench::say!(
+            "sigbench: minimize: {:<16} {:<5} {:>10}  {:>6.1} s  {}  [{done}/{max_evals}{left}]",
+            e.stage,
+            if e.holds { "holds" } else { "no" },
+            e.value,
+            e.took.as_secs_f64(),
+            e.candidate,
+        );
+    })
 }
 
 /// The minimized signature's leading comments: where it came from, what it keeps, what

@@ -70,39 +70,7 @@ fn duration(s: f64) -> String {
 
 pub fn run(args: BisectArgs) -> Result<i32> {
     sigbench::interrupt::install()?;
-    if !args.run.kernels.is_empty() {
-        bail!(
-            "bisect takes its kernels with --kernels K1 … Kn (oldest first) or --tree, not --kernel"
-        );
-    }
-    if args.run.no_store {
-        bail!("bisect stores every step (that is what --resume reuses): drop --no-store");
-    }
-    if args.slurm.slurm && args.tree.is_some() {
-        bail!(
-            "--slurm measures a list of kernels (--kernels): a --tree is built and bisected in one place"
-        );
-    }
-    if args.run.json.is_some() && args.bisect_json.is_some() {
-        bail!("--json and --bisect-json both name the bisect's JSON document: give one");
-    }
-    {
-        // The bisect's document is written at the end: never onto the store or an input.
-        let mut o = super::measure::outputs(&args.run);
-        if let Some(j) = &args.bisect_json {
-            o = o.output("--bisect-json", j);
-        }
-        o.check()?;
-    }
-    {
-        use super::measure::RunOption::*;
-        // Steps are labelled by release or commit, booted one kernel at a time.
-        super::measure::refuse(
-            &args.run,
-            "bisect",
-            &[Label, Interleave, Slice, SplitReps, OpLog],
-        )?;
-    }
+    check(&args)?;
     let plan = super::measure::plan_of(&args.run)?;
     let params = Params {
         metric: args.metric.clone(),
@@ -112,20 +80,7 @@ pub fn run(args: BisectArgs) -> Result<i32> {
         jobs: guests::how_many(&super::measure::vm_options(&args.run)?, args.run.jobs)?,
     };
     let started = std::time::Instant::now();
-    let mut progress = |p: Progress| {
-        let t = started.elapsed().as_secs_f64();
-        match p {
-            Progress::Note(msg) => sigbench::say!("sigbench: bisect [{t:.0} s]: {msg}"),
-            Progress::Step { k, of, name } => {
-                // The two ends and k - 1 steps took `t`; about of - k + 1 steps are left.
-                let eta = t / (k + 1) as f64 * (of + 1).saturating_sub(k) as f64;
-                sigbench::say!(
-                    "sigbench: bisect [{t:.0} s]: step {k} of ~{of}: {name} (about {} left)",
-                    duration(eta)
-                )
-            }
-        }
-    };
+    let mut progress = progress(started);
     let opts = super::measure::vm_options(&args.run)?;
     let steps = Steps {
         plan: &plan,
@@ -165,19 +120,82 @@ pub fn run(args: BisectArgs) -> Result<i32> {
     );
     o.push_str(&sigbench::report::bisect::steps_table(&report).text());
     let code = conclusion(&mut o, &done, report.changed.as_ref());
+    tally(&mut o, &done, args.tree.is_some(), started);
+    if let Some(dest) = args.bisect_json.as_ref().or(args.run.json.as_ref()) {
+        sigbench::report::json::write(&report, dest)?;
+    }
+    super::out(&o)?;
+    Ok(code)
+}
+
+/// What `bisect` refuses before anything runs: options it has no use for, outputs that
+/// would overwrite the store or an input.
+fn check(args: &BisectArgs) -> Result<()> {
+    if !args.run.kernels.is_empty() {
+        bail!(
+            "bisect takes its kernels with --kernels K1 … Kn (oldest first) or --tree, not --kernel"
+        );
+    }
+    if args.run.no_store {
+        bail!("bisect stores every step (that is what --resume reuses): drop --no-store");
+    }
+    if args.slurm.slurm && args.tree.is_some() {
+        bail!(
+            "--slurm measures a list of kernels (--kernels): a --tree is built and bisected in one place"
+        );
+    }
+    if args.run.json.is_some() && args.bisect_json.is_some() {
+        bail!("--json and --bisect-json both name the bisect's JSON document: give one");
+    }
+    {
+        // The bisect's document is written at the end: never onto the store or an input.
+        let mut o = super::measure::outputs(&args.run);
+        if let Some(j) = &args.bisect_json {
+            o = o.output("--bisect-json", j);
+        }
+        o.check()?;
+    }
+    {
+        use super::measure::RunOption::*;
+        // Steps are labelled by release or commit, booted one kernel at a time.
+        super::measure::refuse(
+            &args.run,
+            "bisect",
+            &[Label, Interleave, Slice, SplitReps, OpLog],
+        )?;
+    }
+    Ok(())
+}
+
+/// Progress on stderr: each note, and each step with the time left at the rate so far.
+fn progress(started: std::time::Instant) -> impl FnMut(Progress) {
+    move |p: Progress| {
+        let t = started.elapsed().as_secs_f64();
+        match p {
+            Progress::Note(msg) => sigbench::say!("sigbench: bisect [{t:.0} s]: {msg}"),
+            Progress::Step { k, of, name } => {
+                // The two ends and k - 1 steps took `t`; about of - k + 1 steps are left.
+                let eta = t / (k + 1) as f64 * (of + 1).saturating_sub(k) as f64;
+                sigbench::say!(
+                    "sigbench: bisect [{t:.0} s]: step {k} of ~{of}: {name} (about {} left)",
+                    duration(eta)
+                )
+            }
+        }
+    }
+}
+
+/// The last line: steps measured now and taken from the store, and the time it took.
+fn tally(o: &mut String, done: &Bisected, tree: bool, started: std::time::Instant) {
     super::outln!(
-        o,
+        *o,
         "{} {} measured now, {} from the store; {:.0} s",
         done.outcome
             .steps
             .iter()
             .filter(|s| done.measured_now.contains(&s.index))
             .count(),
-        if args.tree.is_some() {
-            "commits"
-        } else {
-            "kernels"
-        },
+        if tree { "commits" } else { "kernels" },
         done.outcome
             .steps
             .iter()
@@ -185,11 +203,6 @@ pub fn run(args: BisectArgs) -> Result<i32> {
             .count(),
         started.elapsed().as_secs_f64()
     );
-    if let Some(dest) = args.bisect_json.as_ref().or(args.run.json.as_ref()) {
-        sigbench::report::json::write(&report, dest)?;
-    }
-    super::out(&o)?;
-    Ok(code)
 }
 
 /// The skipped steps, the first bad one with its evidence (what changed from the last
