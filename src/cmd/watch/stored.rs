@@ -12,22 +12,7 @@ use sigbench::shell::{command, quote};
 pub(super) fn over_stored(args: &WatchArgs) -> Result<i32> {
     check_report_dir(args)?;
     let store = Store::open_existing(&args.run.store.db)?;
-    let labels: Vec<String> = match &args.series_glob {
-        Some(p) => {
-            let pattern = glob::Pattern::new(p)
-                .map_err(|e| anyhow::anyhow!("--series-glob {p}: not a pattern ({e})"))?;
-            let all = store.labels()?;
-            let hit: Vec<String> = all.into_iter().filter(|l| pattern.matches(l)).collect();
-            if hit.is_empty() {
-                bail!(
-                    "--series-glob {p}: no stored label matches in {} (`sigbench runs` lists them)",
-                    store.location
-                );
-            }
-            hit
-        }
-        None => args.series.clone(),
-    };
+    let labels = labels(args, &store)?;
     let mut loaded = Vec::new();
     for l in &labels {
         let runs = store.load(&sigbench::store::Selector::Label(l.clone()))?;
@@ -77,74 +62,22 @@ pub(super) fn over_stored(args: &WatchArgs) -> Result<i32> {
             .collect();
         at.sort_unstable();
         at.dedup();
-        for (g, b) in at {
-            let mut records: Vec<ChangeRecord> = found
+        let here = Stored {
+            store: &store,
+            names: &names,
+            docs: &docs,
+            timebase: &timebase,
+        };
+        for between in at {
+            let records = found
                 .iter()
                 .filter(|c| {
-                    (c.last_before, c.first_after) == (g, b)
+                    (c.last_before, c.first_after) == between
                         && sigbench::watch::known(c, &names, &stored).is_none()
                 })
                 .map(|c| sigbench::watch::new_record(&key, c, &names))
                 .collect();
-            for r in &mut records {
-                store.keep_change(r)?;
-            }
-            let all: Vec<usize> = (0..records.len()).collect();
-            let lead = sigbench::watch::lead(&records, &all, true);
-            let d = &docs[b][0];
-            let machine = format!(
-                "{} ({}, {} CPUs)",
-                d.host.hostname, d.host.cpu_model, d.host.cpus
-            );
-            let reporting = Reporting {
-                store: &store,
-                names: &names,
-                points: &docs,
-                timebase: &timebase,
-                signature: d.signature.name.clone(),
-                case: case_lines(d, &timebase, machine),
-                report_dir: args.report_dir.as_deref(),
-                exec: None,
-            };
-            let commands = vec![
-                command(&[
-                    "sigbench",
-                    "compare",
-                    &names[g],
-                    &names[b],
-                    "--db",
-                    &store.location.to_string(),
-                ]),
-                format!(
-                    "{} -r {} --kernel {} --kernel {}",
-                    run_command(&d.signature.name, d),
-                    args.confirm_reps.max(3),
-                    quote(&format!("<{}'s kernel>", names[g])),
-                    quote(&format!("<{}'s kernel>", names[b]))
-                ),
-            ];
-            match write_report(&reporting, g, b, &mut records[lead], &[], commands) {
-                Ok(text) => out.push_str(&text),
-                Err(e) => {
-                    let ids: Vec<i64> = records.iter().map(|r| r.id).collect();
-                    store.forget_changes(&ids)?;
-                    return Err(
-                        e.context("the change is not recorded: the next watch reports it again")
-                    );
-                }
-            }
-            let others: Vec<String> = all
-                .iter()
-                .filter(|&&k| k != lead)
-                .map(|&k| format!("{} (id {})", records[k].metric, records[k].id))
-                .collect();
-            if !others.is_empty() {
-                crate::cmd::outln!(out, "found with it: {}", others.join(", "));
-            }
-            crate::cmd::outln!(
-                out,
-                "\na candidate: measure both again to confirm it (`watch --kernels` does)\n"
-            );
+            out.push_str(&candidate(args, &here, between, records)?);
             new += 1;
         }
     }
@@ -163,6 +96,105 @@ pub(super) fn over_stored(args: &WatchArgs) -> Result<i32> {
     crate::cmd::out(&out)?;
     super::write_site(args, &store)?;
     Ok(0)
+}
+
+/// The labels `--series` names, or those `--series-glob` matches in the store.
+fn labels(args: &WatchArgs, store: &Store) -> Result<Vec<String>> {
+    let Some(p) = &args.series_glob else {
+        return Ok(args.series.clone());
+    };
+    let pattern = glob::Pattern::new(p)
+        .map_err(|e| anyhow::anyhow!("--series-glob {p}: not a pattern ({e})"))?;
+    let hit: Vec<String> = store
+        .labels()?
+        .into_iter()
+        .filter(|l| pattern.matches(l))
+        .collect();
+    if hit.is_empty() {
+        bail!(
+            "--series-glob {p}: no stored label matches in {} (`sigbench runs` lists them)",
+            store.location
+        );
+    }
+    Ok(hit)
+}
+
+/// One stored series: its points' labels and runs, in the store it came from.
+struct Stored<'a> {
+    store: &'a Store,
+    names: &'a [String],
+    docs: &'a [Vec<RunDocument>],
+    timebase: &'a TimeBase,
+}
+
+/// A new candidate change between points `(g, b)` of a stored series, its `records` one
+/// per metric that moved: recorded, and its report (forgotten again if the report cannot
+/// be written, so the next watch reports it).
+fn candidate(
+    args: &WatchArgs,
+    s: &Stored,
+    (g, b): (usize, usize),
+    mut records: Vec<ChangeRecord>,
+) -> Result<String> {
+    let (store, names) = (s.store, s.names);
+    for r in &mut records {
+        store.keep_change(r)?;
+    }
+    let all: Vec<usize> = (0..records.len()).collect();
+    let lead = sigbench::watch::lead(&records, &all, true);
+    let d = &s.docs[b][0];
+    let machine = format!(
+        "{} ({}, {} CPUs)",
+        d.host.hostname, d.host.cpu_model, d.host.cpus
+    );
+    let reporting = Reporting {
+        store,
+        names,
+        points: s.docs,
+        timebase: s.timebase,
+        signature: d.signature.name.clone(),
+        case: case_lines(d, s.timebase, machine),
+        report_dir: args.report_dir.as_deref(),
+        exec: None,
+    };
+    let commands = vec![
+        command(&[
+            "sigbench",
+            "compare",
+            &names[g],
+            &names[b],
+            "--db",
+            &store.location.to_string(),
+        ]),
+        format!(
+            "{} -r {} --kernel {} --kernel {}",
+            run_command(&d.signature.name, d),
+            args.confirm_reps.max(3),
+            quote(&format!("<{}'s kernel>", names[g])),
+            quote(&format!("<{}'s kernel>", names[b]))
+        ),
+    ];
+    let mut out = match write_report(&reporting, g, b, &mut records[lead], &[], commands) {
+        Ok(text) => text,
+        Err(e) => {
+            let ids: Vec<i64> = records.iter().map(|r| r.id).collect();
+            store.forget_changes(&ids)?;
+            return Err(e.context("the change is not recorded: the next watch reports it again"));
+        }
+    };
+    let others: Vec<String> = all
+        .iter()
+        .filter(|&&k| k != lead)
+        .map(|&k| format!("{} (id {})", records[k].metric, records[k].id))
+        .collect();
+    if !others.is_empty() {
+        crate::cmd::outln!(out, "found with it: {}", others.join(", "));
+    }
+    crate::cmd::outln!(
+        out,
+        "\na candidate: measure both again to confirm it (`watch --kernels` does)\n"
+    );
+    Ok(out)
 }
 
 /// `--changes`: what the store remembers, one line per change point.
