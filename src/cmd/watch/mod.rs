@@ -121,38 +121,17 @@ pub fn run(args: WatchArgs) -> Result<i32> {
     if !args.series.is_empty() || args.series_glob.is_some() {
         return stored::over_stored(&args);
     }
+    over_kernels(&args)
+}
+
+/// `--kernels`: measure the series where it lacks runs, find its changes, confirm, bisect
+/// and report them.
+fn over_kernels(args: &WatchArgs) -> Result<i32> {
     sigbench::interrupt::install()?;
-    check(&args)?;
-    let plan = super::measure::plan_of(&args.run)?;
-    let opts = super::measure::vm_options(&args.run)?;
-    let rev_map = rev_map(&args)?;
-    let specs = kernel::booted_list(&args.list, "watch boots every kernel of the series")?;
+    check(args)?;
+    let rev_map = rev_map(args)?;
     let started = std::time::Instant::now();
-    let mut w = Watch {
-        settings: Settings {
-            metrics: args.metrics.clone(),
-            min_effect: args.min_effect,
-            confirm_reps: args.confirm_reps,
-            repetitions: args.run.repetitions,
-            max_reps: args.max_reps,
-            verbose: args.run.verbose,
-            db: args.run.store.db.clone(),
-            config: args.config.clone(),
-            jobs_asked: args.run.jobs.is_some(),
-        },
-        timebase: opts.expected_machine()?.timebase(),
-        jobs: guests::how_many(&opts, args.run.jobs)?,
-        store: Store::open(&args.run.store.db)?,
-        plan,
-        opts,
-        names: Vec::new(),
-        keys: Vec::new(),
-        points: vec![Vec::new(); specs.len()],
-        specs,
-        measured: 0,
-        unconfirmed: 0,
-        remote: super::slurm::remote(&args.slurm, &args.run),
-    };
+    let mut w = watch_of(args)?;
     prepare(&mut w)?;
     let key = sigbench::store::series::series_key(&w.plan, &w.timebase);
     let reps = args.run.repetitions.max(1);
@@ -173,7 +152,7 @@ pub fn run(args: WatchArgs) -> Result<i32> {
     let mut out = String::new();
     let alerts = examine(&mut w, &key, rev_map.as_ref(), &mut out)?;
     for alert in alerts {
-        reporting::report(&args, &w, alert, &mut out)?;
+        reporting::report(args, &w, alert, &mut out)?;
     }
     let unjudged = sigbench::watch::undecided(&w.points, &w.names);
     for line in &unjudged {
@@ -198,7 +177,7 @@ pub fn run(args: WatchArgs) -> Result<i32> {
         started.elapsed().as_secs_f64()
     );
     super::out(&out)?;
-    write_site(&args, &w.store)?;
+    write_site(args, &w.store)?;
     if w.unconfirmed > 0 {
         sigbench::say!(
             "sigbench: watch: {} change(s) could not be confirmed (exit 1): they stay new, and the next watch measures them again",
@@ -207,6 +186,38 @@ pub fn run(args: WatchArgs) -> Result<i32> {
         return Ok(1);
     }
     Ok(0)
+}
+
+/// The watch of `args`' series: its settings, machine, store, plan and remote.
+fn watch_of(args: &WatchArgs) -> Result<Watch<'_>> {
+    let plan = super::measure::plan_of(&args.run)?;
+    let opts = super::measure::vm_options(&args.run)?;
+    let specs = kernel::booted_list(&args.list, "watch boots every kernel of the series")?;
+    Ok(Watch {
+        settings: Settings {
+            metrics: args.metrics.clone(),
+            min_effect: args.min_effect,
+            confirm_reps: args.confirm_reps,
+            repetitions: args.run.repetitions,
+            max_reps: args.max_reps,
+            verbose: args.run.verbose,
+            db: args.run.store.db.clone(),
+            config: args.config.clone(),
+            jobs_asked: args.run.jobs.is_some(),
+        },
+        timebase: opts.expected_machine()?.timebase(),
+        jobs: guests::how_many(&opts, args.run.jobs)?,
+        store: Store::open(&args.run.store.db)?,
+        plan,
+        opts,
+        names: Vec::new(),
+        keys: Vec::new(),
+        points: vec![Vec::new(); specs.len()],
+        specs,
+        measured: 0,
+        unconfirmed: 0,
+        remote: super::slurm::remote(&args.slurm, &args.run),
+    })
 }
 
 /// The arguments a series of kernels cannot take, and the outputs that must not
