@@ -59,18 +59,7 @@ impl RunSpec {
         let mut sig = Signature::load(&self.signature)?;
         let loadfile = self.loadfile(&sig)?;
         if let Some(r) = self.rounds {
-            if loadfile.is_some() {
-                bail!(
-                    "--rounds repeats a signature's phases: a loadfile has none (-n counts its passes)"
-                );
-            }
-            if r == 0 {
-                bail!("--rounds: at least one round");
-            }
-            if r > limits::MAX_ROUNDS {
-                bail!("--rounds {r}: over the limit of {}", limits::MAX_ROUNDS);
-            }
-            sig.rounds = r;
+            sig.rounds = Self::rounds(r, loadfile.is_some())?;
         }
         let fs = match self.fs[..] {
             [fs] => fs,
@@ -85,38 +74,13 @@ impl RunSpec {
         };
         let dirs = self.directories(&sig, fs)?;
         let time = self.time_bound(&sig, loadfile.is_some())?;
-        let ns = if self.ns.is_empty() {
-            // A loadfile for a time counts no passes.
-            vec![if loadfile.is_some() && time.is_some() {
-                0
-            } else {
-                sig.default_n
-            }]
-        } else {
-            self.ns.clone()
-        };
         let clients = self.clients(&sig)?;
         if self.op_log.is_some() && (loadfile.is_some() || clients.is_some() || time.is_some()) {
             bail!(
                 "--op-log logs the steps of one client over N files: not with --clients, --time or a loadfile"
             );
         }
-        if self.ns.contains(&0) {
-            bail!(
-                "-n: the number of {} must be at least 1",
-                if loadfile.is_some() {
-                    "passes"
-                } else {
-                    "files"
-                }
-            );
-        }
-        if let Some(&n) = ns.iter().find(|&&n| n > limits::MAX_N) {
-            bail!(
-                "-n {n}: over the limit of {} files per case (docs/signatures.md, Limits)",
-                limits::MAX_N
-            );
-        }
+        let ns = self.n_values(&sig, loadfile.is_some(), time.is_some())?;
         if self.repetitions == 0 {
             bail!("-r: at least one repetition");
         }
@@ -128,34 +92,76 @@ impl RunSpec {
                     .map_err(|e| anyhow::anyhow!("--profile={v}: {e}"))
             })
             .transpose()?;
+        let contended =
+            loadfile.is_some() || clients.as_ref().is_some_and(|k| k.iter().any(|&k| k > 1));
         Ok(Plan {
             signature: sig,
-            testbed: TestbedSpec {
-                fs,
-                device: DeviceSpec::parse(&self.device),
-                mkfs_opts: options::mkfs_options(fs, &self.mkfs_opts)?,
-                mount_opts: {
-                    options::mount_options(&self.mount_opts)?;
-                    self.mount_opts.clone()
-                },
-                force: self.force,
-            },
+            testbed: self.testbed(fs)?,
             dirs,
             n_values: ns,
             repetitions: self.repetitions,
             warmup: self.warmup,
             shuffle: self.shuffle,
             seed: self.seed,
-            probes: self.probe_specs(
-                fs,
-                loadfile.is_some() || clients.as_ref().is_some_and(|k| k.iter().any(|&k| k > 1)),
-            )?,
+            probes: self.probe_specs(fs, contended)?,
             settle: self.settle,
             op_log: self.op_log.clone(),
             profile,
             clients,
             time,
             loadfile,
+        })
+    }
+
+    /// `--rounds R`, checked: a signature's phases R times (a loadfile has none).
+    fn rounds(r: u32, loadfile: bool) -> Result<u32> {
+        if loadfile {
+            bail!(
+                "--rounds repeats a signature's phases: a loadfile has none (-n counts its passes)"
+            );
+        }
+        if r == 0 {
+            bail!("--rounds: at least one round");
+        }
+        if r > limits::MAX_ROUNDS {
+            bail!("--rounds {r}: over the limit of {}", limits::MAX_ROUNDS);
+        }
+        Ok(r)
+    }
+
+    /// The N values: `-n`, checked, or the signature's default (0 for a loadfile run for a
+    /// time, which counts no passes).
+    fn n_values(&self, sig: &Signature, loadfile: bool, timed: bool) -> Result<Vec<u64>> {
+        if self.ns.contains(&0) {
+            bail!(
+                "-n: the number of {} must be at least 1",
+                if loadfile { "passes" } else { "files" }
+            );
+        }
+        let ns = if self.ns.is_empty() {
+            vec![if loadfile && timed { 0 } else { sig.default_n }]
+        } else {
+            self.ns.clone()
+        };
+        if let Some(&n) = ns.iter().find(|&&n| n > limits::MAX_N) {
+            bail!(
+                "-n {n}: over the limit of {} files per case (docs/signatures.md, Limits)",
+                limits::MAX_N
+            );
+        }
+        Ok(ns)
+    }
+
+    /// The testbed: the filesystem with its mkfs and mount options, checked, on the device.
+    fn testbed(&self, fs: Fs) -> Result<TestbedSpec> {
+        let mkfs_opts = options::mkfs_options(fs, &self.mkfs_opts)?;
+        options::mount_options(&self.mount_opts)?;
+        Ok(TestbedSpec {
+            fs,
+            device: DeviceSpec::parse(&self.device),
+            mkfs_opts,
+            mount_opts: self.mount_opts.clone(),
+            force: self.force,
         })
     }
 
