@@ -227,38 +227,21 @@ fn boot_guest(
     })
 }
 
-fn run_in(
-    kernel: &Kernel,
-    base: &std::path::Path,
-    guest: &boots::GuestPlan,
-    opts: &VmOptions,
-    workdir: &std::path::Path,
-    machine: Machine,
-) -> Result<GuestRun> {
-    let accel = machine.accel;
-    // When the guest started, by the host's clock: the guest's own is fixed (icount).
-    let started_at = crate::host::now_rfc3339();
-    let Booted {
-        outcome,
-        console,
-        results,
-        records,
-    } = boot_guest(kernel, base, guest, opts, workdir, &machine)?;
-    let tail = qemu::last_lines(&console, 6);
-    let name = &kernel.name;
-    let doc = results
-        .map(|t| parse_documents(&t, &format!("results of {name}")))
-        .transpose()
-        .ok()
-        .flatten()
-        .and_then(|mut v| v.pop());
-    let error = match outcome {
+/// What went wrong with a boot of kernel `name` that ended in `outcome`, sending `doc`
+/// (`tail`: the console's last lines); None when it finished with results.
+fn failure(
+    outcome: &Outcome,
+    name: &str,
+    doc: Option<&RunDocument>,
+    tail: String,
+) -> Option<anyhow::Error> {
+    match outcome {
         Outcome::Finished { exit: 0 } if doc.is_some() => None,
         Outcome::Finished { exit: 0 } => Some(anyhow::anyhow!(
             "kernel {name}: the guest sent no results; console: {tail}"
         )),
-        Outcome::Finished { exit } => {
-            let why = doc.as_ref().and_then(|d| d.error.clone()).unwrap_or(tail);
+        &Outcome::Finished { exit } => {
+            let why = doc.and_then(|d| d.error.clone()).unwrap_or(tail);
             Some(anyhow::anyhow!(
                 "kernel {name}: the run in the guest failed (exit {exit}): {why}"
             ))
@@ -288,7 +271,7 @@ fn run_in(
                 }
             ))
         }
-        Outcome::TimedOut { phase, after } => Some(anyhow::anyhow!(
+        &Outcome::TimedOut { phase, after } => Some(anyhow::anyhow!(
             "kernel {name}: no {} after {} s ({}); console: {}",
             if phase == "boot" {
                 "sign of life from the guest"
@@ -307,27 +290,63 @@ fn run_in(
                 tail
             }
         )),
-    };
-    let doc = doc.map(|mut d| {
-        // A deterministic guest makes the same "random" run id and reads the same fixed
-        // date every boot: the run's identity and time are the host's.
-        d.id = crate::results::new_run_id();
-        d.started_at = started_at.clone();
-        // The guest's own hostname is "(none)": where it ran is this machine.
-        d.host.hostname = crate::host::Host::current().hostname;
-        d.host.kernel_image = Some(kernel.key.clone());
-        d.host.emulated = machine.emulated();
-        d.host.accelerator = Some(format!("qemu-{}", accel.name()));
-        let mut clock = machine.clock_record();
-        if let Some(text) = &records {
-            match cost::attach(&mut d, text) {
-                None => clock.cost_model = Some(cost::model()),
-                Some(why) => d.warnings.push(why),
-            }
+    }
+}
+
+/// A guest's document as a run here: the host's run id, start time and hostname (a
+/// deterministic guest makes the same "random" id and reads the same fixed date every
+/// boot; its own hostname is "(none)"), the kernel image and the machine it ran on, and
+/// the cost model's records attached (or a warning why not).
+fn as_run_here(
+    mut d: RunDocument,
+    kernel: &Kernel,
+    machine: &Machine,
+    records: Option<&str>,
+    started_at: &str,
+) -> RunDocument {
+    d.id = crate::results::new_run_id();
+    d.started_at = started_at.to_string();
+    d.host.hostname = crate::host::Host::current().hostname;
+    d.host.kernel_image = Some(kernel.key.clone());
+    d.host.emulated = machine.emulated();
+    d.host.accelerator = Some(format!("qemu-{}", machine.accel.name()));
+    let mut clock = machine.clock_record();
+    if let Some(text) = records {
+        match cost::attach(&mut d, text) {
+            None => clock.cost_model = Some(cost::model()),
+            Some(why) => d.warnings.push(why),
         }
-        d.host.clock = Some(clock);
-        d
-    });
+    }
+    d.host.clock = Some(clock);
+    d
+}
+
+fn run_in(
+    kernel: &Kernel,
+    base: &std::path::Path,
+    guest: &boots::GuestPlan,
+    opts: &VmOptions,
+    workdir: &std::path::Path,
+    machine: Machine,
+) -> Result<GuestRun> {
+    // When the guest started, by the host's clock: the guest's own is fixed (icount).
+    let started_at = crate::host::now_rfc3339();
+    let Booted {
+        outcome,
+        console,
+        results,
+        records,
+    } = boot_guest(kernel, base, guest, opts, workdir, &machine)?;
+    let tail = qemu::last_lines(&console, 6);
+    let name = &kernel.name;
+    let doc = results
+        .map(|t| parse_documents(&t, &format!("results of {name}")))
+        .transpose()
+        .ok()
+        .flatten()
+        .and_then(|mut v| v.pop());
+    let error = failure(&outcome, name, doc.as_ref(), tail);
+    let doc = doc.map(|d| as_run_here(d, kernel, &machine, records.as_deref(), &started_at));
     if doc.is_none() && error.is_none() {
         bail!("kernel {name}: no results");
     }
