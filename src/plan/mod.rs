@@ -540,47 +540,13 @@ impl Plan {
         };
         // The op log too (one client only: the request refuses it with clients): the
         // workload's thread cannot reach it once confined.
-        let mut op_log = match &self.op_log {
+        let op_log = match &self.op_log {
             Some(path) if log_ops => Some(self.op_log_writer(path, dir, case)?),
             _ => None,
         };
         // The workload — setup, prelude and the timed window — runs confined to the test
         // filesystem (testbed::confine).
-        let timed = fs.run_workload(|| -> Result<Timed> {
-            match &self.loadfile {
-                Some(l) => {
-                    let zeros: Arc<[u8]> = vec![0u8; l.script.max_write as usize].into();
-                    let seats = (0..k)
-                        .map(|id| {
-                            Ok(Seat {
-                                client: ScriptClient::new(
-                                    Arc::clone(&l.script),
-                                    id as u32,
-                                    case.n,
-                                    Arc::clone(&zeros),
-                                )?,
-                                dir: None,
-                            })
-                        })
-                        .collect::<Result<Vec<_>>>()?;
-                    exec::run(seats, bound, &mut around)
-                }
-                None => {
-                    let mut seats = Vec::with_capacity(k);
-                    for id in 0..k {
-                        let mut e = Executor::new(sig, case.n, self.seed)?;
-                        if let Some(log) = op_log.take() {
-                            e.log_to(log);
-                        }
-                        seats.push(Seat {
-                            client: e,
-                            dir: self.clients.as_ref().map(|_| format!("client{id}")),
-                        });
-                    }
-                    exec::run(seats, bound, &mut around)
-                }
-            }
-        })??;
+        let timed = fs.run_workload(|| self.run_clients(case, bound, op_log, &mut around))??;
         let measured = around.measured.take().unwrap_or_default();
         let CaseAround { mut phase_slab, .. } = around;
         if let (Some(last), Some(d)) = (phase_slab.last_mut(), &measured.last_segment_slab) {
@@ -592,6 +558,66 @@ impl Plan {
                 dir.name, case.n, case.rep
             ));
         }
+        Ok(self.case_result(case, &fs.dir, timed, measured, phase_slab, per_phase))
+    }
+
+    /// The case's K clients — a loadfile's, or executors of the signature (the op log with
+    /// the first) — run together within `bound`, `around` the timed window.
+    fn run_clients(
+        &self,
+        case: &Case,
+        bound: Bound,
+        mut op_log: Option<Box<dyn std::io::Write + Send>>,
+        around: &mut CaseAround,
+    ) -> Result<Timed> {
+        let k = case.clients as usize;
+        match &self.loadfile {
+            Some(l) => {
+                let zeros: Arc<[u8]> = vec![0u8; l.script.max_write as usize].into();
+                let seats = (0..k)
+                    .map(|id| {
+                        Ok(Seat {
+                            client: ScriptClient::new(
+                                Arc::clone(&l.script),
+                                id as u32,
+                                case.n,
+                                Arc::clone(&zeros),
+                            )?,
+                            dir: None,
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                exec::run(seats, bound, around)
+            }
+            None => {
+                let mut seats = Vec::with_capacity(k);
+                for id in 0..k {
+                    let mut e = Executor::new(&self.signature, case.n, self.seed)?;
+                    if let Some(log) = op_log.take() {
+                        e.log_to(log);
+                    }
+                    seats.push(Seat {
+                        client: e,
+                        dir: self.clients.as_ref().map(|_| format!("client{id}")),
+                    });
+                }
+                exec::run(seats, bound, around)
+            }
+        }
+    }
+
+    /// A case's result from what its window measured: times per phase (with slab evidence
+    /// per phase), throughput and latencies of several clients or a loadfile, counters.
+    fn case_result(
+        &self,
+        case: &Case,
+        path: &std::path::Path,
+        timed: Timed,
+        measured: Measurement,
+        phase_slab: Vec<Vec<SlabDelta>>,
+        per_phase: bool,
+    ) -> CaseResult {
+        let (dir, sig) = (&self.dirs[case.dir], &self.signature);
         let phases = sig
             .phases
             .iter()
@@ -612,12 +638,12 @@ impl Plan {
         } else {
             (timed.latency, Vec::new())
         };
-        Ok(CaseResult {
+        CaseResult {
             dir: dir.name.clone(),
             n: case.n,
             rep: case.rep,
             warmup: case.warmup,
-            path: fs.dir.display().to_string(),
+            path: path.display().to_string(),
             wall_ns: timed.wall_ns,
             calls: timed.calls,
             cpu: measured.cpu,
@@ -639,7 +665,7 @@ impl Plan {
             per_client: if many { timed.clients } else { Vec::new() },
             ticks: timed.ticks,
             cost: None,
-        })
+        }
     }
 
     /// The op log for one case, appended to (`--op-log`: one client only).
