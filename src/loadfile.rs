@@ -481,51 +481,13 @@ impl Compiler {
         if tokens[0].starts_with("SMB") {
             return Err("a dbench 1 loadfile (SMB… operations): dbench 4 cannot read it".into());
         }
-        let (pace, tokens) = if tokens[0].starts_with(|c: char| c.is_ascii_digit()) {
-            let t: f64 = tokens[0]
-                .parse()
-                .ok()
-                .filter(|t: &f64| t.is_finite() && *t >= 0.0)
-                .ok_or_else(|| format!("`{}` is not a timestamp", tokens[0]))?;
-            if t > MAX_PACE_SECS {
-                return Err(format!(
-                    "timestamp {} is over {MAX_PACE_SECS} s (a day): a loadfile's times are seconds within one pass",
-                    tokens[0]
-                ));
-            }
-            (Some(t), &tokens[1..])
-        } else {
-            (None, &tokens[..])
-        };
+        let (pace, tokens) = pace(&tokens)?;
         if tokens.len() < 2 {
             return Err("a timestamp and nothing else".into());
         }
-        let status = tokens[tokens.len() - 1].as_str();
-        if !status.starts_with("NT_STATUS_") && !status.starts_with("0x") {
-            return Err(format!(
-                "badly formed status `{status}` (the last field is NT_STATUS_… or 0x…)"
-            ));
-        }
-        let ok = status == "NT_STATUS_OK"
-            || status
-                .strip_prefix("0x")
-                .is_some_and(|h| u64::from_str_radix(h, 16).ok() == Some(0) || h.is_empty());
+        let ok = status_ok(&tokens[tokens.len() - 1])?;
         let name = tokens[0].as_str();
-        let info = OPS.iter().find(|o| o.name == name).ok_or_else(|| {
-            let best = OPS
-                .iter()
-                .map(|o| (strsim::jaro_winkler(name, o.name), o.name))
-                .max_by(|a, b| a.0.total_cmp(&b.0));
-            match best {
-                Some((s, n)) if s > 0.8 => {
-                    format!("unknown operation `{name}`: did you mean `{n}`?")
-                }
-                _ => format!(
-                    "unknown operation `{name}` (dbench 4 knows {})",
-                    OPS.iter().map(|o| o.name).collect::<Vec<_>>().join(", ")
-                ),
-            }
-        })?;
+        let info = op_info(name)?;
         let fields = &tokens[1..tokens.len() - 1];
         if fields.len() != info.fields.len() {
             let usage: Vec<String> = info
@@ -543,6 +505,43 @@ impl Compiler {
                 usage.join(" ")
             ));
         }
+        let (line, negative) = self.fields(info, ok, at, fields)?;
+        self.check_sizes(&line, negative, name)?;
+        match line.op {
+            LoadOp::NtCreateX => {
+                self.opened.insert(line.nums[2], line.path);
+            }
+            LoadOp::WriteX => {
+                if let Some(&p) = self.opened.get(&line.nums[0]) {
+                    let end = line.nums[1] as u64 + line.nums[2] as u64;
+                    let e = self.extent.entry(p).or_insert(0);
+                    *e = (*e).max(end);
+                }
+            }
+            _ => {}
+        }
+        if let Some(t) = pace {
+            self.paced = true;
+            self.pace.resize(self.lines.len(), 0.0);
+            self.pace.push(t);
+        } else if self.paced {
+            self.pace.push(0.0);
+        }
+        self.mix[line.op as usize] += 1;
+        self.lines.push(line);
+        Ok(())
+    }
+
+    /// A line of operation `info` from its fields (paths interned, numbers as dbench's C
+    /// types hold them); which numbers were written negative.
+    fn fields(
+        &mut self,
+        info: &OpInfo,
+        ok: bool,
+        at: u32,
+        fields: &[String],
+    ) -> Result<(Line, [bool; 4]), String> {
+        let name = info.name;
         let mut line = Line {
             op: info.op,
             ok,
@@ -582,30 +581,7 @@ impl Compiler {
                 }
             }
         }
-        self.check_sizes(&line, negative, name)?;
-        match line.op {
-            LoadOp::NtCreateX => {
-                self.opened.insert(line.nums[2], line.path);
-            }
-            LoadOp::WriteX => {
-                if let Some(&p) = self.opened.get(&line.nums[0]) {
-                    let end = line.nums[1] as u64 + line.nums[2] as u64;
-                    let e = self.extent.entry(p).or_insert(0);
-                    *e = (*e).max(end);
-                }
-            }
-            _ => {}
-        }
-        if let Some(t) = pace {
-            self.paced = true;
-            self.pace.resize(self.lines.len(), 0.0);
-            self.pace.push(t);
-        } else if self.paced {
-            self.pace.push(0.0);
-        }
-        self.mix[line.op as usize] += 1;
-        self.lines.push(line);
-        Ok(())
+        Ok((line, negative))
     }
 
     /// Sizes and offsets as dbench's C types hold them, and buffers within the limit.
@@ -687,6 +663,59 @@ impl Compiler {
 
 /// dbench's `next_token` with the separator " ": runs of spaces separate tokens, a `"`
 /// toggles quoting and is dropped.
+/// A line's leading timestamp (seconds within a pass, as dbench's timed loadfiles have),
+/// if any, and the tokens after it.
+fn pace(tokens: &[String]) -> Result<(Option<f64>, &[String]), String> {
+    Ok(if tokens[0].starts_with(|c: char| c.is_ascii_digit()) {
+        let t: f64 = tokens[0]
+            .parse()
+            .ok()
+            .filter(|t: &f64| t.is_finite() && *t >= 0.0)
+            .ok_or_else(|| format!("`{}` is not a timestamp", tokens[0]))?;
+        if t > MAX_PACE_SECS {
+            return Err(format!(
+                "timestamp {} is over {MAX_PACE_SECS} s (a day): a loadfile's times are seconds within one pass",
+                tokens[0]
+            ));
+        }
+        (Some(t), &tokens[1..])
+    } else {
+        (None, &tokens[..])
+    })
+}
+
+/// Whether a line's status (NT_STATUS_… or 0x…) expects success.
+fn status_ok(status: &str) -> Result<bool, String> {
+    if !status.starts_with("NT_STATUS_") && !status.starts_with("0x") {
+        return Err(format!(
+            "badly formed status `{status}` (the last field is NT_STATUS_… or 0x…)"
+        ));
+    }
+    Ok(status == "NT_STATUS_OK"
+        || status
+            .strip_prefix("0x")
+            .is_some_and(|h| u64::from_str_radix(h, 16).ok() == Some(0) || h.is_empty()))
+}
+
+/// The operation named `name`, or an error suggesting the nearest one.
+fn op_info(name: &str) -> Result<&'static OpInfo, String> {
+    OPS.iter().find(|o| o.name == name).ok_or_else(|| {
+        let best = OPS
+            .iter()
+            .map(|o| (strsim::jaro_winkler(name, o.name), o.name))
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        match best {
+            Some((s, n)) if s > 0.8 => {
+                format!("unknown operation `{name}`: did you mean `{n}`?")
+            }
+            _ => format!(
+                "unknown operation `{name}` (dbench 4 knows {})",
+                OPS.iter().map(|o| o.name).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    })
+}
+
 fn tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
