@@ -680,7 +680,7 @@ fn pace(tokens: &[String]) -> Result<(Option<f64>, &[String]), String> {
         }
         (Some(t), &tokens[1..])
     } else {
-        (None, &tokens[..])
+        (None, tokens)
     })
 }
 

@@ -297,6 +297,109 @@ struct Builder {
 }
 
 impl Builder {
+    /// busybox (a shell and modprobe for a look inside), the filesystem's mkfs and the
+    /// libraries it and this binary need.
+    fn tools(&mut self, fs: Fs, exe: &Path) -> Result<()> {
+        if let Some(bb) = ["/bin/busybox", "/usr/bin/busybox"]
+            .iter()
+            .map(Path::new)
+            .find(|p| p.is_file())
+        {
+            self.copy(bb, "/bin/busybox", 0o755)?;
+            for applet in ["sh", "ls", "cat", "mount", "umount", "dmesg", "ps"] {
+                self.symlink(&format!("/bin/{applet}"), "busybox")?;
+            }
+            for applet in ["modprobe", "insmod", "lsmod"] {
+                self.symlink(&format!("/sbin/{applet}"), "/bin/busybox")?;
+            }
+        }
+
+        if let Some(tool) = fs.mkfs_tool() {
+            let host = crate::testbed::require_tool(tool, fs.mkfs_package())?;
+            self.copy(&host, &format!("/sbin/{tool}"), 0o755)?;
+            let mut libs: BTreeSet<PathBuf> = shared_libraries(&host)?.into_iter().collect();
+            libs.extend(shared_libraries(exe)?);
+            for lib in libs {
+                self.copy(&lib, &lib.to_string_lossy(), 0o755)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The modules `fs` needs of `kernel` and their dependencies, decompressed (within the
+    /// limits) and indexed by depmod in `stage`; the order the guest loads them in.
+    fn modules(
+        &mut self,
+        kernel: &Kernel,
+        mdir: &Path,
+        ix: &Index,
+        fs: Fs,
+        stage: &Path,
+    ) -> Result<String> {
+        let mut order = String::new();
+        let real = mdir.canonicalize()?;
+        let wanted: Vec<&str> = BASE_MODULES.iter().chain(fs_modules(fs)).copied().collect();
+        let load = ix.closure(&wanted);
+        let guest_dir = format!("/lib/modules/{}", kernel.release);
+        // Stage decompressed copies, then let depmod index them for busybox modprobe.
+        let _ = std::fs::remove_dir_all(stage);
+        let sdir = stage.join("lib/modules").join(&kernel.release);
+        let mut staged = 0usize;
+        for m in &load {
+            let (rel, _) = &ix.modules[m];
+            let plain = rel
+                .trim_end_matches(".xz")
+                .trim_end_matches(".zst")
+                .trim_end_matches(".gz")
+                .to_string();
+            // A module file that is a link must stay below the modules directory.
+            let src = mdir.join(rel);
+            if !src.canonicalize().is_ok_and(|c| c.starts_with(&real)) {
+                bail!(
+                    "{}: {rel} (from its modules.dep) is missing or leads outside {}",
+                    kernel.name,
+                    mdir.display()
+                );
+            }
+            let data = crate::input::decompress(&src, MAX_MODULE_BYTES, "one module")?;
+            staged += data.len();
+            if staged > MAX_MODULES_BYTES {
+                bail!(
+                    "{}: its modules decompress to more than {} MiB in all, the limit",
+                    kernel.name,
+                    MAX_MODULES_BYTES >> 20
+                );
+            }
+            let dst = sdir.join(&plain);
+            std::fs::create_dir_all(dst.parent().unwrap_or(&sdir))?;
+            std::fs::write(&dst, &data)?;
+            order.push_str(&format!("{guest_dir}/{plain}\n"));
+        }
+        for f in [
+            "modules.builtin",
+            "modules.builtin.modinfo",
+            "modules.order",
+        ] {
+            if mdir.join(f).exists() {
+                std::fs::create_dir_all(&sdir)?;
+                std::fs::copy(mdir.join(f), sdir.join(f))?;
+            }
+        }
+        if sdir.exists() {
+            super::kernel::depmod(stage, &kernel.release)?;
+            for e in walk(&sdir)? {
+                let rel = e
+                    .strip_prefix(&sdir)
+                    .unwrap_or(&e)
+                    .to_string_lossy()
+                    .into_owned();
+                self.copy(&e, &format!("{guest_dir}/{rel}"), 0o644)?;
+            }
+        }
+        let _ = std::fs::remove_dir_all(stage);
+        Ok(order)
+    }
+
     fn ensure_dirs(&mut self, path: &str) -> Result<()> {
         for d in parents(path) {
             if self.dirs.insert(d.clone()) {
@@ -384,99 +487,14 @@ pub fn base(kernel: &Kernel, fs: Fs, cache: &Path) -> Result<PathBuf> {
     b.copy(&exe, "/init", 0o755)?;
     b.symlink("/bin/sigbench", "/init")?;
 
-    if let Some(bb) = ["/bin/busybox", "/usr/bin/busybox"]
-        .iter()
-        .map(Path::new)
-        .find(|p| p.is_file())
-    {
-        b.copy(bb, "/bin/busybox", 0o755)?;
-        for applet in ["sh", "ls", "cat", "mount", "umount", "dmesg", "ps"] {
-            b.symlink(&format!("/bin/{applet}"), "busybox")?;
-        }
-        for applet in ["modprobe", "insmod", "lsmod"] {
-            b.symlink(&format!("/sbin/{applet}"), "/bin/busybox")?;
-        }
-    }
-
-    if let Some(tool) = fs.mkfs_tool() {
-        let host = crate::testbed::require_tool(tool, fs.mkfs_package())?;
-        b.copy(&host, &format!("/sbin/{tool}"), 0o755)?;
-        let mut libs: BTreeSet<PathBuf> = shared_libraries(&host)?.into_iter().collect();
-        libs.extend(shared_libraries(&exe)?);
-        for lib in libs {
-            b.copy(&lib, &lib.to_string_lossy(), 0o755)?;
-        }
-    }
-
-    let mut order = String::new();
-    match (&kernel.modules, &ix) {
+    b.tools(fs, &exe)?;
+    let order = match (&kernel.modules, &ix) {
         (Some(mdir), Some(ix)) => {
-            let real = mdir.canonicalize()?;
-            let wanted: Vec<&str> = BASE_MODULES.iter().chain(fs_modules(fs)).copied().collect();
-            let load = ix.closure(&wanted);
-            let guest_dir = format!("/lib/modules/{}", kernel.release);
-            // Stage decompressed copies, then let depmod index them for busybox modprobe.
-            let stage = cache.join("stage").join(&key);
-            let _ = std::fs::remove_dir_all(&stage);
-            let sdir = stage.join("lib/modules").join(&kernel.release);
-            let mut staged = 0usize;
-            for m in &load {
-                let (rel, _) = &ix.modules[m];
-                let plain = rel
-                    .trim_end_matches(".xz")
-                    .trim_end_matches(".zst")
-                    .trim_end_matches(".gz")
-                    .to_string();
-                // A module file that is a link must stay below the modules directory.
-                let src = mdir.join(rel);
-                if !src.canonicalize().is_ok_and(|c| c.starts_with(&real)) {
-                    bail!(
-                        "{}: {rel} (from its modules.dep) is missing or leads outside {}",
-                        kernel.name,
-                        mdir.display()
-                    );
-                }
-                let data = crate::input::decompress(&src, MAX_MODULE_BYTES, "one module")?;
-                staged += data.len();
-                if staged > MAX_MODULES_BYTES {
-                    bail!(
-                        "{}: its modules decompress to more than {} MiB in all, the limit",
-                        kernel.name,
-                        MAX_MODULES_BYTES >> 20
-                    );
-                }
-                let dst = sdir.join(&plain);
-                std::fs::create_dir_all(dst.parent().unwrap_or(&sdir))?;
-                std::fs::write(&dst, &data)?;
-                order.push_str(&format!("{guest_dir}/{plain}\n"));
-            }
-            for f in [
-                "modules.builtin",
-                "modules.builtin.modinfo",
-                "modules.order",
-            ] {
-                if mdir.join(f).exists() {
-                    std::fs::create_dir_all(&sdir)?;
-                    std::fs::copy(mdir.join(f), sdir.join(f))?;
-                }
-            }
-            if sdir.exists() {
-                super::kernel::depmod(&stage, &kernel.release)?;
-                for e in walk(&sdir)? {
-                    let rel = e
-                        .strip_prefix(&sdir)
-                        .unwrap_or(&e)
-                        .to_string_lossy()
-                        .into_owned();
-                    b.copy(&e, &format!("{guest_dir}/{rel}"), 0o644)?;
-                }
-            }
-            let _ = std::fs::remove_dir_all(&stage);
+            b.modules(kernel, mdir, ix, fs, &cache.join("stage").join(&key))?
         }
-        _ => {
-            // Everything must be built in; check_fs said what it could.
-        }
-    }
+        // Everything must be built in; check_fs said what it could.
+        _ => String::new(),
+    };
     b.file(MODULE_ORDER, 0o644, order.as_bytes())?;
     let out = b.cpio.finish()?;
     out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
