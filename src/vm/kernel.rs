@@ -494,131 +494,138 @@ pub fn prepare(spec: &KernelSpec, name: &str, cache: &Path) -> Result<Kernel> {
 fn prepare_locked(spec: &KernelSpec, name: &str, cache: &Path) -> Result<Kernel> {
     match spec {
         KernelSpec::Host => bail!("the host kernel is not booted in a VM"),
-        KernelSpec::Packages(packages) => {
-            let ids = packages
-                .iter()
-                .map(|p| file_identity(&p.path))
-                .collect::<Result<Vec<_>>>()?;
-            let key = short_hash(&ids.join("|"));
-            let dir = cache.join("kernels").join(&key);
-            let root = dir.join("root");
-            if !dir.join("ready").exists() {
-                let _ = std::fs::remove_dir_all(&dir);
-                std::fs::create_dir_all(&root)?;
-                for p in packages {
-                    p.unpack(&root)?;
-                }
-            }
-            let found = Unpacked::find(&root, name, packages[0].format)?;
-            // Checked here, not by QEMU at boot: a package's "image" may be anything.
-            image_release(&found.image)?;
-            if let Some(m) = &found.modules {
-                depmod_at(m, &found.release, &dir.join("depmod"))?;
-            }
-            std::fs::write(dir.join("ready"), &found.release)?;
-            Ok(Kernel {
-                name: name.to_string(),
-                release: found.release,
-                image: found.image,
-                modules: found.modules,
-                config: found.config,
-                key,
-                changelog: package_changelog(&root),
-            })
-        }
-        KernelSpec::Image { image, modules } => {
-            let release = image_release(image)?;
-            let mut id = file_identity(image)?;
-            let modules = match modules {
-                None => None,
-                Some(m) => {
-                    let (dir, base) = modules_dir(m, &release)?;
-                    depmod(&base, &release)?;
-                    id.push_str(&file_identity(&dir)?);
-                    Some(dir)
-                }
-            };
-            // /boot/config-<release> beside /boot/vmlinuz-<release>, or in the modules.
-            let config = image
-                .parent()
-                .map(|d| d.join(format!("config-{release}")))
-                .into_iter()
-                .chain(modules.as_ref().map(|m| m.join("config")))
-                .find(|c| c.is_file());
-            Ok(Kernel {
-                name: name.to_string(),
-                key: short_hash(&id),
-                release,
-                image: image.clone(),
-                modules,
-                config,
-                changelog: None,
-            })
-        }
-        KernelSpec::BuildTree { tree, modules } => {
-            let image = tree.join("arch/x86/boot/bzImage");
-            let release = image_release(&image)?;
-            let config = Some(tree.join(".config")).filter(|c| c.is_file());
-            if let Some(m) = modules {
-                let k = prepare_locked(
-                    &KernelSpec::Image {
-                        image,
-                        modules: Some(m.clone()),
-                    },
-                    name,
-                    cache,
-                )?;
-                return Ok(Kernel { config, ..k });
-            }
-            // Modules built in-tree: stage them as `make modules_install` would. The image
-            // is copied too: the tree may build the next commit while this one boots.
-            let id = file_identity(&image)?;
-            let key = short_hash(&id);
-            let kdir = cache.join("kernels").join(&key);
-            std::fs::create_dir_all(&kdir)?;
-            let copy = kdir.join("bzImage");
-            if !copy.is_file() {
-                let part = kdir.join("bzImage.partial");
-                std::fs::copy(&image, &part)
-                    .with_context(|| format!("cannot copy {}", image.display()))?;
-                std::fs::rename(&part, &copy)?;
-            }
-            let image = copy;
-            let root = kdir.join("root");
-            let dir = root.join("lib/modules").join(&release);
-            let order = std::fs::read_to_string(tree.join("modules.order")).unwrap_or_default();
-            if !dir.join("modules.dep").exists() && !order.is_empty() {
-                std::fs::create_dir_all(&dir)?;
-                let mut staged = String::new();
-                for m in order.lines().filter(|l| !l.is_empty()) {
-                    let src = tree.join(
-                        m.trim_end_matches(".o").to_string()
-                            + if m.ends_with(".o") { ".ko" } else { "" },
-                    );
-                    let rel = Path::new("kernel").join(src.strip_prefix(tree).unwrap_or(&src));
-                    let dst = dir.join(&rel);
-                    std::fs::create_dir_all(dst.parent().unwrap_or(&dir))?;
-                    std::fs::copy(&src, &dst)
-                        .with_context(|| format!("cannot copy {}", src.display()))?;
-                    staged.push_str(&format!("{}\n", rel.display()));
-                }
-                std::fs::write(dir.join("modules.order"), staged)?;
-                for f in ["modules.builtin", "modules.builtin.modinfo"] {
-                    let _ = std::fs::copy(tree.join(f), dir.join(f));
-                }
-                depmod(&root, &release)?;
-            }
-            Ok(Kernel {
-                name: name.to_string(),
-                modules: dir.join("modules.dep").exists().then_some(dir),
-                release,
-                image,
-                config,
-                key,
-                changelog: None,
-            })
+        KernelSpec::Packages(packages) => from_packages(packages, name, cache),
+        KernelSpec::Image { image, modules } => from_image(image, modules.as_deref(), name),
+        KernelSpec::BuildTree { tree, modules } => from_tree(tree, modules.as_deref(), name, cache),
+    }
+}
+
+/// A kernel from its packages, unpacked once into the cache (keyed by the files).
+fn from_packages(packages: &[Package], name: &str, cache: &Path) -> Result<Kernel> {
+    let ids = packages
+        .iter()
+        .map(|p| file_identity(&p.path))
+        .collect::<Result<Vec<_>>>()?;
+    let key = short_hash(&ids.join("|"));
+    let dir = cache.join("kernels").join(&key);
+    let root = dir.join("root");
+    if !dir.join("ready").exists() {
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&root)?;
+        for p in packages {
+            p.unpack(&root)?;
         }
     }
+    let found = Unpacked::find(&root, name, packages[0].format)?;
+    // Checked here, not by QEMU at boot: a package's "image" may be anything.
+    image_release(&found.image)?;
+    if let Some(m) = &found.modules {
+        depmod_at(m, &found.release, &dir.join("depmod"))?;
+    }
+    std::fs::write(dir.join("ready"), &found.release)?;
+    Ok(Kernel {
+        name: name.to_string(),
+        release: found.release,
+        image: found.image,
+        modules: found.modules,
+        config: found.config,
+        key,
+        changelog: package_changelog(&root),
+    })
+}
+
+/// A kernel image, with its modules directory if given.
+fn from_image(image: &Path, modules: Option<&Path>, name: &str) -> Result<Kernel> {
+    let release = image_release(image)?;
+    let mut id = file_identity(image)?;
+    let modules = match modules {
+        None => None,
+        Some(m) => {
+            let (dir, base) = modules_dir(m, &release)?;
+            depmod(&base, &release)?;
+            id.push_str(&file_identity(&dir)?);
+            Some(dir)
+        }
+    };
+    // /boot/config-<release> beside /boot/vmlinuz-<release>, or in the modules.
+    let config = image
+        .parent()
+        .map(|d| d.join(format!("config-{release}")))
+        .into_iter()
+        .chain(modules.as_ref().map(|m| m.join("config")))
+        .find(|c| c.is_file());
+    Ok(Kernel {
+        name: name.to_string(),
+        key: short_hash(&id),
+        release,
+        image: image.to_path_buf(),
+        modules,
+        config,
+        changelog: None,
+    })
+}
+
+/// A kernel build tree's bzImage (copied: the tree may build the next commit while this
+/// one boots), its modules staged as `make modules_install` would.
+fn from_tree(tree: &Path, modules: Option<&Path>, name: &str, cache: &Path) -> Result<Kernel> {
+    let image = tree.join("arch/x86/boot/bzImage");
+    let release = image_release(&image)?;
+    let config = Some(tree.join(".config")).filter(|c| c.is_file());
+    if let Some(m) = modules {
+        let k = prepare_locked(
+            &KernelSpec::Image {
+                image,
+                modules: Some(m.to_path_buf()),
+            },
+            name,
+            cache,
+        )?;
+        return Ok(Kernel { config, ..k });
+    }
+    // Modules built in-tree: stage them as `make modules_install` would. The image
+    // is copied too: the tree may build the next commit while this one boots.
+    let id = file_identity(&image)?;
+    let key = short_hash(&id);
+    let kdir = cache.join("kernels").join(&key);
+    std::fs::create_dir_all(&kdir)?;
+    let copy = kdir.join("bzImage");
+    if !copy.is_file() {
+        let part = kdir.join("bzImage.partial");
+        std::fs::copy(&image, &part).with_context(|| format!("cannot copy {}", image.display()))?;
+        std::fs::rename(&part, &copy)?;
+    }
+    let image = copy;
+    let root = kdir.join("root");
+    let dir = root.join("lib/modules").join(&release);
+    let order = std::fs::read_to_string(tree.join("modules.order")).unwrap_or_default();
+    if !dir.join("modules.dep").exists() && !order.is_empty() {
+        std::fs::create_dir_all(&dir)?;
+        let mut staged = String::new();
+        for m in order.lines().filter(|l| !l.is_empty()) {
+            let src = tree.join(
+                m.trim_end_matches(".o").to_string() + if m.ends_with(".o") { ".ko" } else { "" },
+            );
+            let rel = Path::new("kernel").join(src.strip_prefix(tree).unwrap_or(&src));
+            let dst = dir.join(&rel);
+            std::fs::create_dir_all(dst.parent().unwrap_or(&dir))?;
+            std::fs::copy(&src, &dst).with_context(|| format!("cannot copy {}", src.display()))?;
+            staged.push_str(&format!("{}\n", rel.display()));
+        }
+        std::fs::write(dir.join("modules.order"), staged)?;
+        for f in ["modules.builtin", "modules.builtin.modinfo"] {
+            let _ = std::fs::copy(tree.join(f), dir.join(f));
+        }
+        depmod(&root, &release)?;
+    }
+    Ok(Kernel {
+        name: name.to_string(),
+        modules: dir.join("modules.dep").exists().then_some(dir),
+        release,
+        image,
+        config,
+        key,
+        changelog: None,
+    })
 }
 
 #[cfg(test)]
