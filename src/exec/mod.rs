@@ -774,6 +774,9 @@ impl Drop for Abandon<'_> {
 }
 
 /// K client threads, released together, coordinated from this thread.
+/// A client thread as joined: the client, how its run ended, what it counted.
+type Joined<C> = std::thread::Result<(C, Result<()>, ClientResult)>;
+
 fn coordinate<C: Client>(
     seats: Vec<Seat<C>>,
     bound: Bound,
@@ -818,27 +821,7 @@ fn coordinate<C: Client>(
         let mut phase_ns = vec![0u64; segments];
         let mut window = Duration::ZERO;
         match bound {
-            Bound::Count => {
-                around.open(false);
-                // Each phase from its gate's opening to the next's: the moments the clients
-                // were released and the last one finished, whenever this thread woke.
-                let mut t = g.start.wait_idle(&mut || {}).unwrap_or_else(Instant::now);
-                for (seg, ns) in phase_ns.iter_mut().enumerate() {
-                    let last = seg + 1 == segments;
-                    let end = if last { &g.done } else { &g.phase_end };
-                    let ended = end
-                        .wait_idle(&mut || watch(around))
-                        .unwrap_or_else(Instant::now);
-                    *ns = ended.saturating_duration_since(t).as_nanos() as u64;
-                    if !last {
-                        around.phase_ended(seg);
-                        t = g
-                            .phase_start
-                            .wait_idle(&mut || {})
-                            .unwrap_or_else(Instant::now);
-                    }
-                }
-            }
+            Bound::Count => phase_ns = phase_times(&g, segments, around, &watch),
             Bound::Time { warmup, time } => {
                 if warmup.is_zero() {
                     around.open(false);
@@ -856,10 +839,61 @@ fn coordinate<C: Client>(
         }
         around.close();
         g.closed.wait();
-        let finished: Vec<std::thread::Result<(C, Result<()>, ClientResult)>> =
-            handles.into_iter().map(|h| h.join()).collect();
+        let finished: Vec<Joined<C>> = handles.into_iter().map(|h| h.join()).collect();
         (finished, phase_ns, ticks, window)
     });
+    let (clients, results) = joined(finished, &ctl)?;
+    interrupt::check()?;
+    let refs: Vec<&dyn Client> = clients.iter().map(|c| c as &dyn Client).collect();
+    match bound {
+        Bound::Count => collect(&refs, results, phase_ns, ticks),
+        Bound::Time { .. } => {
+            // Each phase: the clients' average time in it; the window: as measured.
+            let per: Vec<Vec<u64>> = refs.iter().map(|c| c.phase_ns()).collect();
+            let phases = per.first().map_or(0, Vec::len);
+            let avg = (0..phases)
+                .map(|p| per.iter().map(|v| v[p]).sum::<u64>() / per.len().max(1) as u64)
+                .collect();
+            let mut t = collect(&refs, results, avg, ticks)?;
+            t.wall_ns = window.as_nanos() as u64;
+            Ok(t)
+        }
+    }
+}
+
+/// A run over a count, from the release: each phase's time, from its gate's opening to the
+/// next's — the moments the clients were released and the last one finished, whenever
+/// this thread woke — `watch` called while it waits.
+fn phase_times(
+    g: &Gates,
+    segments: usize,
+    around: &mut dyn Around,
+    watch: &dyn Fn(&mut dyn Around),
+) -> Vec<u64> {
+    let mut phase_ns = vec![0u64; segments];
+    around.open(false);
+    let mut t = g.start.wait_idle(&mut || {}).unwrap_or_else(Instant::now);
+    for (seg, ns) in phase_ns.iter_mut().enumerate() {
+        let last = seg + 1 == segments;
+        let end = if last { &g.done } else { &g.phase_end };
+        let ended = end
+            .wait_idle(&mut || watch(around))
+            .unwrap_or_else(Instant::now);
+        *ns = ended.saturating_duration_since(t).as_nanos() as u64;
+        if !last {
+            around.phase_ended(seg);
+            t = g
+                .phase_start
+                .wait_idle(&mut || {})
+                .unwrap_or_else(Instant::now);
+        }
+    }
+    phase_ns
+}
+
+/// The clients and their results once their threads are joined, or the first failure: the
+/// one a client reported to the others (`Ctl`), else the first error returned or panic.
+fn joined<C: Client>(finished: Vec<Joined<C>>, ctl: &Ctl) -> Result<(Vec<C>, Vec<ClientResult>)> {
     let mut clients = Vec::new();
     let mut results = Vec::new();
     let mut first_error = None;
@@ -877,24 +911,9 @@ fn coordinate<C: Client>(
             }
         }
     }
-    if let Some(e) = ctl.take_failure().or(first_error) {
-        return Err(e);
-    }
-    interrupt::check()?;
-    let refs: Vec<&dyn Client> = clients.iter().map(|c| c as &dyn Client).collect();
-    match bound {
-        Bound::Count => collect(&refs, results, phase_ns, ticks),
-        Bound::Time { .. } => {
-            // Each phase: the clients' average time in it; the window: as measured.
-            let per: Vec<Vec<u64>> = refs.iter().map(|c| c.phase_ns()).collect();
-            let phases = per.first().map_or(0, Vec::len);
-            let avg = (0..phases)
-                .map(|p| per.iter().map(|v| v[p]).sum::<u64>() / per.len().max(1) as u64)
-                .collect();
-            let mut t = collect(&refs, results, avg, ticks)?;
-            t.wall_ns = window.as_nanos() as u64;
-            Ok(t)
-        }
+    match ctl.take_failure().or(first_error) {
+        Some(e) => Err(e),
+        None => Ok((clients, results)),
     }
 }
 
