@@ -735,81 +735,15 @@ pub fn compare_metrics(
     let mut pairs = Vec::new();
     let base = &labels[0];
     for other in &labels[1..] {
-        let mut rows = Vec::new();
-        let mut busy = Vec::new();
-        // The families the rows' p-values are adjusted over: every metric of every case in
-        // common (an upper bound: rows Summary cannot form are dropped), what users feel
-        // apart from the evidence ([`Metric::primary`]).
-        let mut family = [0usize; 2];
-        for (case, bm) in &base.cases {
-            let Some(om) = other.cases.get(case) else {
-                continue;
-            };
-            let names: BTreeSet<&Metric> =
-                bm.keys().chain(om.keys()).filter(|n| wanted(n)).collect();
-            for n in names {
-                family[usize::from(!n.primary())] += 1;
-            }
-        }
-        let bases: BTreeSet<&TimeBase> = base.timebases.iter().chain(&other.timebases).collect();
-        let mixed_clocks = crate::clock::mixed(bases.iter().copied());
-        // Times on one clock get its noise floor; mixed ones the largest.
-        let time_floor = bases
-            .iter()
-            .map(|b| b.noise_floor())
-            .fold(crate::clock::ICOUNT_NOISE_FLOOR, f64::max);
-        let judging = Judging {
+        pairs.push(pair(
+            base,
+            other,
             test,
             alpha,
-            family,
-            time_floor,
-        };
-        for (case, bm) in &base.cases {
-            let Some(om) = other.cases.get(case) else {
-                continue;
-            };
-            let mut these = case_rows(case, bm, om, &wanted, &judging);
-            mark_unresolved(
-                &mut these,
-                base.profile_steps.get(case),
-                other.profile_steps.get(case),
-            );
-            rows.extend(these);
-            for s in [base, other] {
-                if let Some(b) = s.busy.get(case).filter(|b| b.inconclusive()) {
-                    busy.push(BusyCase {
-                        case: case.clone(),
-                        label: s.label.clone(),
-                        load: *b,
-                    });
-                }
-            }
-            for (s, m) in [(base, bm), (other, om)] {
-                let wall = &m[&Metric::wall()];
-                if wall.len() < MIN_SAMPLES {
-                    few.entry(s.label.clone())
-                        .or_default()
-                        .push((case.short(), wall.len()));
-                }
-                warnings.extend(stability_warnings(s, case, wall));
-            }
-        }
-        adjust(&mut rows, alpha);
-        if let Some(m) = &mixed_clocks {
-            warnings.push(format!("{} vs {}: {m}", base.label, other.label));
-        }
-        warnings.extend(
-            busy.iter()
-                .map(|b| format!("{}: its times decide nothing", b.describe())),
-        );
-        warnings.extend(pair_warnings(base, other, rows.is_empty()));
-        pairs.push(Pair {
-            base: base.label.clone(),
-            other: other.label.clone(),
-            rows,
-            mixed_clocks,
-            busy,
-        });
+            &wanted,
+            &mut few,
+            &mut warnings,
+        ));
     }
     warnings.splice(0..0, few_samples_warnings(few));
     let mut seen = BTreeSet::new();
@@ -833,6 +767,99 @@ pub fn compare_metrics(
         scaling: labels.iter().flat_map(scaling).collect(),
         warnings,
     }
+}
+
+/// Rows of `other` against `base`, each case they share: tested, adjusted over their
+/// families; the pair's busy cases and warnings (to `warnings`), its cases with too few
+/// samples (to `few`).
+fn pair(
+    base: &Samples,
+    other: &Samples,
+    test: Test,
+    alpha: f64,
+    wanted: &dyn Fn(&Metric) -> bool,
+    few: &mut BTreeMap<String, Vec<(String, usize)>>,
+    warnings: &mut Vec<String>,
+) -> Pair {
+    let mut rows = Vec::new();
+    let mut busy = Vec::new();
+    let family = families(base, other, wanted);
+    let bases: BTreeSet<&TimeBase> = base.timebases.iter().chain(&other.timebases).collect();
+    let mixed_clocks = crate::clock::mixed(bases.iter().copied());
+    // Times on one clock get its noise floor; mixed ones the largest.
+    let time_floor = bases
+        .iter()
+        .map(|b| b.noise_floor())
+        .fold(crate::clock::ICOUNT_NOISE_FLOOR, f64::max);
+    let judging = Judging {
+        test,
+        alpha,
+        family,
+        time_floor,
+    };
+    for (case, bm) in &base.cases {
+        let Some(om) = other.cases.get(case) else {
+            continue;
+        };
+        let mut these = case_rows(case, bm, om, &wanted, &judging);
+        mark_unresolved(
+            &mut these,
+            base.profile_steps.get(case),
+            other.profile_steps.get(case),
+        );
+        rows.extend(these);
+        for s in [base, other] {
+            if let Some(b) = s.busy.get(case).filter(|b| b.inconclusive()) {
+                busy.push(BusyCase {
+                    case: case.clone(),
+                    label: s.label.clone(),
+                    load: *b,
+                });
+            }
+        }
+        for (s, m) in [(base, bm), (other, om)] {
+            let wall = &m[&Metric::wall()];
+            if wall.len() < MIN_SAMPLES {
+                few.entry(s.label.clone())
+                    .or_default()
+                    .push((case.short(), wall.len()));
+            }
+            warnings.extend(stability_warnings(s, case, wall));
+        }
+    }
+    adjust(&mut rows, alpha);
+    if let Some(m) = &mixed_clocks {
+        warnings.push(format!("{} vs {}: {m}", base.label, other.label));
+    }
+    warnings.extend(
+        busy.iter()
+            .map(|b| format!("{}: its times decide nothing", b.describe())),
+    );
+    warnings.extend(pair_warnings(base, other, rows.is_empty()));
+    Pair {
+        base: base.label.clone(),
+        other: other.label.clone(),
+        rows,
+        mixed_clocks,
+        busy,
+    }
+}
+
+/// The families the rows' p-values are adjusted over: every metric of every case in
+/// common (an upper bound: rows Summary cannot form are dropped), what users feel apart
+/// from the evidence ([`Metric::primary`]).
+fn families(base: &Samples, other: &Samples, wanted: &dyn Fn(&Metric) -> bool) -> [usize; 2] {
+    let mut family = [0usize; 2];
+    for (case, bm) in &base.cases {
+        let Some(om) = other.cases.get(case) else {
+            continue;
+        };
+        let names: BTreeSet<&Metric> = bm.keys().chain(om.keys()).filter(|n| wanted(n)).collect();
+        for n in names {
+            family[usize::from(!n.primary())] += 1;
+        }
+    }
+    family
 }
 
 /// The most samples a function's time may move by and still be no change (see
