@@ -135,8 +135,9 @@ fn figure_id(metric: &Metric) -> String {
         .replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_")
 }
 
-fn figures(samples: &[Samples], changed: &[Metric]) -> Result<Vec<Figure>> {
-    // Metrics to plot: time, system CPU, and every counter any label has.
+/// The metrics a report plots: time, system CPU, every counter any label has, and what
+/// changed.
+fn plotted(samples: &[Samples], changed: &[Metric]) -> Vec<Metric> {
     let mut metrics: Vec<Metric> = vec![Metric::wall(), Metric::window(Source::Sys)];
     let mut counters: BTreeSet<Metric> = BTreeSet::new();
     for s in samples {
@@ -154,12 +155,24 @@ fn figures(samples: &[Samples], changed: &[Metric]) -> Result<Vec<Figure>> {
             metrics.push(m.clone());
         }
     }
+    metrics
+}
+
+/// A series' name: its label, and its directory when the report has several.
+fn series_name(label: &str, dir: &str, multi_dir: bool) -> String {
+    if multi_dir {
+        format!("{label} · {dir}")
+    } else {
+        label.to_string()
+    }
+}
+
+fn figures(samples: &[Samples], changed: &[Metric]) -> Result<Vec<Figure>> {
     // Labels that share a single N: the repetitions themselves, side by side.
     let ns: BTreeSet<u64> = samples
         .iter()
         .flat_map(|s| s.cases.keys().map(|k| k.n))
         .collect();
-    let single_n = ns.len() == 1;
     let multi_dir = samples
         .iter()
         .flat_map(|s| s.cases.keys().map(|k| k.dir.clone()))
@@ -167,77 +180,85 @@ fn figures(samples: &[Samples], changed: &[Metric]) -> Result<Vec<Figure>> {
         .len()
         > 1;
     let mut out = Vec::new();
-    for metric in metrics {
-        if single_n {
-            let mut groups = Vec::new();
-            for s in samples {
-                for (key, m) in &s.cases {
-                    if let Some(v) = m.get(&metric) {
-                        let name = if multi_dir {
-                            format!("{} · {}", s.label, key.dir)
-                        } else {
-                            s.label.clone()
-                        };
-                        groups.push((name, v.clone()));
-                    }
-                }
-            }
-            if groups.is_empty() {
-                continue;
-            }
-            let (title, unit) = describe(&metric);
-            let n = ns.iter().next().copied().unwrap_or(0);
-            out.push(Figure {
-                id: figure_id(&metric),
-                caption: format!(
-                    "{title} at N = {n}: every repetition per label, the bar at the median"
-                ),
-                svg: plot::strip(&title, &unit, &groups)?,
-                title,
-            });
-            continue;
-        }
-        let mut series = Vec::new();
-        for s in samples {
-            let mut by_dir: BTreeMap<&str, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
-            for (key, m) in &s.cases {
-                if let Some(v) = m.get(&metric)
-                    && let Some(sum) = Summary::of(v)
-                {
-                    by_dir.entry(&key.dir).or_default().push((
-                        key.n as f64,
-                        sum.median,
-                        sum.min,
-                        sum.max,
-                    ));
-                }
-            }
-            for (dir, mut points) in by_dir {
-                points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                let name = if multi_dir {
-                    format!("{} · {dir}", s.label)
-                } else {
-                    s.label.clone()
-                };
-                series.push(Series { name, points });
-            }
-        }
-        if series.is_empty() {
-            continue;
-        }
-        let (title, unit) = describe(&metric);
-        let svg = plot::metric(&title, &unit, &series)?;
-        out.push(Figure {
-            id: figure_id(&metric),
-            caption: format!(
-                "{title} against N: median of the repetitions, bars from the fastest to the slowest{}",
-                if metric.kind() == Kind::Time { "" } else { "; counts are exact" }
-            ),
-            title,
-            svg,
-        });
+    for metric in plotted(samples, changed) {
+        let figure = match ns.iter().next() {
+            Some(&n) if ns.len() == 1 => strip_figure(samples, &metric, n, multi_dir)?,
+            _ => n_figure(samples, &metric, multi_dir)?,
+        };
+        out.extend(figure);
     }
     Ok(out)
+}
+
+/// At a single N: every repetition of `metric` per label, the bar at the median.
+fn strip_figure(
+    samples: &[Samples],
+    metric: &Metric,
+    n: u64,
+    multi_dir: bool,
+) -> Result<Option<Figure>> {
+    let mut groups = Vec::new();
+    for s in samples {
+        for (key, m) in &s.cases {
+            if let Some(v) = m.get(metric) {
+                groups.push((series_name(&s.label, &key.dir, multi_dir), v.clone()));
+            }
+        }
+    }
+    if groups.is_empty() {
+        return Ok(None);
+    }
+    let (title, unit) = describe(metric);
+    Ok(Some(Figure {
+        id: figure_id(metric),
+        caption: format!("{title} at N = {n}: every repetition per label, the bar at the median"),
+        svg: plot::strip(&title, &unit, &groups)?,
+        title,
+    }))
+}
+
+/// Against N: `metric`'s median per label and directory, bars from the fastest to the
+/// slowest repetition.
+fn n_figure(samples: &[Samples], metric: &Metric, multi_dir: bool) -> Result<Option<Figure>> {
+    let mut series = Vec::new();
+    for s in samples {
+        let mut by_dir: BTreeMap<&str, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
+        for (key, m) in &s.cases {
+            if let Some(v) = m.get(metric)
+                && let Some(sum) = Summary::of(v)
+            {
+                by_dir.entry(&key.dir).or_default().push((
+                    key.n as f64,
+                    sum.median,
+                    sum.min,
+                    sum.max,
+                ));
+            }
+        }
+        for (dir, mut points) in by_dir {
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let name = series_name(&s.label, dir, multi_dir);
+            series.push(Series { name, points });
+        }
+    }
+    if series.is_empty() {
+        return Ok(None);
+    }
+    let (title, unit) = describe(metric);
+    let svg = plot::metric(&title, &unit, &series)?;
+    Ok(Some(Figure {
+        id: figure_id(metric),
+        caption: format!(
+            "{title} against N: median of the repetitions, bars from the fastest to the slowest{}",
+            if metric.kind() == Kind::Time {
+                ""
+            } else {
+                "; counts are exact"
+            }
+        ),
+        title,
+        svg,
+    }))
 }
 
 fn latency_table(samples: &[Samples]) -> Table {
