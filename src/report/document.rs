@@ -306,20 +306,8 @@ fn latency_table(samples: &[Samples]) -> Table {
     t
 }
 
-/// Build the report of `sets` (label → runs of one signature).
-pub fn build(
-    sets: &[(String, Vec<RunDocument>)],
-    test: Test,
-    alpha: f64,
-    all: bool,
-) -> Result<Document> {
-    let first = sets
-        .iter()
-        .flat_map(|(_, r)| r.first())
-        .next()
-        .ok_or_else(|| anyhow::anyhow!("nothing to report: no runs"))?;
-    let samples: Vec<Samples> = sets.iter().map(|(l, r)| Samples::from_runs(l, r)).collect();
-    let sig = &first.signature;
+/// What a report is about: its signature, labels and test directories.
+fn about(sets: &[(String, Vec<RunDocument>)], sig: &crate::results::SignatureMeta) -> Vec<String> {
     let mut about = vec![format!(
         "Signature {} ({}, sha256 {}), {} label(s): {}.",
         sig.name,
@@ -336,7 +324,12 @@ pub fn build(
             .flat_map(|(_, r)| r.iter().flat_map(|d| d.plan.dirs.clone())),
     );
     about.push(format!("Test directories: {dirs}."));
-    let notices: Vec<String> = samples
+    about
+}
+
+/// What each label's times are: the icount clock's, or emulation's.
+fn notices(samples: &[Samples]) -> Vec<String> {
+    samples
         .iter()
         .filter_map(|s| {
             if s.timebases.iter().any(|b| b.deterministic()) {
@@ -347,7 +340,47 @@ pub fn build(
                 None
             }
         })
+        .collect()
+}
+
+/// The significant per-phase metrics, most standing out first, that get a figure too (the
+/// create-phase slab change of reference 004, say): at most six.
+fn phase_figures(cmp: &crate::stats::compare::Comparison) -> Vec<Metric> {
+    let mut sig: Vec<&crate::stats::compare::Row> = cmp
+        .pairs
+        .iter()
+        .flat_map(|p| {
+            p.rows
+                .iter()
+                .filter(|r| r.significant && is_phase_metric(r))
+        })
         .collect();
+    sig.sort_by(|a, b| a.standout(b));
+    let mut metrics: Vec<Metric> = Vec::new();
+    for r in sig {
+        if !metrics.contains(&r.metric) && metrics.len() < 6 {
+            metrics.push(r.metric.clone());
+        }
+    }
+    metrics
+}
+
+/// Build the report of `sets` (label → runs of one signature).
+pub fn build(
+    sets: &[(String, Vec<RunDocument>)],
+    test: Test,
+    alpha: f64,
+    all: bool,
+) -> Result<Document> {
+    let first = sets
+        .iter()
+        .flat_map(|(_, r)| r.first())
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("nothing to report: no runs"))?;
+    let samples: Vec<Samples> = sets.iter().map(|(l, r)| Samples::from_runs(l, r)).collect();
+    let sig = &first.signature;
+    let about = about(sets, sig);
+    let notices = notices(&samples);
 
     let mut tables = Vec::new();
     let mut details = Vec::new();
@@ -368,23 +401,7 @@ pub fn build(
         // Each pair's whole table (its first rows are what changed's) under <details>.
         details.extend((0..cmp.pairs.len()).map(|i| compare::lkp_table(&cmp, i, all)));
         tables.extend(compare::scaling(&cmp));
-        // The significant per-phase metrics get a figure too (the create-phase slab change
-        // of reference 004, say).
-        let mut sig: Vec<&crate::stats::compare::Row> = cmp
-            .pairs
-            .iter()
-            .flat_map(|p| {
-                p.rows
-                    .iter()
-                    .filter(|r| r.significant && is_phase_metric(r))
-            })
-            .collect();
-        sig.sort_by(|a, b| a.standout(b));
-        for r in sig {
-            if !changed_metrics.contains(&r.metric) && changed_metrics.len() < 6 {
-                changed_metrics.push(r.metric.clone());
-            }
-        }
+        changed_metrics = phase_figures(&cmp);
         warnings = cmp.warnings;
     } else if let Some(s) = samples.first() {
         let rows = scaling(s);
