@@ -407,100 +407,100 @@ fn dbench_tables(c: &Comparison, pair: usize) -> Vec<Table> {
     for r in &p.rows {
         by_case.entry(r.case.short()).or_default().push(r);
     }
-    let mut out = Vec::new();
-    for (case, rows) in by_case {
-        if !rows
-            .iter()
-            .any(|r| r.metric.latency_stat() == Some(Stat::Avg))
-        {
+    by_case
+        .into_iter()
+        .filter(|(_, rows)| {
+            rows.iter()
+                .any(|r| r.metric.latency_stat() == Some(Stat::Avg))
+        })
+        .filter_map(|(case, rows)| dbench_table(&p.base, &p.other, &case, &rows))
+        .collect()
+}
+
+/// One case's dbench table of `b` against `a`: per operation its count, average and
+/// longest latency, then throughput and the longest latency of all.
+fn dbench_table(a: &str, b: &str, case: &str, rows: &[&Row]) -> Option<Table> {
+    let head = headline(rows)?;
+    let find = |s: Source| {
+        let m = Metric::window(s);
+        rows.iter().copied().find(|r| r.metric == m)
+    };
+    let h = [
+        format!("Count {a}"),
+        format!("Count {b}"),
+        format!("AvgLat {a}"),
+        format!("AvgLat {b}"),
+        format!("MaxLat {a}"),
+        format!("MaxLat {b}"),
+    ];
+    let mut t = Table::new(
+        format!("{b} compared to {a}, {case}: {head}"),
+        &[
+            ("Operation", Align::Left),
+            (h[0].as_str(), Align::Right),
+            (h[1].as_str(), Align::Right),
+            (h[2].as_str(), Align::Right),
+            (h[3].as_str(), Align::Right),
+            ("change", Align::Right),
+            (h[4].as_str(), Align::Right),
+            (h[5].as_str(), Align::Right),
+            ("change", Align::Right),
+        ],
+    );
+    let ms = |r: Option<&Row>, base: bool| {
+        r.map_or("-".to_string(), |r| {
+            let s = if base { &r.base } else { &r.other };
+            format!("{:.3}", s.median / 1e3)
+        })
+    };
+    let count = |r: Option<&Row>, base: bool| {
+        r.map_or("-".to_string(), |r| {
+            format!("{:.0}", if base { r.base.median } else { r.other.median })
+        })
+    };
+    for op in crate::loadfile::OPS.iter().filter_map(|o| o.row) {
+        let latency = |stat| {
+            let call = op.to_string();
+            find(Source::Latency { call, stat })
+        };
+        let (avg, max) = (latency(Stat::Avg), latency(Stat::Max));
+        let n = find(Source::Operations(op.to_string()));
+        if avg.is_none() && n.is_none() {
             continue;
         }
-        let Some(head) = headline(&rows) else {
-            continue;
-        };
-        let find = |s: Source| {
-            let m = Metric::window(s);
-            rows.iter().copied().find(|r| r.metric == m)
-        };
-        let (a, b) = (p.base.as_str(), p.other.as_str());
-        let h = [
-            format!("Count {a}"),
-            format!("Count {b}"),
-            format!("AvgLat {a}"),
-            format!("AvgLat {b}"),
-            format!("MaxLat {a}"),
-            format!("MaxLat {b}"),
-        ];
-        let mut t = Table::new(
-            format!("{b} compared to {a}, {case}: {head}"),
-            &[
-                ("Operation", Align::Left),
-                (h[0].as_str(), Align::Right),
-                (h[1].as_str(), Align::Right),
-                (h[2].as_str(), Align::Right),
-                (h[3].as_str(), Align::Right),
-                ("change", Align::Right),
-                (h[4].as_str(), Align::Right),
-                (h[5].as_str(), Align::Right),
-                ("change", Align::Right),
-            ],
-        );
-        let ms = |r: Option<&Row>, base: bool| {
-            r.map_or("-".to_string(), |r| {
-                let s = if base { &r.base } else { &r.other };
-                format!("{:.3}", s.median / 1e3)
-            })
-        };
-        let count = |r: Option<&Row>, base: bool| {
-            r.map_or("-".to_string(), |r| {
-                format!("{:.0}", if base { r.base.median } else { r.other.median })
-            })
-        };
-        for op in crate::loadfile::OPS.iter().filter_map(|o| o.row) {
-            let latency = |stat| {
-                let call = op.to_string();
-                find(Source::Latency { call, stat })
-            };
-            let (avg, max) = (latency(Stat::Avg), latency(Stat::Max));
-            let n = find(Source::Operations(op.to_string()));
-            if avg.is_none() && n.is_none() {
-                continue;
-            }
+        t.push(vec![
+            op.to_string(),
+            count(n, true),
+            count(n, false),
+            ms(avg, true),
+            ms(avg, false),
+            avg.map_or("-".into(), change),
+            ms(max, true),
+            ms(max, false),
+            max.map_or("-".into(), change),
+        ]);
+    }
+    for (label, r) in [
+        ("Throughput MB/s", find(Source::Throughput)),
+        ("max_latency ms", find(Source::MaxLatency)),
+    ] {
+        if let Some(r) = r {
             t.push(vec![
-                op.to_string(),
-                count(n, true),
-                count(n, false),
-                ms(avg, true),
-                ms(avg, false),
-                avg.map_or("-".into(), change),
-                ms(max, true),
-                ms(max, false),
-                max.map_or("-".into(), change),
+                label.to_string(),
+                num(r.base.median),
+                num(r.other.median),
+                String::new(),
+                String::new(),
+                change(r),
+                String::new(),
+                String::new(),
+                String::new(),
             ]);
         }
-        let mut tail = |label: &str, r: Option<&Row>| {
-            if let Some(r) = r {
-                t.push(vec![
-                    label.to_string(),
-                    num(r.base.median),
-                    num(r.other.median),
-                    String::new(),
-                    String::new(),
-                    change(r),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                ]);
-            }
-        };
-        tail("Throughput MB/s", find(Source::Throughput));
-        tail("max_latency ms", find(Source::MaxLatency));
-        t.note = Some(
-            "(latencies in ms, medians over the repetitions; `~`: not significant at α)".into(),
-        );
-        out.push(t);
     }
-    out
+    t.note =
+        Some("(latencies in ms, medians over the repetitions; `~`: not significant at α)".into());
+    Some(t)
 }
 
 pub fn tables(c: &Comparison, all: bool) -> Vec<Table> {
