@@ -8,8 +8,9 @@
 
 use crate::metric::Source;
 use crate::report::document::join;
-use crate::report::html::{STYLE, escape};
+use crate::report::html::{self, escape};
 use crate::report::plot::{Judged, bisect_strip};
+use crate::report::table::Align;
 use crate::results::RunDocument;
 use crate::stats::changepoint::Series;
 use crate::store::changes::{ChangeRecord, Status, TriageState};
@@ -40,34 +41,22 @@ pub fn open(c: &ChangeRecord) -> bool {
 }
 
 fn page(title: &str, body: &str) -> String {
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{t}</title>\n<style>{STYLE}\nnav {{ font-size: 0.9em; margin-bottom: 1em; }}\n.open {{ color: #b22; font-weight: bold; }}\n</style>\n</head>\n<body>\n<nav><a href=\"index.html\">all series</a></nav>\n<h1>{t}</h1>\n{body}<footer>sigbench {} · static site, generated {}</footer>\n</body>\n</html>\n",
-        env!("CARGO_PKG_VERSION"),
-        crate::host::now_rfc3339(),
-        t = escape(title),
+    html::page(
+        title,
+        "\nnav { font-size: 0.9em; margin-bottom: 1em; }\n.open { color: #b22; font-weight: bold; }\n",
+        "<nav><a href=\"index.html\">all series</a></nav>\n",
+        body,
+        "static site, generated ",
     )
 }
 
+/// A table whose cells are markup already (links); text is escaped where it is made.
 fn table(caption: &str, headers: &[&str], rows: &[Vec<String>]) -> String {
-    let mut out = String::from("<table>\n");
-    if !caption.is_empty() {
-        out.push_str(&format!("<caption>{}</caption>\n", escape(caption)));
-    }
-    out.push_str("<thead><tr>");
-    for h in headers {
-        out.push_str(&format!("<th>{}</th>", escape(h)));
-    }
-    out.push_str("</tr></thead>\n<tbody>\n");
-    for r in rows {
-        out.push_str("<tr>");
-        for c in r {
-            // Cells are markup already (links); text is escaped where it is made.
-            out.push_str(&format!("<td>{c}</td>"));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody>\n</table>\n");
-    out
+    html::table_markup(
+        caption,
+        headers.iter().map(|&h| (h, Align::Left)),
+        rows.iter().cloned(),
+    )
 }
 
 fn link(href: &str, text: &str) -> String {

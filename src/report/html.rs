@@ -41,30 +41,62 @@ ul.warnings li { margin: 0.2em 0; }
 footer { margin-top: 3em; font-size: 0.8em; color: #777; }
 ";
 
+/// The skeleton of every HTML page sigbench writes (a report, the site's pages): the style
+/// and a kind of page's own rules (`style`), its navigation (`nav`, markup), the title, the
+/// body (markup), and a footer saying what made it (`made`: "static site, generated ", or
+/// nothing) and when.
+pub(crate) fn page(title: &str, style: &str, nav: &str, body: &str, made: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{t}</title>\n<style>{STYLE}{style}</style>\n</head>\n<body>\n{nav}<h1>{t}</h1>\n{body}<footer>sigbench {} · {made}{}</footer>\n</body>\n</html>\n",
+        env!("CARGO_PKG_VERSION"),
+        crate::host::now_rfc3339(),
+        t = escape(title),
+    )
+}
+
+/// A table's markup: its caption, headers (the cells under a right-aligned one get class
+/// `r`) and rows of cells that are markup already.
+pub(crate) fn table_markup<'a>(
+    caption: &str,
+    headers: impl IntoIterator<Item = (&'a str, Align)>,
+    rows: impl IntoIterator<Item = Vec<String>>,
+) -> String {
+    let mut out = String::from("<table>\n");
+    if !caption.is_empty() {
+        out.push_str(&format!("<caption>{}</caption>\n", escape(caption)));
+    }
+    out.push_str("<thead><tr>");
+    let mut right = Vec::new();
+    for (h, align) in headers {
+        out.push_str(&format!("<th>{}</th>", escape(h)));
+        right.push(align == Align::Right);
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for r in rows {
+        out.push_str("<tr>");
+        for (i, c) in r.iter().enumerate() {
+            let class = if right.get(i) == Some(&true) {
+                " class=\"r\""
+            } else {
+                ""
+            };
+            out.push_str(&format!("<td{class}>{c}</td>"));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table>\n");
+    out
+}
+
 impl Table {
     pub fn html(&self) -> String {
-        let mut out = String::from("<table>\n");
-        if !self.title.is_empty() {
-            out.push_str(&format!("<caption>{}</caption>\n", escape(&self.title)));
-        }
-        out.push_str("<thead><tr>");
-        for (h, _) in &self.headers {
-            out.push_str(&format!("<th>{}</th>", escape(h)));
-        }
-        out.push_str("</tr></thead>\n<tbody>\n");
-        for r in &self.rows {
-            out.push_str("<tr>");
-            for (i, c) in r.iter().enumerate() {
-                let class = if self.headers.get(i).is_some_and(|h| h.1 == Align::Right) {
-                    " class=\"r\""
-                } else {
-                    ""
-                };
-                out.push_str(&format!("<td{class}>{}</td>", escape(c)));
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</tbody>\n</table>\n");
+        let mut out = table_markup(
+            &self.title,
+            self.headers.iter().map(|(h, a)| (h.as_str(), *a)),
+            self.rows
+                .iter()
+                .map(|r| r.iter().map(|c| escape(c)).collect()),
+        );
         if let Some(n) = &self.note {
             out.push_str(&format!("<p class=\"about\">{}</p>\n", escape(n)));
         }
@@ -73,11 +105,7 @@ impl Table {
 }
 
 fn render(d: &Document) -> String {
-    let mut out = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{}</h1>\n",
-        escape(&d.title),
-        escape(&d.title)
-    );
+    let mut out = String::new();
     for a in &d.about {
         out.push_str(&format!("<p class=\"about\">{}</p>\n", escape(a)));
     }
@@ -125,10 +153,5 @@ fn render(d: &Document) -> String {
         }
         out.push_str("</ul>\n");
     }
-    out.push_str(&format!(
-        "<footer>sigbench {} · {}</footer>\n</body>\n</html>\n",
-        env!("CARGO_PKG_VERSION"),
-        crate::host::now_rfc3339()
-    ));
-    out
+    page(&d.title, "", "", &out, "")
 }
