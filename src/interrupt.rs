@@ -35,6 +35,12 @@ impl Interrupted {
     pub fn exit_code(&self) -> i32 {
         128 + self.signal
     }
+
+    /// Whether `e` is a run stopped by a signal (which stops everything after it too),
+    /// rather than a failure of one step.
+    pub fn caused(e: &anyhow::Error) -> bool {
+        e.downcast_ref::<Interrupted>().is_some()
+    }
 }
 
 /// Install the handlers. Safe to call more than once.

@@ -178,7 +178,7 @@ pub fn store_run(
     let run = match run {
         Ok(r) => r,
         Err(e) => {
-            if e.downcast_ref::<crate::interrupt::Interrupted>().is_some() {
+            if crate::interrupt::Interrupted::caused(&e) {
                 return Err(e);
             }
             return Ok(Err(format!("{e:#}")));

@@ -66,7 +66,7 @@ impl Builder {
                     );
                 }
             }
-            Err(e) if e.downcast_ref::<crate::interrupt::Interrupted>().is_some() => {
+            Err(e) if crate::interrupt::Interrupted::caused(&e) => {
                 return Err(e);
             }
             Err(e) => return Ok(Err(format!("{e:#}"))),

@@ -109,13 +109,6 @@ fn check_clock(
     Ok(())
 }
 
-/// Whether `e` is the user's interrupt (which stops the bisect) rather than a failure of
-/// this step (which skips it).
-fn interrupted(e: &anyhow::Error) -> bool {
-    e.downcast_ref::<sigbench::interrupt::Interrupted>()
-        .is_some()
-}
-
 /// The plan on this kernel, stored; None when the run failed (skip this step).
 fn measure_here(run: &super::measure::Args, plan: &Plan) -> Result<Option<RunDocument>> {
     let s = Store::open(&run.store.db)?;
@@ -126,7 +119,7 @@ fn measure_here(run: &super::measure::Args, plan: &Plan) -> Result<Option<RunDoc
     }
     match outcome {
         Ok(()) => Ok(Some(doc)),
-        Err(e) if interrupted(&e) => Err(e),
+        Err(e) if sigbench::interrupt::Interrupted::caused(&e) => Err(e),
         Err(e) => {
             sigbench::say!("sigbench: judge: the run failed, skip this one: {e:#}");
             Ok(None)
@@ -146,7 +139,7 @@ fn measure_in_guest(
         .and_then(|k| super::run::guest_run(run, plan, &k, &opts));
     let guest = match outcome {
         Ok(r) => r,
-        Err(e) if interrupted(&e) => return Err(e),
+        Err(e) if sigbench::interrupt::Interrupted::caused(&e) => return Err(e),
         Err(e) => {
             sigbench::say!("sigbench: judge: {e:#}; skip this one");
             return Ok(None);

@@ -225,7 +225,7 @@ pub(crate) fn run_here(
     }
     doc.status = match &outcome {
         Ok(()) => "complete",
-        Err(e) if e.downcast_ref::<interrupt::Interrupted>().is_some() => "interrupted",
+        Err(e) if interrupt::Interrupted::caused(e) => "interrupted",
         Err(_) => "failed",
     }
     .into();
@@ -328,7 +328,7 @@ fn on_host(args: &Args, plan: &Plan, kept: &mut Kept) -> Result<()> {
     }
     kept.reopen()?;
     if let Err(e) = outcome {
-        if e.downcast_ref::<interrupt::Interrupted>().is_some() {
+        if interrupt::Interrupted::caused(&e) {
             return Err(e);
         }
         kept.failures.push(format!("kernel host: {e:#}"));
@@ -353,7 +353,7 @@ fn on_guest(
             sigbench::say!("sigbench: kernel {} ({})", k.release, boot.name);
             r
         }
-        Err(e) if e.downcast_ref::<interrupt::Interrupted>().is_some() => return Err(e),
+        Err(e) if interrupt::Interrupted::caused(&e) => return Err(e),
         Err(e) => {
             kept.failed(format!("{e:#}"));
             return Ok(false);

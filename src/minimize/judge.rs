@@ -89,7 +89,7 @@ impl RunJudge {
     fn here(&mut self, plan: &Plan) -> Result<(bool, String)> {
         let mut doc = plan.document_here();
         if let Err(e) = plan.execute(&mut doc, &mut Quiet) {
-            if e.downcast_ref::<crate::interrupt::Interrupted>().is_some() {
+            if crate::interrupt::Interrupted::caused(&e) {
                 return Err(e);
             }
             return Ok((false, format!("replay failed: {e:#}")));

@@ -206,7 +206,7 @@ fn progress(p: Progress) {
 
 /// A bisect that ended in an error other than an interrupt: said, and not an alert's end.
 fn failed_bisect<T>(w: &Watch, e: anyhow::Error) -> Result<Option<T>> {
-    if e.downcast_ref::<crate::interrupt::Interrupted>().is_some() {
+    if crate::interrupt::Interrupted::caused(&e) {
         return Err(e);
     }
     w.say(&format!("the bisect found nothing: {e:#}"));
