@@ -13,7 +13,7 @@ use sigbench::vm::VmOptions;
 use sigbench::vm::qemu::Accel;
 use std::time::Duration;
 
-/// The options as data too: a Slurm task receives them as JSON (`slurm::task_script`).
+/// The options as data too: a Slurm task receives them as JSON (`slurm::task_command`).
 #[derive(clap::Args, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Args {

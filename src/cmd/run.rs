@@ -43,8 +43,12 @@ impl Here {
         }
     }
 
-    /// The document's label suffix, slice and Slurm job.
+    /// The document's label (`--label`, else the one it has: its kernel's release), its
+    /// suffix, slice and Slurm job.
     fn name(&self, doc: &mut RunDocument) {
+        if let Some(l) = &self.label {
+            doc.label = l.clone();
+        }
         if let Some(s) = &self.label_suffix
             && !doc.label.ends_with(s.as_str())
         {
@@ -206,10 +210,7 @@ pub(crate) fn run_here(
     let json_to_stdout = here.json_to_stdout;
     let mount_point = format!("{}/{}/mnt", workspace::ROOT, std::process::id());
     let mut doc = plan.document_here();
-    doc.label = here
-        .label
-        .clone()
-        .unwrap_or_else(|| doc.host.kernel_release.clone());
+    doc.label = doc.host.kernel_release.clone();
     here.name(&mut doc);
     // The store is opened by the caller, so a bad --db fails before anything is
     // formatted; the run is recorded only once it has really started.
@@ -360,9 +361,6 @@ fn on_guest(
         }
     };
     if let Some(mut doc) = run.doc {
-        if let Some(l) = &args.label {
-            doc.label = l.clone();
-        }
         Here::of(args).name(&mut doc);
         print_guest(args, &boot.plan, &doc);
         kept.store(doc);
