@@ -26,6 +26,7 @@ pub mod outputs;
 pub mod plan;
 pub mod probe;
 pub mod record;
+pub mod repro;
 pub mod report;
 pub mod results;
 pub mod schedule;

@@ -61,6 +61,8 @@ enum Command {
     Show(cmd::show::Args),
     /// Check signature files without running anything
     Validate(cmd::validate::Args),
+    /// Write a signature as one C file that reproduces it without sigbench
+    Repro(cmd::repro::Args),
     /// Show what this machine can do, and find or remove leftovers of killed runs
     Doctor(cmd::doctor::Args),
     /// Record what a person decided about a change point: new, acknowledged, invalid, fixed
@@ -118,6 +120,7 @@ fn main() {
         Command::Submit(a) => cmd::submit::run(*a),
         Command::Show(a) => cmd::show::run(a),
         Command::Validate(a) => cmd::validate::run(a),
+        Command::Repro(a) => cmd::repro::run(a),
         Command::Doctor(a) => cmd::doctor::run(a),
         Command::Triage(a) => cmd::triage::run(a),
         Command::Site(a) => cmd::site::run(a),

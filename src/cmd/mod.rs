@@ -12,6 +12,7 @@ pub mod measure;
 pub mod minimize;
 pub mod options;
 pub mod record;
+pub mod repro;
 pub mod report;
 pub mod run;
 pub mod runs;

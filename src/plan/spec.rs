@@ -260,48 +260,9 @@ impl RunSpec {
         Ok(Some(self.clients.clone()))
     }
 
-    /// Directories for the run: the user's, or the signature's defaults minus those this
-    /// filesystem cannot have (with a note).
+    /// Directories for the run (`directories`).
     fn directories(&self, sig: &Signature, fs: Fs) -> Result<Vec<DirSpec>> {
-        if !self.dirs.is_empty() {
-            let dirs: Vec<DirSpec> = self
-                .dirs
-                .iter()
-                .map(|d| DirSpec::parse(d, fs))
-                .collect::<Result<_>>()?;
-            for (k, d) in dirs.iter().enumerate() {
-                if dirs[..k].iter().any(|e| e.name == d.name) {
-                    bail!(
-                        "--dir {} is given twice: each directory is a case of its own (use -r for repetitions)",
-                        d.name
-                    );
-                }
-            }
-            return Ok(dirs);
-        }
-        let mut dirs = Vec::new();
-        let mut skipped = Vec::new();
-        for d in &sig.default_dirs {
-            match DirSpec::parse(d, fs) {
-                Ok(spec) => dirs.push(spec),
-                Err(_) => skipped.push(d.split(':').next().unwrap_or(d).to_string()),
-            }
-        }
-        if !skipped.is_empty() {
-            crate::say!(
-                "sigbench: {} cannot have the properties of {} (skipped; give --dir to choose)",
-                fs.name(),
-                skipped.join(", ")
-            );
-        }
-        if dirs.is_empty() {
-            bail!(
-                "none of {}'s default directories works on {}: give --dir",
-                sig.name,
-                fs.name()
-            );
-        }
-        Ok(dirs)
+        directories(&self.dirs, sig, fs)
     }
 
     /// The probes asked for, after the filesystem's defaults unless those are left out.
@@ -335,6 +296,49 @@ impl RunSpec {
         }
         Ok(specs)
     }
+}
+
+/// Directories for a run of `sig` on `fs`: the user's (`--dir`, each once), or the
+/// signature's defaults minus those this filesystem cannot have (with a note).
+pub fn directories(given: &[String], sig: &Signature, fs: Fs) -> Result<Vec<DirSpec>> {
+    if !given.is_empty() {
+        let dirs: Vec<DirSpec> = given
+            .iter()
+            .map(|d| DirSpec::parse(d, fs))
+            .collect::<Result<_>>()?;
+        for (k, d) in dirs.iter().enumerate() {
+            if dirs[..k].iter().any(|e| e.name == d.name) {
+                bail!(
+                    "--dir {} is given twice: each directory is a case of its own (use -r for repetitions)",
+                    d.name
+                );
+            }
+        }
+        return Ok(dirs);
+    }
+    let mut dirs = Vec::new();
+    let mut skipped = Vec::new();
+    for d in &sig.default_dirs {
+        match DirSpec::parse(d, fs) {
+            Ok(spec) => dirs.push(spec),
+            Err(_) => skipped.push(d.split(':').next().unwrap_or(d).to_string()),
+        }
+    }
+    if !skipped.is_empty() {
+        crate::say!(
+            "sigbench: {} cannot have the properties of {} (skipped; give --dir to choose)",
+            fs.name(),
+            skipped.join(", ")
+        );
+    }
+    if dirs.is_empty() {
+        bail!(
+            "none of {}'s default directories works on {}: give --dir",
+            sig.name,
+            fs.name()
+        );
+    }
+    Ok(dirs)
 }
 
 #[cfg(test)]

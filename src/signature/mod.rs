@@ -89,6 +89,8 @@ pub struct Phase {
 pub struct Populate {
     /// Content of each populated file.
     pub data: Vec<u8>,
+    /// What `data` was made from.
+    pub pattern: Pattern,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -277,6 +279,7 @@ impl Source<'_> {
                 let size = self.limit("setup.populate: size", p.size, limits::MAX_IO_BYTES)?;
                 Some(Populate {
                     data: pattern.fill(size as usize),
+                    pattern,
                 })
             }
         };

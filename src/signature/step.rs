@@ -88,6 +88,12 @@ impl Expect {
     }
 }
 
+/// What `Pattern::Text` repeats.
+pub const TEXT: &[u8] = b"sigbench writes compressible text here. ";
+
+/// `Pattern::Random`'s bytes are splitmix64 from this state, 8 little-endian bytes a step.
+pub const RANDOM_SEED: u64 = 0x5eed;
+
 /// Bytes a write puts into the file. Compressibility matters on btrfs with compression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pattern {
@@ -122,14 +128,14 @@ impl Pattern {
         match self {
             Pattern::Zero => vec![0; size],
             Pattern::Byte(b) => vec![b; size],
-            Pattern::Text => b"sigbench writes compressible text here. "
+            Pattern::Text => TEXT
                 .iter()
                 .copied()
                 .cycle()
                 .take(size)
                 .collect(),
             Pattern::Random => {
-                let mut state = 0x5eed_u64;
+                let mut state = RANDOM_SEED;
                 let mut out = Vec::with_capacity(size + 8);
                 while out.len() < size {
                     state = super::template::mix64(state);
@@ -196,10 +202,13 @@ pub enum Op {
     Write {
         slot: usize,
         data: Vec<u8>,
+        /// What `data` was made from (`Pattern::fill`), for whoever writes the step out.
+        pattern: Pattern,
     },
     Pwrite {
         slot: usize,
         data: Vec<u8>,
+        pattern: Pattern,
         offset: u64,
     },
     Read {
@@ -467,7 +476,7 @@ const OPS: &[OpDef] = &[
     OpDef { name: "openat", fields: &["!path", "flags", "mode", "!slot"], build: |r, s| build_open(r, s, OpenCall::Openat) },
     OpDef { name: "creat", fields: &["!path", "mode", "!slot"], build: |r, s| build_open(r, s, OpenCall::Creat) },
     OpDef { name: "close", fields: &["!slot"], build: |r, s| Ok(Op::Close { slot: slot(r, s)? }) },
-    OpDef { name: "write", fields: &["!slot", "!size", "pattern"], build: |r, s| Ok(Op::Write { slot: slot(r, s)?, data: data(r)? }) },
+    OpDef { name: "write", fields: &["!slot", "!size", "pattern"], build: |r, s| { let (data, pattern) = data(r)?; Ok(Op::Write { slot: slot(r, s)?, data, pattern }) } },
     OpDef { name: "pwrite", fields: &["!slot", "!size", "offset", "pattern"], build: build_pwrite },
     OpDef { name: "pwrite64", fields: &["!slot", "!size", "offset", "pattern"], build: build_pwrite },
     OpDef { name: "read", fields: &["!slot", "!size"], build: |r, s| Ok(Op::Read { slot: slot(r, s)?, size: size(r)? }) },
@@ -651,12 +660,13 @@ fn file_bytes(v: Option<u64>, what: &str) -> Result<u64, String> {
     limits::check(what, v.unwrap_or(0), limits::MAX_FILE_BYTES)
 }
 
-fn data(r: &RawStep) -> Result<Vec<u8>, String> {
+/// The bytes a write step writes, and the pattern they are made from.
+fn data(r: &RawStep) -> Result<(Vec<u8>, Pattern), String> {
     let pattern = match &r.pattern {
         Some(p) => Pattern::parse(p)?,
         None => Pattern::Zero,
     };
-    Ok(pattern.fill(size(r)?))
+    Ok((pattern.fill(size(r)?), pattern))
 }
 
 fn mode(r: &RawStep, default: u32) -> Result<u32, String> {
@@ -694,9 +704,11 @@ fn build_open(r: &RawStep, slots: &mut Slots, call: OpenCall) -> Result<Op, Stri
 }
 
 fn build_pwrite(r: &RawStep, s: &mut Slots) -> Result<Op, String> {
+    let (data, pattern) = data(r)?;
     Ok(Op::Pwrite {
         slot: slot(r, s)?,
-        data: data(r)?,
+        data,
+        pattern,
         offset: file_bytes(r.offset, "offset")?,
     })
 }
@@ -802,7 +814,54 @@ fn xattr_name(r: &RawStep) -> Result<std::ffi::CString, String> {
 
 pub type FlagTable = &'static [(&'static str, i64)];
 
-const OPEN_FLAGS: FlagTable = &[
+/// `v` spelled with `table`'s names (`O_WRONLY|O_CREAT`), the first name of each bit set;
+/// bits no name covers as hex. The access mode of open flags (0: `O_RDONLY`) comes first.
+pub fn flag_names(table: FlagTable, v: i64) -> String {
+    let mut names = Vec::new();
+    let mut covered = 0i64;
+    if std::ptr::eq(table, OPEN_FLAGS) {
+        let mode = v & libc::O_ACCMODE as i64;
+        if let Some((name, _)) = table.iter().find(|(_, f)| *f == mode) {
+            names.push(name.to_string());
+        }
+        covered |= libc::O_ACCMODE as i64;
+    }
+    for (name, f) in table {
+        if *f != 0 && v & f == *f && covered & f != *f {
+            names.push(name.to_string());
+            covered |= f;
+        }
+    }
+    if v & !covered != 0 {
+        names.push(format!("{:#x}", v & !covered));
+    }
+    if names.is_empty() {
+        names.push("0".into());
+    }
+    names.join("|")
+}
+
+impl Op {
+    /// The op's flags argument and the table its names come from, if it has one.
+    pub fn flags(&self) -> Option<(FlagTable, i64)> {
+        Some(match self {
+            Op::Open { flags, .. } => (OPEN_FLAGS, *flags as i64),
+            Op::Rename { flags, .. } => (RENAME_FLAGS, *flags as i64),
+            Op::Link { flags, .. }
+            | Op::Unlinkat { flags, .. }
+            | Op::Stat { flags, .. }
+            | Op::Chown { flags, .. }
+            | Op::Utimensat { flags, .. } => (AT_FLAGS, *flags as i64),
+            Op::Fallocate { flags, .. } => (FALLOC_FLAGS, *flags as i64),
+            Op::SyncFileRange { flags, .. } => (SYNC_FILE_RANGE_FLAGS, *flags as i64),
+            Op::Access { mode, .. } => (ACCESS_MODES, *mode as i64),
+            Op::Setxattr { flags, .. } => (XATTR_FLAGS, *flags as i64),
+            _ => return None,
+        })
+    }
+}
+
+pub const OPEN_FLAGS: FlagTable = &[
     ("O_RDONLY", libc::O_RDONLY as i64),
     ("O_WRONLY", libc::O_WRONLY as i64),
     ("O_RDWR", libc::O_RDWR as i64),
@@ -824,7 +883,7 @@ const OPEN_FLAGS: FlagTable = &[
     ("O_TMPFILE", libc::O_TMPFILE as i64),
 ];
 
-const RENAME_FLAGS: FlagTable = &[
+pub const RENAME_FLAGS: FlagTable = &[
     ("RENAME_NOREPLACE", libc::RENAME_NOREPLACE as i64),
     ("RENAME_EXCHANGE", libc::RENAME_EXCHANGE as i64),
     ("RENAME_WHITEOUT", libc::RENAME_WHITEOUT as i64),
@@ -833,7 +892,7 @@ const RENAME_FLAGS: FlagTable = &[
     ("WHITEOUT", libc::RENAME_WHITEOUT as i64),
 ];
 
-const AT_FLAGS: FlagTable = &[
+pub const AT_FLAGS: FlagTable = &[
     ("AT_SYMLINK_NOFOLLOW", libc::AT_SYMLINK_NOFOLLOW as i64),
     ("AT_SYMLINK_FOLLOW", libc::AT_SYMLINK_FOLLOW as i64),
     ("AT_REMOVEDIR", libc::AT_REMOVEDIR as i64),
@@ -844,7 +903,7 @@ const AT_FLAGS: FlagTable = &[
     ("AT_STATX_DONT_SYNC", libc::AT_STATX_DONT_SYNC as i64),
 ];
 
-const FALLOC_FLAGS: FlagTable = &[
+pub const FALLOC_FLAGS: FlagTable = &[
     ("FALLOC_FL_KEEP_SIZE", libc::FALLOC_FL_KEEP_SIZE as i64),
     ("FALLOC_FL_PUNCH_HOLE", libc::FALLOC_FL_PUNCH_HOLE as i64),
     ("FALLOC_FL_ZERO_RANGE", libc::FALLOC_FL_ZERO_RANGE as i64),
@@ -858,7 +917,7 @@ const FALLOC_FLAGS: FlagTable = &[
     ),
 ];
 
-const SYNC_FILE_RANGE_FLAGS: FlagTable = &[
+pub const SYNC_FILE_RANGE_FLAGS: FlagTable = &[
     (
         "SYNC_FILE_RANGE_WAIT_BEFORE",
         libc::SYNC_FILE_RANGE_WAIT_BEFORE as i64,
@@ -870,14 +929,14 @@ const SYNC_FILE_RANGE_FLAGS: FlagTable = &[
     ),
 ];
 
-const ACCESS_MODES: FlagTable = &[
+pub const ACCESS_MODES: FlagTable = &[
     ("F_OK", libc::F_OK as i64),
     ("R_OK", libc::R_OK as i64),
     ("W_OK", libc::W_OK as i64),
     ("X_OK", libc::X_OK as i64),
 ];
 
-const XATTR_FLAGS: FlagTable = &[
+pub const XATTR_FLAGS: FlagTable = &[
     ("XATTR_CREATE", libc::XATTR_CREATE as i64),
     ("XATTR_REPLACE", libc::XATTR_REPLACE as i64),
 ];

@@ -23,6 +23,21 @@ enum Var {
     Alpha,
 }
 
+/// One piece of a template as `Template::pieces` gives it: literal bytes or a variable,
+/// rendered as `render` does (`{token}`: `token`, `{alpha}`: `alpha`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Piece<'a> {
+    Lit(&'a [u8]),
+    /// `{i}`, decimal.
+    Index,
+    /// `{n}`, decimal.
+    Count,
+    /// `{name}`: the signature's file template.
+    Name,
+    Token,
+    Alpha,
+}
+
 #[derive(Clone, Debug)]
 enum Seg {
     Lit(Vec<u8>),
@@ -130,6 +145,18 @@ impl Template {
 
     pub fn as_str(&self) -> &str {
         &self.text
+    }
+
+    /// The template's pieces in order, for whoever renders it elsewhere (a C reproducer).
+    pub fn pieces(&self) -> impl Iterator<Item = Piece<'_>> {
+        self.segs.iter().map(|s| match s {
+            Seg::Lit(b) => Piece::Lit(b),
+            Seg::Var(Var::Index) => Piece::Index,
+            Seg::Var(Var::Count) => Piece::Count,
+            Seg::Var(Var::Name) => Piece::Name,
+            Seg::Var(Var::Token) => Piece::Token,
+            Seg::Var(Var::Alpha) => Piece::Alpha,
+        })
     }
 
     /// Whether the template depends on the file index (directly or through `{name}`).

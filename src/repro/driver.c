@@ -1,0 +1,262 @@
+
+/* ---------------------------------------------------------------------------------
+ * The driver: the cases, the clients, the times, the cleanup.
+ */
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+/* A client's thread: a working directory and a descriptor table of its own (as
+ * sigbench's clients have), its setup, then every segment (round x phase) between the
+ * gates the main thread times. It passes every gate even after a failure, so no one
+ * waits for it. */
+static void *client_main(void *arg)
+{
+	struct client *c = arg;
+	char own[32];
+	int s, k;
+
+	for (k = 0; k < SLOTS; k++)
+		c->fd[k] = -1;
+	if (unshare(CLONE_FS | CLONE_FILES) < 0)
+		fail("client %d: unshare(CLONE_FS|CLONE_FILES): %s", c->id, strerror(errno));
+	else if (chdir(c->dir) < 0)
+		fail("client %d: cannot enter %s: %s", c->id, c->dir, strerror(errno));
+	else if (CLIENT_DIRS) {
+		snprintf(own, sizeof(own), "client%d", c->id);
+		if (mkdir(own, 0777) < 0 || chdir(own) < 0)
+			fail("client %d: cannot make its directory %s/%s: %s", c->id, c->dir, own,
+			     strerror(errno));
+	}
+	if (!stopping())
+		setup(c);
+	pthread_barrier_wait(c->gate); /* every client ready */
+	for (s = 0; s < ROUNDS * PHASES; s++) {
+		uint64_t round = (uint64_t)(s / PHASES);
+
+		pthread_barrier_wait(c->gate); /* go */
+		clock_gettime(CLOCK_MONOTONIC, &c->start);
+		if (!stopping())
+			phase[s % PHASES](c, round * c->n + 1, (round + 1) * c->n);
+		clock_gettime(CLOCK_MONOTONIC, &c->end);
+		pthread_barrier_wait(c->gate); /* every client done */
+	}
+	for (k = 0; k < SLOTS; k++)
+		if (c->fd[k] >= 0)
+			close(c->fd[k]);
+	return NULL;
+}
+
+static int remove_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (type == FTW_DP || type == FTW_DNR)
+		return rmdir(p) < 0 ? -1 : 0;
+	return unlink(p) < 0 ? -1 : 0;
+}
+
+/* Remove a case's directory and everything in it (untimed), then sync. */
+static void remove_tree(const char *path)
+{
+	if (nftw(path, remove_entry, 64, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT)
+		fprintf(stderr, "repro: cannot remove %s: %s (remove it by hand)\n", path,
+			strerror(errno));
+	sync();
+}
+
+static double elapsed_ns(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) * 1e9 + (double)(b->tv_nsec - a->tv_nsec);
+}
+
+/* One case: the directory made with its properties, CLIENTS threads prepared, each
+ * segment timed from the first client's start to the last one's end (each client reads
+ * the clock itself: this thread may wake long after the gate opened).
+ * Returns 1 with the window's time in ms, or 0 after a failure. */
+static int run_case(const char *target, const struct dir *d, uint64_t n, double *ms)
+{
+	char path[PATH_LEN];
+	struct client *c;
+	pthread_t thread[CLIENTS];
+	pthread_barrier_t gate;
+	struct timespec first, last;
+	double ns = 0;
+	int k, s, err;
+
+	snprintf(path, sizeof(path), "%s/%s", target, d->name);
+	if (mkdir(path, 0777) < 0)
+		return fail("cannot create %s: %s", path, strerror(errno));
+	c = calloc(CLIENTS, sizeof(*c));
+	if (!c) {
+		remove_tree(path);
+		return fail("out of memory for %d clients", CLIENTS);
+	}
+	if (!d->props(path)) {
+		free(c);
+		remove_tree(path);
+		return 0;
+	}
+	pthread_barrier_init(&gate, NULL, CLIENTS + 1);
+	for (k = 0; k < CLIENTS; k++) {
+		c[k].id = k;
+		c[k].n = n;
+		c[k].dir = path;
+		c[k].gate = &gate;
+		err = pthread_create(&thread[k], NULL, client_main, &c[k]);
+		if (err) {
+			/* The clients started wait at a gate that can no longer fill. */
+			fprintf(stderr, "repro: cannot start client %d: %s\n", k, strerror(err));
+			remove_tree(path);
+			exit(1);
+		}
+	}
+	pthread_barrier_wait(&gate); /* ready */
+	for (s = 0; s < ROUNDS * PHASES; s++) {
+		pthread_barrier_wait(&gate); /* go */
+		pthread_barrier_wait(&gate); /* done */
+		first = c[0].start;
+		last = c[0].end;
+		for (k = 1; k < CLIENTS; k++) {
+			if (elapsed_ns(&c[k].start, &first) > 0)
+				first = c[k].start;
+			if (elapsed_ns(&last, &c[k].end) > 0)
+				last = c[k].end;
+		}
+		ns += elapsed_ns(&first, &last);
+	}
+	for (k = 0; k < CLIENTS; k++)
+		pthread_join(thread[k], NULL);
+	pthread_barrier_destroy(&gate);
+	free(c);
+	remove_tree(path);
+	*ms = ns / 1e6;
+	return !stopping();
+}
+
+/* The directory must exist and be empty: everything this program makes goes in it and
+ * is removed again. */
+static int check_target(const char *target)
+{
+	DIR *dir = opendir(target);
+	struct dirent *e;
+
+	if (!dir) {
+		fprintf(stderr, "repro: %s: %s (give an empty directory on the filesystem under test)\n",
+			target, strerror(errno));
+		return 0;
+	}
+	while ((e = readdir(dir)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			fprintf(stderr, "repro: %s is not empty (it holds %s): give an empty directory on the filesystem under test\n",
+				target, e->d_name);
+			closedir(dir);
+			return 0;
+		}
+	closedir(dir);
+	return 1;
+}
+
+/* sigbench's milliseconds: whole ones from 10 up, one decimal below. */
+static void format_ms(char *out, size_t len, double ms)
+{
+	snprintf(out, len, ms >= 10 ? "%.0f" : "%.1f", ms);
+}
+
+static void print_line(const char *prefix, const char *target, const struct dir *d, uint64_t n,
+		       double ms, int nw, int pw)
+{
+	char path[PATH_LEN + 1], t[32];
+
+	snprintf(path, sizeof(path), "%s/%s:", target, d->name);
+	format_ms(t, sizeof(t), ms);
+	printf("%s...%s %*" PRIu64 " %s on %-*s Job took %5s ms%s\n", prefix, VERB, nw, n, UNIT, pw,
+	       path, t, CLIENT_DIRS ? " (" CLIENTS_TEXT " clients)" : "");
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), by_value);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double ms[REPETITIONS][N_NS][N_DIRS];
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa;
+	const char *target;
+	char width[32];
+	int rep, k, nw = 1, pw = 0, status = 0;
+	size_t d;
+
+	if (argc != 2 || argv[1][0] == '-') {
+		fprintf(stderr, "usage: %s MOUNTED_DIR\n"
+			"  MOUNTED_DIR: an empty directory on the filesystem under test\n", argv[0]);
+		return 2;
+	}
+	target = argv[1];
+	if (!check_target(target))
+		return 2;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+#if HAVE_DATA
+	if (make_data() < 0) {
+		fprintf(stderr, "repro: out of memory\n");
+		return 1;
+	}
+#endif
+	fprintf(stderr, "repro: each case creates one of");
+	for (d = 0; d < N_DIRS; d++)
+		fprintf(stderr, " %s/%s", target, dirs[d].name);
+	fprintf(stderr, ", works in it and removes it\n");
+	for (k = 0; k < N_NS; k++) {
+		snprintf(width, sizeof(width), "%" PRIu64, NS[k]);
+		if ((int)strlen(width) > nw)
+			nw = (int)strlen(width);
+	}
+	for (d = 0; d < N_DIRS; d++)
+		if ((int)(strlen(target) + strlen(dirs[d].name) + 2) > pw)
+			pw = (int)(strlen(target) + strlen(dirs[d].name) + 2);
+	for (rep = 0; rep < REPETITIONS && !status; rep++)
+		for (k = 0; k < N_NS && !status; k++)
+			for (d = 0; d < N_DIRS && !status; d++) {
+				if (!run_case(target, &dirs[d], NS[k], &ms[rep][k][d])) {
+					status = 1;
+					break;
+				}
+				print_line("", target, &dirs[d], NS[k], ms[rep][k][d], nw, pw);
+				fflush(stdout);
+			}
+	if (status) {
+		if (interrupted)
+			fprintf(stderr, "repro: interrupted; what it created is removed\n");
+		else
+			fprintf(stderr, "repro: %s\n", failure);
+		return interrupted ? 130 : 1;
+	}
+	if (REPETITIONS > 1)
+		for (k = 0; k < N_NS; k++)
+			for (d = 0; d < N_DIRS; d++) {
+				double v[REPETITIONS];
+				char prefix[48];
+
+				for (rep = 0; rep < REPETITIONS; rep++)
+					v[rep] = ms[rep][k][d];
+				snprintf(prefix, sizeof(prefix), "median of %d: ", REPETITIONS);
+				print_line(prefix, target, &dirs[d], NS[k], median(v, REPETITIONS), nw, pw);
+			}
+	return 0;
+}
