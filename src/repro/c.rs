@@ -23,6 +23,8 @@ struct Parts<'s> {
     decimal: bool,
     slots: bool,
     chattr: bool,
+    /// Whether the file name itself is rendered (populate, `{name}`, a step's path).
+    file_name_used: bool,
 }
 
 impl<'s> Parts<'s> {
@@ -36,6 +38,7 @@ impl<'s> Parts<'s> {
             alpha: false,
             decimal: false,
             slots: !sig.slots.is_empty(),
+            file_name_used: sig.setup.populate.is_some(),
             chattr: r
                 .dirs
                 .iter()
@@ -61,7 +64,16 @@ impl<'s> Parts<'s> {
             }
             p.buf_len = p.buf_len.max(step.op.out_len());
         }
-        for t in &p.templates {
+        let file_steps = sig
+            .prelude
+            .iter()
+            .chain(sig.phases.iter().flat_map(|p| &p.steps))
+            .flat_map(|s| s.op.paths())
+            .flatten()
+            .any(|t| t.as_str() == sig.file.as_str());
+        p.file_name_used |= file_steps || p.templates[1..].iter().any(|t| t.uses_name());
+        let emitted = p.templates.iter().skip(usize::from(!p.file_name_used));
+        for t in emitted {
             for piece in t.pieces() {
                 match piece {
                     Piece::Token => p.token = true,
@@ -439,6 +451,9 @@ static void put_alpha(char *out, uint64_t i)
 
 fn templates(out: &mut String, p: &Parts<'_>) {
     for (k, t) in p.templates.iter().enumerate() {
+        if k == 0 && !p.file_name_used {
+            continue;
+        }
         writeln!(out, "\n/* `{}` */", comment(t.as_str())).unwrap();
         writeln!(
             out,
@@ -666,7 +681,7 @@ fn opens(steps: &[Step]) -> bool {
 fn setup(out: &mut String, r: &Repro<'_>, p: &Parts<'_>) {
     let sig = r.signature;
     out.push_str(
-        "\n/* The untimed setup, in the client's directory: sub-directories, the files\n * populated, sync, the directory's fsync, the prelude. */\nstatic int setup(struct client *c)\n{\n\tlong r;\n\tint e;\n\tconst uint64_t i = 0;\n",
+        "\n/* The untimed setup, in the client's directory: sub-directories, the files\n * populated, sync, the directory's fsync, the prelude. */\nstatic int setup(struct client *c)\n{\n\tlong r;\n\tint e;\n\tconst uint64_t i = 0;\n\n\t(void)c;\n",
     );
     if opens(&sig.prelude) {
         out.push_str("\tint kept;\n");

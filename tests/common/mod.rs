@@ -178,19 +178,31 @@ pub struct ScratchLoop {
 }
 
 impl ScratchLoop {
-    /// A 400 MiB loop device holding an ext4 filesystem labelled `label` with a marker file.
-    pub fn ext4(label: &str) -> ScratchLoop {
+    /// A 400 MiB loop device over a sparse file, not formatted.
+    fn blank(label: &str) -> ScratchLoop {
         require_root();
         let image =
             std::env::temp_dir().join(format!("sigbench-test-{}-{label}.img", std::process::id()));
         let f = std::fs::File::create(&image).unwrap();
         f.set_len(400 << 20).unwrap();
         let dev = sh("losetup", &["-f", "--show", image.to_str().unwrap()]);
-        let mut s = ScratchLoop {
+        ScratchLoop {
             dev,
             image,
             mount: None,
-        };
+        }
+    }
+
+    /// A 400 MiB loop device holding a btrfs labelled `label`.
+    pub fn btrfs(label: &str) -> ScratchLoop {
+        let s = ScratchLoop::blank(label);
+        sh("mkfs.btrfs", &["-q", "-f", "-L", label, &s.dev]);
+        s
+    }
+
+    /// A 400 MiB loop device holding an ext4 filesystem labelled `label` with a marker file.
+    pub fn ext4(label: &str) -> ScratchLoop {
+        let mut s = ScratchLoop::blank(label);
         sh("mkfs.ext4", &["-q", "-F", "-L", label, &s.dev]);
         s.mount_at_temp();
         std::fs::write(s.mount.as_ref().unwrap().join("marker"), "keep me").unwrap();
