@@ -27,7 +27,10 @@ fn build(dir: &Path, args: &[&str]) -> (PathBuf, PathBuf) {
     assert_ok(&out);
     assert!(stdout(&out).is_empty(), "-o given: nothing on stdout");
     let mut bins = Vec::new();
-    for (name, extra) in [("repro", &[][..]), ("repro-san", &["-fsanitize=address,undefined", "-g"][..])] {
+    for (name, extra) in [
+        ("repro", &[][..]),
+        ("repro-san", &["-fsanitize=address,undefined", "-g"][..]),
+    ] {
         let bin = dir.join(name);
         let out = Command::new("cc")
             .args(["-O2", "-Wall", "-Wextra", "-Werror", "-pthread"])
@@ -90,8 +93,17 @@ impl Workload {
             }
         }
         // What a read or stat wrote is the filesystem's, not the program's.
-        if ["read", "pread64", "getdents64", "fstat", "stat", "lstat", "newfstatat", "statx"]
-            .contains(&name)
+        if [
+            "read",
+            "pread64",
+            "getdents64",
+            "fstat",
+            "stat",
+            "lstat",
+            "newfstatat",
+            "statx",
+        ]
+        .contains(&name)
         {
             fields.retain(|f| !f.starts_with('{') && !f.starts_with('"') || relative(f));
         }
@@ -156,24 +168,50 @@ fn same_calls(sig: &str, n: &str, dir: &str, clients: Option<&str>, first: &str)
     let t = target.to_str().unwrap();
     // Sanitized first: a memory or UB fault fails it (ASan exits non-zero).
     let out = Command::new(&sanitized).arg(t).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "left files behind");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_dir(&target).unwrap().count(),
+        0,
+        "left files behind"
+    );
     let out = strace(&work.join("rp"), &plain, &[t]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let name = dir.split(':').next().unwrap();
     assert!(
-        text.lines().any(|l| l.starts_with("...") && l.contains(&format!("{t}/{name}:")) && l.contains(" Job took ")),
+        text.lines().any(|l| l.starts_with("...")
+            && l.contains(&format!("{t}/{name}:"))
+            && l.contains(" Job took ")),
         "{text}"
     );
-    assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "left files behind");
+    assert_eq!(
+        std::fs::read_dir(&target).unwrap().count(),
+        0,
+        "left files behind"
+    );
     scratch.unmount();
 
     let mut run_args = vec!["run"];
     run_args.extend_from_slice(&args);
     run_args.extend_from_slice(&["--no-store", "--no-default-probes"]);
-    let out = strace(&work.join("sb"), Path::new(env!("CARGO_BIN_EXE_sigbench")), &run_args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = strace(
+        &work.join("sb"),
+        Path::new(env!("CARGO_BIN_EXE_sigbench")),
+        &run_args,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let want = workloads(&work.join("sb"), first);
     let got = workloads(&work.join("rp"), first);
@@ -218,16 +256,28 @@ fn churn_reproducer_calls_what_sigbench_calls() {
 #[test]
 fn the_reproducer_refuses_a_directory_that_is_not_empty_and_leaves_it_alone() {
     let work = temp("refuse");
-    let (plain, _) = build(&work, &["test3", "-n", "10", "--dir", "plain", "--fs", "ext4"]);
+    let (plain, _) = build(
+        &work,
+        &["test3", "-n", "10", "--dir", "plain", "--fs", "ext4"],
+    );
     let target = work.join("busy");
     std::fs::create_dir(&target).unwrap();
     std::fs::write(target.join("precious"), "keep").unwrap();
     let out = Command::new(&plain).arg(&target).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("is not empty") && err.contains("precious"), "{err}");
-    assert_eq!(std::fs::read_to_string(target.join("precious")).unwrap(), "keep");
-    let out = Command::new(&plain).arg(work.join("missing")).output().unwrap();
+    assert!(
+        err.contains("is not empty") && err.contains("precious"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(target.join("precious")).unwrap(),
+        "keep"
+    );
+    let out = Command::new(&plain)
+        .arg(work.join("missing"))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("No such file"));
     std::fs::remove_dir_all(&work).unwrap();
@@ -241,15 +291,32 @@ fn a_loadfile_signature_points_to_dbench_with_the_exact_command() {
         stdout(&out).trim(),
         "dbench -c /usr/share/dbench/client.txt -D MOUNTED_DIR -t 10 4"
     );
-    assert!(stderr(&out).contains("no C file written"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no C file written"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn bad_arguments_are_one_line_errors() {
     for (args, says) in [
         (&["repro", "test3", "-r", "0"][..], "-r must be at least 1"),
-        (&["repro", "test3", "--clients", "0"][..], "--clients must be at least 1"),
-        (&["repro", "test3", "--dir", "x:compression=zstd", "--fs", "ext4"][..], "bad --dir"),
+        (
+            &["repro", "test3", "--clients", "0"][..],
+            "--clients must be at least 1",
+        ),
+        (
+            &[
+                "repro",
+                "test3",
+                "--dir",
+                "x:compression=zstd",
+                "--fs",
+                "ext4",
+            ][..],
+            "bad --dir",
+        ),
         (&["repro", "no-such-signature"][..], "unknown signature"),
     ] {
         let out = run(args);

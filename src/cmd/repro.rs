@@ -12,13 +12,23 @@ pub struct Args {
     /// Built-in signature name or a signature file
     signature: String,
     /// Number of files N; a comma-separated list runs each
-    #[arg(short = 'n', long = "files", value_delimiter = ',', value_name = "N[,N...]")]
+    #[arg(
+        short = 'n',
+        long = "files",
+        value_delimiter = ',',
+        value_name = "N[,N...]"
+    )]
     ns: Vec<u64>,
     /// K clients, each a thread in a directory of its own, released together
     #[arg(long, value_name = "K")]
     clients: Option<u32>,
     /// Repeat every case R times and print the median
-    #[arg(short = 'r', long = "repetitions", default_value_t = 1, value_name = "R")]
+    #[arg(
+        short = 'r',
+        long = "repetitions",
+        default_value_t = 1,
+        value_name = "R"
+    )]
     repetitions: u32,
     /// The filesystem the directories' properties are checked for
     #[arg(long, value_enum, default_value = "btrfs")]
@@ -44,15 +54,22 @@ pub fn run(args: Args) -> Result<i32> {
             "sigbench: {} replays a dbench loadfile, so dbench itself reproduces it (no C file written); on an empty directory of the filesystem under test:",
             sig.name
         );
-        super::out(&format!("{}\n", dbench_command(&l.dbench, k, t, "MOUNTED_DIR")))?;
+        super::out(&format!(
+            "{}\n",
+            dbench_command(&l.dbench, k, t, "MOUNTED_DIR")
+        ))?;
         return Ok(0);
     }
     if args.repetitions == 0 {
         bail!("-r must be at least 1");
     }
     if let Some(k) = args.clients {
-        sigbench::signature::limits::check("--clients", k as u64, sigbench::signature::limits::MAX_CLIENTS as u64)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        sigbench::signature::limits::check(
+            "--clients",
+            k as u64,
+            sigbench::signature::limits::MAX_CLIENTS as u64,
+        )
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
         if k == 0 {
             bail!("--clients must be at least 1");
         }

@@ -52,7 +52,11 @@ impl<'s> Parts<'s> {
         {
             p.datum(pop.pattern, pop.data.len());
         }
-        for step in sig.prelude.iter().chain(sig.phases.iter().flat_map(|p| &p.steps)) {
+        for step in sig
+            .prelude
+            .iter()
+            .chain(sig.phases.iter().flat_map(|p| &p.steps))
+        {
             for t in step.op.paths().into_iter().flatten() {
                 p.template(t);
             }
@@ -172,7 +176,13 @@ fn header(out: &mut String, r: &Repro<'_>) {
     writeln!(h, "sigbench reproducer: {} ({})", sig.name, sig.origin).unwrap();
     writeln!(h, "signature sha256 {}", sig.hash).unwrap();
     if !r.command.is_empty() {
-        writeln!(h, "written by sigbench {}: {}", env!("CARGO_PKG_VERSION"), r.command).unwrap();
+        writeln!(
+            h,
+            "written by sigbench {}: {}",
+            env!("CARGO_PKG_VERSION"),
+            r.command
+        )
+        .unwrap();
     }
     writeln!(h).unwrap();
     for line in sig.description.lines() {
@@ -537,7 +547,11 @@ fn call_args(op: &Op, p: &Parts<'_>) -> String {
         },
         Op::Close { slot } | Op::Dup { slot, .. } | Op::FdSync { slot, .. } => fd(slot),
         Op::Fstat { slot } => format!("{}, c->buf", fd(slot)),
-        Op::Write { slot, data, pattern } => format!(
+        Op::Write {
+            slot,
+            data,
+            pattern,
+        } => format!(
             "{}, data[{}], (size_t){}",
             fd(slot),
             p.data_index(*pattern, data.len()),
@@ -575,7 +589,9 @@ fn call_args(op: &Op, p: &Parts<'_>) -> String {
         Op::Symlink { at: true, .. } => "c->a, AT_FDCWD, c->b".into(),
         Op::Unlink { .. } | Op::Rmdir { .. } => "c->a".into(),
         Op::Unlinkat { .. } => format!("AT_FDCWD, c->a, {}", flags()),
-        Op::Mkdir { at: false, mode, .. } => format!("c->a, 0{mode:o}"),
+        Op::Mkdir {
+            at: false, mode, ..
+        } => format!("c->a, 0{mode:o}"),
         Op::Mkdir { at: true, mode, .. } => format!("AT_FDCWD, c->a, 0{mode:o}"),
         Op::Stat { call, mask, .. } => match call {
             crate::signature::step::StatCall::Stat | crate::signature::step::StatCall::Lstat => {
@@ -593,7 +609,9 @@ fn call_args(op: &Op, p: &Parts<'_>) -> String {
         Op::Fallocate {
             slot, offset, size, ..
         } => format!("{}, {}, (off_t){offset}, (off_t){size}", fd(slot), flags()),
-        Op::Chmod { at: false, mode, .. } => format!("c->a, 0{mode:o}"),
+        Op::Chmod {
+            at: false, mode, ..
+        } => format!("c->a, 0{mode:o}"),
         Op::Chmod { at: true, mode, .. } => format!("AT_FDCWD, c->a, 0{mode:o}"),
         Op::Fchmod { slot, mode } => format!("{}, 0{mode:o}", fd(slot)),
         Op::Chown { call, uid, gid, .. } => match call {
@@ -665,9 +683,11 @@ fn step_c(out: &mut String, step: &Step, where_: &str, p: &Parts<'_>, sig_slots:
             )
             .unwrap();
         }
-        Op::Close { slot } => {
-            writeln!(out, "\t\tc->fd[{slot}] = -1;\n\t\tif (!{check})\n\t\t\treturn -1;").unwrap()
-        }
+        Op::Close { slot } => writeln!(
+            out,
+            "\t\tc->fd[{slot}] = -1;\n\t\tif (!{check})\n\t\t\treturn -1;"
+        )
+        .unwrap(),
         _ => writeln!(out, "\t\tif (!{check})\n\t\t\treturn -1;").unwrap(),
     }
 }
@@ -832,3 +852,95 @@ fn directories(out: &mut String, r: &Repro<'_>) {
 
 /// The driver: argument checks, the cases, the clients, the times, the cleanup.
 const DRIVER: &str = include_str!("driver.c");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::signature::Signature;
+    use crate::testbed::{DirSpec, Fs};
+
+    #[test]
+    fn literals_escape_what_c_would_read_otherwise() {
+        assert_eq!(lit(b"file_1"), "\"file_1\"");
+        assert_eq!(lit(b"a\"b\\c??=d"), "\"a\\\"b\\\\c\\?\\?=d\"");
+        assert_eq!(lit(b"\n\xff7"), "\"\\012\\3777\"");
+    }
+
+    #[test]
+    fn comments_cannot_be_closed_or_nested_by_their_text() {
+        assert_eq!(comment("a */ b /* c"), "a * / b / * c");
+        assert!(!comment("x\u{1b}[2J").contains('\u{1b}'));
+    }
+
+    #[test]
+    fn prose_wraps_at_its_width() {
+        let lines = wrap("one two three four five six", 9);
+        assert_eq!(lines, ["one two", "three", "four five", "six"]);
+        assert_eq!(wrap("", 10), [""]);
+        assert_eq!(
+            wrap("averyveryverylongword x", 5),
+            ["averyveryverylongword", "x"]
+        );
+    }
+
+    fn program_of(text: &str) -> String {
+        let sig = Signature::parse(text, "t.toml").unwrap();
+        let dirs = vec![DirSpec::parse("d", Fs::Ext4).unwrap()];
+        super::super::Repro::new(&sig, Fs::Ext4, dirs)
+            .unwrap()
+            .c_source()
+    }
+
+    #[test]
+    fn steps_become_their_syscalls_with_flags_named() {
+        let c = program_of(
+            r#"format = 1
+name = "t"
+file = "f{i}"
+[[phase]]
+name = "w"
+steps = [
+  { op = "openat", path = "{name}", flags = "O_WRONLY|O_CREAT", mode = 0o600, slot = "s" },
+  { op = "pwrite", slot = "s", size = 10, offset = 4096, pattern = "text" },
+  { op = "fsync", slot = "s" },
+  { op = "close", slot = "s" },
+  { op = "renameat2", from = "{name}", to = "x/{name}", flags = "RENAME_NOREPLACE", expect = "ENOENT" },
+]"#,
+        );
+        assert!(
+            c.contains("syscall(SYS_openat, AT_FDCWD, c->a, 0x41 /* O_WRONLY|O_CREAT */, 0600)"),
+            "{c}"
+        );
+        assert!(c.contains("syscall(SYS_pwrite64, c->fd[0], data[0], (size_t)10, (off_t)4096)"));
+        assert!(c.contains("syscall(SYS_fsync, c->fd[0])"));
+        assert!(c.contains("0x1 /* RENAME_NOREPLACE */"));
+        assert!(c.contains("expect(c, r, e, 2, \"ENOENT\""));
+        // Only what is used: no token, alpha or random helpers.
+        assert!(!c.contains("put_token") && !c.contains("put_alpha") && !c.contains("mix64"));
+        assert!(c.contains("put_u64"));
+    }
+
+    #[test]
+    fn selections_repeats_and_rounds_are_in_the_loops() {
+        let c = program_of(
+            r#"format = 1
+name = "t"
+file = "{alpha}-{token}"
+rounds = 3
+[[phase]]
+name = "a"
+select = "every:4"
+repeat = 2
+steps = [{ op = "stat", path = "{name}" }]
+[[phase]]
+name = "b"
+select = "all-but-every:1000"
+steps = [{ op = "unlink", path = "{name}" }]"#,
+        );
+        assert!(c.contains("if (i % 4 != 0)\n\t\t\tcontinue;"), "{c}");
+        assert!(c.contains("for (rep = 0; rep < 2; rep++)"));
+        assert!(c.contains("if (i % 1000 == 0)\n\t\t\tcontinue;"));
+        assert!(c.contains("#define ROUNDS 3") && c.contains("#define PHASES 2"));
+        assert!(c.contains("put_alpha(out, i)") && c.contains("put_token(out, i)"));
+    }
+}

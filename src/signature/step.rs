@@ -128,12 +128,7 @@ impl Pattern {
         match self {
             Pattern::Zero => vec![0; size],
             Pattern::Byte(b) => vec![b; size],
-            Pattern::Text => TEXT
-                .iter()
-                .copied()
-                .cycle()
-                .take(size)
-                .collect(),
+            Pattern::Text => TEXT.iter().copied().cycle().take(size).collect(),
             Pattern::Random => {
                 let mut state = RANDOM_SEED;
                 let mut out = Vec::with_capacity(size + 8);
@@ -861,7 +856,7 @@ impl Op {
     }
 }
 
-pub const OPEN_FLAGS: FlagTable = &[
+pub static OPEN_FLAGS: FlagTable = &[
     ("O_RDONLY", libc::O_RDONLY as i64),
     ("O_WRONLY", libc::O_WRONLY as i64),
     ("O_RDWR", libc::O_RDWR as i64),
@@ -1033,6 +1028,16 @@ mod tests {
             op: op.into(),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn flags_are_named_from_their_table() {
+        let open = (libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL) as i64;
+        assert_eq!(flag_names(OPEN_FLAGS, open), "O_WRONLY|O_CREAT|O_EXCL");
+        assert_eq!(flag_names(OPEN_FLAGS, 0), "O_RDONLY");
+        assert_eq!(flag_names(RENAME_FLAGS, 1), "RENAME_NOREPLACE");
+        assert_eq!(flag_names(AT_FLAGS, 0), "0");
+        assert_eq!(flag_names(XATTR_FLAGS, 0x100), "0x100");
     }
 
     #[test]
