@@ -38,6 +38,7 @@ pub mod store;
 #[allow(unsafe_code)]
 pub mod sys;
 pub mod testbed;
+pub mod text;
 pub mod version;
 pub mod vm;
 pub mod watch;

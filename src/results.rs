@@ -52,6 +52,31 @@ pub struct Tool {
     pub version: String,
 }
 
+impl RunDocument {
+    /// The options that give this run's plan: `--fs FS -n N… [--dir DIR]…`.
+    pub fn plan_words(&self) -> Vec<String> {
+        let n: Vec<String> = self.plan.n.iter().map(u64::to_string).collect();
+        let mut c: Vec<String> = vec![
+            "--fs".into(),
+            self.testbed.fs.clone(),
+            "-n".into(),
+            n.join(","),
+        ];
+        for dir in &self.plan.dirs {
+            c.extend(["--dir".to_string(), dir.clone()]);
+        }
+        c
+    }
+
+    /// `sigbench run SIGNATURE --fs FS -n N --dir …` for this run's plan, quoted for a
+    /// shell (`signature`: how to name it, a built-in's name or a file).
+    pub fn run_command(&self, signature: &str) -> String {
+        let mut w = vec!["sigbench".to_string(), "run".into(), signature.into()];
+        w.extend(self.plan_words());
+        crate::shell::command(&w)
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct SignatureMeta {
     pub name: String,

@@ -48,6 +48,21 @@ pub enum ReportFormat {
     /// Plots as SVG files beside it
     #[value(alias = "md")]
     Markdown,
+    /// A mail (RFC 5322, plain text, lines of at most 72 columns) with the reproducer
+    /// attached: two labels, base first
+    #[value(alias = "mail")]
+    Email,
+}
+
+impl ReportFormat {
+    /// The renderer of the full report, or None for a mail (`report::mail`).
+    pub fn document_format(self) -> Option<Format> {
+        match self {
+            ReportFormat::Html => Some(Format::Html),
+            ReportFormat::Markdown => Some(Format::Markdown),
+            ReportFormat::Email => None,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -70,7 +85,6 @@ macro_rules! to_format {
     };
 }
 to_format!(CompareFormat: Text, Markdown, Csv, Json);
-to_format!(ReportFormat: Html, Markdown);
 to_format!(ExportFormat: Json, Gobench);
 
 /// `--accel`: the QEMU accelerator for `--kernel`.

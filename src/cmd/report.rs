@@ -21,9 +21,9 @@ pub struct Args {
     /// label says how many
     #[arg(long)]
     incomplete: bool,
-    /// Output file
-    #[arg(short, long, default_value = "report.html")]
-    output: PathBuf,
+    /// Output file (default: report.html; report.eml for --format email)
+    #[arg(short, long)]
+    output: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "html")]
     format: super::options::ReportFormat,
     /// Significance level of the comparisons
@@ -39,9 +39,17 @@ pub struct Args {
     store: super::options::StoreOptions,
 }
 
-pub fn run(args: Args) -> Result<i32> {
+pub fn run(mut args: Args) -> Result<i32> {
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| match args.format.document_format() {
+            Some(_) => PathBuf::from("report.html"),
+            None => PathBuf::from("report.eml"),
+        });
+    args.output = Some(output.clone());
     // Before anything is read: -o must not be the store, an input or a directory.
-    let mut outputs = Outputs::new(args.store.db.path()).output("-o", &args.output);
+    let mut outputs = Outputs::new(args.store.db.path()).output("-o", &output);
     if let Some(f) = &args.bisect {
         outputs = outputs.input("the bisect document", f);
     }
@@ -54,12 +62,17 @@ pub fn run(args: Args) -> Result<i32> {
     }
     outputs.check()?;
     if let Some(f) = &args.bisect {
+        if args.format.document_format().is_none() {
+            bail!(
+                "a bisect's mail needs its steps' runs: `sigbench bisect … --mail FILE` writes it"
+            );
+        }
         let r = sigbench::bisect::Report::read(f)?;
         let doc = sigbench::report::bisect::document(&r)?;
         write(&args, &doc)?;
         sigbench::say!(
             "sigbench: wrote {} (a bisect of {} steps)",
-            args.output.display(),
+            output.display(),
             r.outcome.steps.len()
         );
         return Ok(0);
@@ -118,11 +131,14 @@ pub fn run(args: Args) -> Result<i32> {
             skipped.join(", ")
         );
     }
+    if args.format.document_format().is_none() {
+        return mail(&args, &output, &sets);
+    }
     let doc = document::build(&sets, Test::MannWhitney, args.alpha, args.all)?;
     write(&args, &doc)?;
     sigbench::say!(
         "sigbench: wrote {} ({} label(s), {} plot(s))",
-        args.output.display(),
+        output.display(),
         sets.len(),
         doc.figures.len()
     );
@@ -132,21 +148,25 @@ pub fn run(args: Args) -> Result<i32> {
 /// The document in the format asked for, and the files that go beside it (Markdown's
 /// plots, named after the output's stem).
 fn write(args: &Args, doc: &sigbench::report::document::Document) -> Result<()> {
-    let stem = args
-        .output
+    let output = args.output.as_deref().expect("set by run");
+    let stem = output
         .file_stem()
         .unwrap_or_default()
         .to_string_lossy()
         .into_owned();
-    let r = renderer(args.format.into())
+    let format = args
+        .format
+        .document_format()
+        .expect("a mail is written by `mail`");
+    let r = renderer(format)
         .report(doc, &stem)
-        .expect("every --format choice renders a report");
-    let dir = args.output.parent().map(PathBuf::from).unwrap_or_default();
+        .expect("every document --format renders a report");
+    let dir = output.parent().map(PathBuf::from).unwrap_or_default();
     // The files beside it (Markdown's plots) are outputs too.
     r.files
         .iter()
         .fold(
-            Outputs::new(args.store.db.path()).output("-o", &args.output),
+            Outputs::new(args.store.db.path()).output("-o", output),
             |o, (name, _)| o.output("a plot", dir.join(name)),
         )
         .check()?;
@@ -154,7 +174,49 @@ fn write(args: &Args, doc: &sigbench::report::document::Document) -> Result<()> 
         let p = dir.join(&name);
         sigbench::outputs::write_file(&p, content.as_bytes())?;
     }
-    sigbench::outputs::write_file(&args.output, r.text.as_bytes())
+    sigbench::outputs::write_file(output, r.text.as_bytes())
+}
+
+/// The mail of two labels (`--format email`): base first, the newest run of the second
+/// the environment and the reproducer.
+fn mail(args: &Args, output: &std::path::Path, sets: &[(String, Vec<RunDocument>)]) -> Result<i32> {
+    use sigbench::stats::compare::{Samples, compare};
+    let [(base, b), (new, n)] = sets else {
+        bail!(
+            "a mail compares two labels, base first: give them (`sigbench report BASE NEW --format email`; {} given)",
+            sets.len()
+        );
+    };
+    let cmp = compare(
+        &[Samples::from_runs(base, b), Samples::from_runs(new, n)],
+        Test::MannWhitney,
+        args.alpha,
+    );
+    let run = n
+        .iter()
+        .max_by(|x, y| x.started_at.cmp(&y.started_at))
+        .context("no runs of the new label")?;
+    let reproducer = sigbench::repro::Reproducer::of_run(run)
+        .map_err(|e| sigbench::say!("sigbench: no reproducer for the mail: {e:#}"))
+        .ok();
+    let commands = vec![
+        run.run_command(&run.signature.name),
+        format!(
+            "sigbench compare {} {}",
+            sigbench::shell::quote(base),
+            sigbench::shell::quote(new)
+        ),
+    ];
+    let mail = sigbench::report::mail::mail(&sigbench::report::mail::Telling {
+        comparison: &cmp,
+        run,
+        bisect: None,
+        reproducer: reproducer.as_ref(),
+        commands: &commands,
+    });
+    sigbench::outputs::write_file(output, mail.message().as_bytes())?;
+    sigbench::say!("sigbench: wrote {} ({})", output.display(), mail.subject);
+    Ok(0)
 }
 
 /// Refuse to compare labels whose signatures share a name but not their content, unless

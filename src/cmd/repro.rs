@@ -82,7 +82,7 @@ pub fn run(args: Args) -> Result<i32> {
             .map_err(|e| anyhow::anyhow!("{e}"))?;
     }
     let dirs = sigbench::plan::spec::directories(&args.dirs, &sig, args.fs)?;
-    let mut repro = Repro::new(&sig, args.fs, dirs)?;
+    let mut repro = Repro::new(sig, args.fs, dirs)?;
     if !args.ns.is_empty() {
         repro.ns = args.ns.clone();
     }
@@ -92,7 +92,7 @@ pub fn run(args: Args) -> Result<i32> {
     let words: Vec<String> = std::iter::once("sigbench".to_string())
         .chain(std::env::args().skip(1))
         .collect();
-    repro.command = sigbench::shell::command(&words);
+    repro.command = format!("as: {}", sigbench::shell::command(&words));
     let text = repro.c_source();
     match &args.output {
         Some(path) => {

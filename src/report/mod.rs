@@ -13,6 +13,7 @@ pub mod flame;
 pub mod gobench;
 pub mod html;
 pub mod json;
+pub mod mail;
 pub mod markdown;
 pub mod markup;
 pub mod plot;

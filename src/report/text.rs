@@ -61,6 +61,52 @@ impl Table {
     }
 }
 
+impl Table {
+    /// [`Table::text`] in lines of at most `width` columns where the cells allow: when a
+    /// row is wider, each row's last column (a metric's name, a description) goes on a
+    /// line of its own under it, indented. A mail's tables are laid out so.
+    pub fn text_within(&self, width: usize) -> String {
+        let full = self.text();
+        let k = self.headers.len();
+        if k < 2 || full.lines().all(|l| l.chars().count() <= width) {
+            return full;
+        }
+        let headers: Vec<(&str, Align)> = self.headers[..k - 1]
+            .iter()
+            .map(|(h, a)| (h.as_str(), *a))
+            .collect();
+        let mut first = Table::new("", &headers);
+        first.rows = self.rows.iter().map(|r| r[..k - 1].to_vec()).collect();
+        let mut lines = first.text().lines().map(str::to_string).collect::<Vec<_>>();
+        let last = |cell: &str| format!("    {cell}");
+        let mut out = String::new();
+        if !self.title.is_empty() {
+            out.push_str(&self.title);
+            out.push('\n');
+        }
+        let mut rows = lines.drain(..);
+        if let Some(h) = rows.next() {
+            out.push_str(&h);
+            out.push('\n');
+            if !self.headers[k - 1].0.is_empty() {
+                out.push_str(&last(&self.headers[k - 1].0));
+                out.push('\n');
+            }
+        }
+        for (line, row) in rows.zip(&self.rows) {
+            out.push_str(&line);
+            out.push('\n');
+            out.push_str(&last(&row[k - 1]));
+            out.push('\n');
+        }
+        if let Some(n) = &self.note {
+            out.push_str(n);
+            out.push('\n');
+        }
+        out
+    }
+}
+
 fn pad(cell: &str, width: usize, align: Align) -> String {
     let fill = " ".repeat(width.saturating_sub(cell.chars().count()));
     match align {

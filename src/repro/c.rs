@@ -8,6 +8,7 @@ use crate::signature::step::{Op, Pattern, RANDOM_SEED, TEXT, flag_names};
 use crate::signature::template::Piece;
 use crate::signature::{Expect, Phase, Select, Step, Template};
 use crate::testbed::Prop;
+use crate::text::wrap;
 use std::fmt::Write;
 
 /// What the program needs, gathered from the signature before any of it is written.
@@ -28,8 +29,8 @@ struct Parts<'s> {
 }
 
 impl<'s> Parts<'s> {
-    fn of(r: &Repro<'s>) -> Parts<'s> {
-        let sig = r.signature;
+    fn of(r: &'s Repro) -> Parts<'s> {
+        let sig = &r.signature;
         let mut p = Parts {
             templates: vec![&sig.file],
             data: Vec::new(),
@@ -122,7 +123,7 @@ impl<'s> Parts<'s> {
 }
 
 /// The whole program.
-pub(super) fn program(r: &Repro<'_>) -> String {
+pub(super) fn program(r: &Repro) -> String {
     let parts = Parts::of(r);
     let mut out = String::new();
     header(&mut out, r);
@@ -164,8 +165,8 @@ fn lit(bytes: &[u8]) -> String {
     s
 }
 
-fn header(out: &mut String, r: &Repro<'_>) {
-    let sig = r.signature;
+fn header(out: &mut String, r: &Repro) {
+    let sig = &r.signature;
     let ns: Vec<String> = r.ns.iter().map(u64::to_string).collect();
     let clients = match r.clients {
         Some(k) => format!("{k} client(s), each a thread in DIR/client<i>"),
@@ -217,7 +218,7 @@ fn header(out: &mut String, r: &Repro<'_>) {
         let lines = if line.starts_with("    ") {
             vec![line.to_string()]
         } else {
-            wrap(line, 84)
+            wrap(line, 68)
         };
         for l in lines {
             writeln!(out, " * {l}").unwrap();
@@ -231,26 +232,8 @@ fn header(out: &mut String, r: &Repro<'_>) {
     out.push_str(" */\n");
 }
 
-/// `text` in lines of at most `width` columns where its words allow (a longer word is a
-/// line of its own); an empty text is one empty line.
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = vec![String::new()];
-    for word in text.split_whitespace() {
-        let last = lines.last_mut().expect("one line at least");
-        if !last.is_empty() && last.len() + 1 + word.len() > width {
-            lines.push(word.to_string());
-        } else {
-            if !last.is_empty() {
-                last.push(' ');
-            }
-            last.push_str(word);
-        }
-    }
-    lines
-}
-
-fn prologue(out: &mut String, r: &Repro<'_>, p: &Parts<'_>) {
-    let sig = r.signature;
+fn prologue(out: &mut String, r: &Repro, p: &Parts<'_>) {
+    let sig = &r.signature;
     out.push_str(
         "#define _GNU_SOURCE\n\
          #include <dirent.h>\n\
@@ -698,8 +681,8 @@ fn opens(steps: &[Step]) -> bool {
         .any(|s| matches!(s.op, Op::Open { .. } | Op::Dup { .. }))
 }
 
-fn setup(out: &mut String, r: &Repro<'_>, p: &Parts<'_>) {
-    let sig = r.signature;
+fn setup(out: &mut String, r: &Repro, p: &Parts<'_>) {
+    let sig = &r.signature;
     out.push_str(
         "\n/* The untimed setup, in the client's directory: sub-directories, the files\n * populated, sync, the directory's fsync, the prelude. */\nstatic int setup(struct client *c)\n{\n\tlong r;\n\tint e;\n\tconst uint64_t i = 0;\n\n\t(void)c;\n",
     );
@@ -790,8 +773,8 @@ fn phase_fn(out: &mut String, k: usize, phase: &Phase, p: &Parts<'_>, slots: &[S
     out.push_str("\t}\n\treturn 0;\n}\n");
 }
 
-fn directories(out: &mut String, r: &Repro<'_>) {
-    let sig = r.signature;
+fn directories(out: &mut String, r: &Repro) {
+    let sig = &r.signature;
     writeln!(
         out,
         "\nstatic int (*const phase[PHASES])(struct client *, uint64_t, uint64_t) = {{ {} }};",
@@ -872,21 +855,10 @@ mod tests {
         assert!(!comment("x\u{1b}[2J").contains('\u{1b}'));
     }
 
-    #[test]
-    fn prose_wraps_at_its_width() {
-        let lines = wrap("one two three four five six", 9);
-        assert_eq!(lines, ["one two", "three", "four five", "six"]);
-        assert_eq!(wrap("", 10), [""]);
-        assert_eq!(
-            wrap("averyveryverylongword x", 5),
-            ["averyveryverylongword", "x"]
-        );
-    }
-
     fn program_of(text: &str) -> String {
         let sig = Signature::parse(text, "t.toml").unwrap();
         let dirs = vec![DirSpec::parse("d", Fs::Ext4).unwrap()];
-        super::super::Repro::new(&sig, Fs::Ext4, dirs)
+        super::super::Repro::new(sig, Fs::Ext4, dirs)
             .unwrap()
             .c_source()
     }

@@ -16,13 +16,14 @@
 mod c;
 
 use crate::plan::DEFAULT_SEED;
+use crate::results::RunDocument;
 use crate::signature::Signature;
 use crate::testbed::{DirSpec, Fs};
 use anyhow::{Result, bail};
 
 /// A reproducer: a signature and the cases it runs.
-pub struct Repro<'a> {
-    pub signature: &'a Signature,
+pub struct Repro {
+    pub signature: Signature,
     /// The filesystem the directories' properties were checked for.
     pub fs: Fs,
     pub dirs: Vec<DirSpec>,
@@ -33,14 +34,14 @@ pub struct Repro<'a> {
     pub repetitions: u32,
     /// The seed `{token}` names are made from (`run --seed`).
     pub seed: u64,
-    /// The command line that wrote it, quoted, for the file's header.
+    /// How it was written, for the file's header: `as: sigbench repro …` or `from run …`.
     pub command: String,
 }
 
-impl<'a> Repro<'a> {
+impl Repro {
     /// A reproducer of `signature` with `run`'s defaults: its N, one repetition, the
     /// default seed.
-    pub fn new(signature: &'a Signature, fs: Fs, dirs: Vec<DirSpec>) -> Result<Repro<'a>> {
+    pub fn new(signature: Signature, fs: Fs, dirs: Vec<DirSpec>) -> Result<Repro> {
         if signature.is_loadfile() {
             bail!(
                 "{} replays a dbench loadfile: dbench itself is its reproducer (see `sigbench repro {}`)",
@@ -66,6 +67,71 @@ impl<'a> Repro<'a> {
     /// The C program.
     pub fn c_source(&self) -> String {
         c::program(self)
+    }
+}
+
+/// What reproduces a run: the C program, or for a loadfile signature the dbench command.
+pub enum Reproducer {
+    C(Box<Repro>),
+    Dbench(String),
+}
+
+impl Reproducer {
+    /// The reproducer of the plan `doc` ran (its signature, filesystem, directories, N,
+    /// clients — the largest K of a sweep —, repetitions and seed), from the document
+    /// alone.
+    pub fn of_run(doc: &RunDocument) -> Result<Reproducer> {
+        let sig = Signature::parse(&doc.signature.source, &doc.signature.origin)?;
+        let k = doc
+            .plan
+            .clients
+            .as_ref()
+            .and_then(|k| k.iter().max().copied());
+        if let Some(l) = &sig.loadfile {
+            let seconds = doc
+                .plan
+                .time
+                .map_or(sig.default_time.unwrap_or(10.0), |t| t.time_ns as f64 / 1e9);
+            let k = k.or(sig.default_clients).unwrap_or(1);
+            return Ok(Reproducer::Dbench(dbench_command(
+                &l.dbench,
+                k,
+                seconds,
+                "MOUNTED_DIR",
+            )));
+        }
+        let fs = Fs::parse(&doc.testbed.fs)?;
+        let dirs = doc
+            .plan
+            .dirs
+            .iter()
+            .map(|d| DirSpec::parse(d, fs))
+            .collect::<Result<Vec<_>>>()?;
+        let mut r = Repro::new(sig, fs, dirs)?;
+        r.ns = doc.plan.n.clone();
+        r.clients = k;
+        r.repetitions = doc.plan.repetitions.max(1);
+        r.seed = doc.plan.seed;
+        r.command = format!("from run {} (label {})", doc.id, doc.label);
+        Ok(Reproducer::C(Box::new(r)))
+    }
+
+    /// The file to hand over (`repro.c`), if the reproducer is one.
+    pub fn file(&self) -> Option<String> {
+        match self {
+            Reproducer::C(r) => Some(r.c_source()),
+            Reproducer::Dbench(_) => None,
+        }
+    }
+
+    /// How to run it, in a line or two.
+    pub fn how(&self, file: &str) -> String {
+        match self {
+            Reproducer::C(_) => format!(
+                "cc -O2 -pthread -o repro {file} && ./repro MOUNTED_DIR (an empty directory on the filesystem under test)"
+            ),
+            Reproducer::Dbench(cmd) => format!("{cmd} (dbench replays this loadfile itself)"),
+        }
     }
 }
 

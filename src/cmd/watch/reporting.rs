@@ -82,25 +82,8 @@ pub(super) fn case_lines(
     .into()
 }
 
-/// `sigbench run SIGNATURE --fs FS -n N --dir …` for the plan of `d`, quoted for a shell.
-pub(super) fn run_command(signature: &str, d: &RunDocument) -> String {
-    let mut w = words(&["sigbench", "run", signature]);
-    w.extend(plan_options(d));
-    command(&w)
-}
-
 fn words(w: &[&str]) -> Vec<String> {
     w.iter().map(|s| s.to_string()).collect()
-}
-
-/// The options that give a run's plan: `--fs FS -n N… [--dir DIR]…`.
-fn plan_options(d: &RunDocument) -> Vec<String> {
-    let n: Vec<String> = d.plan.n.iter().map(u64::to_string).collect();
-    let mut c = words(&["--fs", &d.testbed.fs, "-n", &n.join(",")]);
-    for dir in &d.plan.dirs {
-        c.extend(words(&["--dir", dir]));
-    }
-    c
 }
 
 /// The commands that measure the change again, quoted for a shell.
@@ -112,12 +95,12 @@ fn commands(
     metric: &sigbench::stats::compare::MetricKey,
 ) -> Vec<String> {
     let a = &args.run;
-    let run = run_command(&a.signature, &w.points[b][0]);
+    let run = w.points[b][0].run_command(&a.signature);
     let metric_name = metric.name.name();
     let (good, bad) = (w.specs[g].0.to_string(), w.specs[b].0.to_string());
     let reps = args.confirm_reps.max(3).to_string();
     let mut bisect = words(&["sigbench", "bisect", &a.signature]);
-    bisect.extend(plan_options(&w.points[b][0]));
+    bisect.extend(w.points[b][0].plan_words());
     bisect.extend(words(&["--kernels", &good, &bad, "--metric", metric_name]));
     vec![
         format!(
@@ -142,7 +125,7 @@ fn tree_command(
             .to_string()
     };
     let mut c = words(&["sigbench", "bisect", &args.run.signature]);
-    c.extend(plan_options(&w.points[b][0]));
+    c.extend(w.points[b][0].plan_words());
     c.extend(words(&[
         "--tree",
         &dir.display().to_string(),

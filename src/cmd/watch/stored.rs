@@ -1,7 +1,7 @@
 //! `watch --series` / `--series-glob` (what the store holds: candidates) and
 //! `watch --changes`.
 
-use super::reporting::{Reporting, case_lines, run_command, write_report};
+use super::reporting::{Reporting, case_lines, write_report};
 use super::*;
 use sigbench::shell::{command, quote};
 
@@ -168,7 +168,7 @@ fn candidate(
         ]),
         format!(
             "{} -r {} --kernel {} --kernel {}",
-            run_command(&d.signature.name, d),
+            d.run_command(&d.signature.name),
             args.confirm_reps.max(3),
             quote(&format!("<{}'s kernel>", names[g])),
             quote(&format!("<{}'s kernel>", names[b]))

@@ -1,0 +1,487 @@
+//! A report to mail: what a maintainer reads in their inbox, in the kernel test robot's
+//! manner — a subject that says what moved and between what ("[REGRESSION] btrfs:
+//! s3e-test3 update +48.5 % between A and B"), the answer first (the change per phase,
+//! where the time went), the LKP table capped to what matters, the bisect with its
+//! suspects and changelog lines, the environment stated plainly, how to reproduce it, and
+//! the reproducer attached (`repro.c`). Plain text; every line of the message at most 72
+//! columns (the attachment quoted-printable, the subject folded).
+
+use super::answer::answer_pair;
+use super::compare::lkp_table;
+use super::table::{VISIBLE_ROWS, capped};
+use crate::clock::TimeBase;
+use crate::metric::{Kind, Source};
+use crate::repro::Reproducer;
+use crate::results::RunDocument;
+use crate::stats::compare::{Comparison, Row};
+use std::fmt::Write;
+
+/// The width of every line of a mail.
+pub const WIDTH: usize = 72;
+
+/// What a mail tells: a comparison of a base and a new label (its first pair), a run of
+/// the new side (the environment), the bisect that found it, how to reproduce it.
+pub struct Telling<'a> {
+    pub comparison: &'a Comparison,
+    pub run: &'a RunDocument,
+    pub bisect: Option<&'a crate::bisect::Report>,
+    pub reproducer: Option<&'a Reproducer>,
+    /// sigbench commands that measure it again.
+    pub commands: &'a [String],
+}
+
+/// A mail: its subject, its body, and the files attached to it (name, text).
+pub struct Mail {
+    pub subject: String,
+    pub body: String,
+    pub attachments: Vec<(String, String)>,
+}
+
+/// The reproducer's file name in a mail and beside a report.
+pub const REPRO_FILE: &str = "repro.c";
+
+/// Which way a row moved, for a subject's tag.
+fn regressed(r: &Row) -> bool {
+    let x = r.change_percent();
+    if r.metric.higher_is_better() {
+        x < 0.0
+    } else {
+        x > 0.0
+    }
+}
+
+/// The row a subject names: of the significant times (wall, price) and throughputs, a
+/// regression first, then the largest change; None when none moved.
+fn lead(c: &Comparison) -> Option<&Row> {
+    let p = c.pairs.first()?;
+    p.rows
+        .iter()
+        .filter(|r| r.significant && (r.metric.felt_time() || r.kind == Kind::Throughput))
+        .max_by(|a, b| {
+            regressed(a).cmp(&regressed(b)).then(
+                a.change_percent()
+                    .abs()
+                    .total_cmp(&b.change_percent().abs()),
+            )
+        })
+}
+
+/// What a row measures, in a subject's words: its phase (`update`), or the window's
+/// time, price or throughput.
+fn what(r: &Row) -> String {
+    let of = match r.metric.source() {
+        Source::Wall => "time",
+        Source::Cost => "cost",
+        Source::Throughput => "throughput",
+        _ => r.metric.name(),
+    };
+    match (r.metric.phase(), r.metric.source()) {
+        (Some(ph), Source::Wall) => ph.to_string(),
+        (Some(ph), _) => format!("{ph} {of}"),
+        (None, _) => of.to_string(),
+    }
+}
+
+fn percent(r: &Row) -> String {
+    let x = r.change_percent();
+    if x.is_finite() {
+        format!("{x:+.1} %")
+    } else {
+        "new".into()
+    }
+}
+
+/// The subject: "[REGRESSION] FS: SIGNATURE WHAT +X % between BASE and NEW".
+pub fn subject(t: &Telling) -> String {
+    let c = t.comparison;
+    let (base, new) = match c.pairs.first() {
+        Some(p) => (p.base.as_str(), p.other.as_str()),
+        None => ("?", "?"),
+    };
+    let (fs, sig) = (&t.run.testbed.fs, &t.run.signature.name);
+    match lead(c) {
+        Some(r) => format!(
+            "[{}] {fs}: {sig} {} {} between {base} and {new}",
+            if regressed(r) {
+                "REGRESSION"
+            } else {
+                "IMPROVEMENT"
+            },
+            what(r),
+            percent(r)
+        ),
+        None => format!("[NO CHANGE] {fs}: {sig} between {base} and {new}"),
+    }
+}
+
+/// The environment, plainly: the clock, the machine, the filesystem and its options, the
+/// plan.
+fn environment(d: &RunDocument) -> Vec<(String, String)> {
+    let clock = TimeBase::of(d.host.clock.as_ref(), d.host.emulated);
+    let clock = match &clock {
+        TimeBase::Icount { .. } => format!(
+            "{clock}: instructions at 1 ns each in a QEMU TCG guest{}",
+            if d.cases.iter().any(|c| c.cost.is_some()) {
+                "; cost_ms prices them with the cost model"
+            } else {
+                ""
+            }
+        ),
+        TimeBase::Emulated => format!("{clock}: times are not the hardware's"),
+        TimeBase::Hardware => match &d.host.accelerator {
+            Some(a) => format!("{clock} ({a} guest)"),
+            None => clock.to_string(),
+        },
+    };
+    let n: Vec<String> = d.plan.n.iter().map(u64::to_string).collect();
+    let mut v = vec![
+        ("clock", clock),
+        (
+            "machine",
+            format!("{} ({} CPUs)", d.host.cpu_model, d.host.cpus),
+        ),
+        (
+            "filesystem",
+            format!(
+                "{} (mkfs options '{}', mount options '{}', on {})",
+                d.testbed.fs,
+                d.testbed.mkfs_opts.join(" "),
+                d.testbed.mount_opts,
+                d.testbed.device_kind
+            ),
+        ),
+        ("directories", d.plan.dirs.join(" | ")),
+        ("N", n.join(", ")),
+        (
+            "signature",
+            format!("{} (sha256 {})", d.signature.name, d.signature.sha256),
+        ),
+    ];
+    if let Some(k) = &d.plan.clients {
+        let k: Vec<String> = k.iter().map(u32::to_string).collect();
+        v.push(("clients", k.join(", ")));
+    }
+    v.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+/// The mail of `t`.
+pub fn mail(t: &Telling) -> Mail {
+    let c = t.comparison;
+    let mut b = String::new();
+    let p = c.pairs.first();
+    match (lead(c), p) {
+        (Some(r), Some(p)) => {
+            let kind = if regressed(r) {
+                "regression"
+            } else {
+                "improvement"
+            };
+            para(
+                &mut b,
+                &format!(
+                    "sigbench measured a {} {kind} of {}'s {} ({}, {}) between {} and {} on {}.",
+                    percent(r),
+                    t.run.signature.name,
+                    what(r),
+                    r.metric,
+                    r.case.short(),
+                    p.base,
+                    p.other,
+                    t.run.testbed.fs
+                ),
+            );
+        }
+        (None, Some(p)) => para(
+            &mut b,
+            &format!(
+                "sigbench measured no significant change of {}'s times between {} and {} on {}.",
+                t.run.signature.name, p.base, p.other, t.run.testbed.fs
+            ),
+        ),
+        _ => {}
+    }
+    if let Some(bi) = t.bisect {
+        bisected(&mut b, bi);
+    }
+    if let Some(p) = p {
+        for table in answer_pair(p) {
+            b.push_str(&table.text_within(WIDTH));
+            b.push('\n');
+        }
+        let rest = "(sigbench compare BASE NEW --all shows every row)";
+        let mut lkp = capped(lkp_table(c, 0, false), VISIBLE_ROWS, rest);
+        // The labels are said above: the columns stay narrow.
+        lkp.headers[0].0 = "base ± %stddev".into();
+        lkp.headers[3].0 = "new ± %stddev".into();
+        b.push_str(&lkp.text_within(WIDTH));
+        b.push('\n');
+    }
+    b.push_str("environment\n");
+    for (k, v) in environment(t.run) {
+        b.push_str(&hang(&format!("  {k}: {v}"), 6));
+    }
+    b.push('\n');
+    let mut attachments = Vec::new();
+    b.push_str("to reproduce\n");
+    if let Some(r) = t.reproducer {
+        if let Some(c) = r.file() {
+            attachments.push((REPRO_FILE.to_string(), c));
+        }
+        let how = match r {
+            Reproducer::C(_) => format!(
+                "  the attached {REPRO_FILE}, without sigbench: {}",
+                r.how(REPRO_FILE)
+            ),
+            Reproducer::Dbench(_) => format!("  {}", r.how("")),
+        };
+        b.push_str(&hang(&how, 4));
+    }
+    for cmd in t.commands {
+        b.push_str(&hang(&format!("  {cmd}"), 4));
+    }
+    b.push_str("\n-- \nsigbench ");
+    b.push_str(env!("CARGO_PKG_VERSION"));
+    b.push('\n');
+    Mail {
+        subject: subject(t),
+        body: fit(&b, WIDTH),
+        attachments,
+    }
+}
+
+/// The bisect's answer: the first bad step (or why there is none), its suspects and the
+/// changelog lines, the steps.
+fn bisected(b: &mut String, r: &crate::bisect::Report) {
+    match &r.first_bad {
+        Some(f) => para(
+            b,
+            &format!(
+                "Bisected over {} ({}): the first {} step is {f}.",
+                r.what,
+                r.outcome.metric,
+                if r.outcome.improvement {
+                    "improved"
+                } else {
+                    "bad"
+                }
+            ),
+        ),
+        None => para(
+            b,
+            &format!(
+                "Bisected over {} ({}): no single first bad step{}.",
+                r.what,
+                r.outcome.metric,
+                r.outcome
+                    .doubt
+                    .as_deref()
+                    .map(|d| format!(" — {d}"))
+                    .unwrap_or_default()
+            ),
+        ),
+    }
+    if !r.suspects.is_empty() {
+        b.push_str("suspects, ranked before the bisect\n");
+        for s in r.suspects.iter().take(5) {
+            b.push_str(&hang(
+                &format!(
+                    "  {} {} ({}: +{:.2} ms)",
+                    s.commit,
+                    s.subject,
+                    s.functions.join(", "),
+                    s.added_ms
+                ),
+                4,
+            ));
+        }
+        b.push('\n');
+    }
+    if !r.changelog.is_empty() {
+        b.push_str("changelog lines that name them\n");
+        for m in r.changelog.iter().take(5) {
+            b.push_str(&hang(&format!("  {}: {}", m.version, m.line), 4));
+        }
+        b.push('\n');
+    }
+    b.push_str(&super::bisect::steps_table(r).text_within(WIDTH));
+    b.push('\n');
+}
+
+/// `text` as a paragraph wrapped at the mail's width, and a blank line.
+fn para(b: &mut String, text: &str) {
+    for l in crate::text::wrap(text, WIDTH) {
+        b.push_str(&l);
+        b.push('\n');
+    }
+    b.push('\n');
+}
+
+/// `line` wrapped at the mail's width, the lines after the first indented by `indent`.
+fn hang(line: &str, indent: usize) -> String {
+    let lead = line.len() - line.trim_start().len();
+    let mut out = String::new();
+    let words = crate::text::wrap(line.trim_start(), WIDTH - indent.max(lead));
+    for (k, l) in words.iter().enumerate() {
+        let pad = if k == 0 { lead } else { indent };
+        let _ = writeln!(out, "{}{l}", " ".repeat(pad));
+    }
+    out
+}
+
+/// Every line at most `width` columns: a longer one is wrapped at its spaces (its
+/// continuation indented as it was, plus two), a word longer than the line cut.
+pub fn fit(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        if line.chars().count() <= width {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        let indent = line.len() - line.trim_start().len() + 2;
+        let mut first = true;
+        let mut rest: Vec<char> = line.chars().collect();
+        while !rest.is_empty() {
+            let pad = if first { 0 } else { indent.min(width / 2) };
+            let room = width - pad;
+            let take = if rest.len() <= room {
+                rest.len()
+            } else {
+                // At the last space that leaves something on this line, else cut.
+                match rest[..room].iter().rposition(|c| *c == ' ') {
+                    Some(k) if k > pad => k,
+                    _ => room,
+                }
+            };
+            let piece: String = rest[..take].iter().collect();
+            out.push_str(&" ".repeat(pad));
+            out.push_str(piece.trim_end());
+            out.push('\n');
+            rest.drain(..take);
+            while rest.first() == Some(&' ') {
+                rest.remove(0);
+            }
+            first = false;
+        }
+    }
+    out
+}
+
+/// Quoted-printable (RFC 2045) with lines of at most `width` columns: text stays
+/// readable, long lines get soft breaks (`=` at their end).
+fn quoted_printable(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    for line in text.split('\n') {
+        let mut cur = String::new();
+        let bytes = line.as_bytes();
+        for (k, &byte) in bytes.iter().enumerate() {
+            let last = k + 1 == bytes.len();
+            let enc = match byte {
+                b'=' => "=3D".to_string(),
+                b' ' | b'\t' if last => format!("={byte:02X}"),
+                0x20..=0x7e | b'\t' => (byte as char).to_string(),
+                _ => format!("={byte:02X}"),
+            };
+            if cur.len() + enc.len() > width - 1 {
+                out.push_str(&cur);
+                out.push_str("=\n");
+                cur.clear();
+            }
+            cur.push_str(&enc);
+        }
+        out.push_str(&cur);
+        out.push('\n');
+    }
+    out
+}
+
+/// A header line folded at the mail's width (continuation lines start with a space).
+fn header(name: &str, value: &str) -> String {
+    let mut out = String::new();
+    let mut line = format!("{name}:");
+    for word in value.split(' ') {
+        if line.len() + 1 + word.len() > WIDTH && line.len() > name.len() + 1 {
+            out.push_str(&line);
+            out.push('\n');
+            line = String::new();
+        }
+        line.push(' ');
+        line.push_str(word);
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
+impl Mail {
+    /// The whole message (RFC 5322 with MIME): the subject, the body as text/plain and
+    /// each attachment as a text part with its file name, quoted-printable — ready for
+    /// `sendmail -t` after a To: line, or to import into a mail client.
+    pub fn message(&self) -> String {
+        let boundary = "sigbench-part-boundary";
+        let mut m = header("Subject", &self.subject);
+        m.push_str("MIME-Version: 1.0\n");
+        if self.attachments.is_empty() {
+            m.push_str("Content-Type: text/plain; charset=utf-8\n");
+            m.push_str("Content-Transfer-Encoding: 8bit\n\n");
+            m.push_str(&self.body);
+            return m;
+        }
+        let _ = writeln!(
+            m,
+            "Content-Type: multipart/mixed; boundary=\"{boundary}\"\n"
+        );
+        let _ = writeln!(m, "--{boundary}");
+        m.push_str("Content-Type: text/plain; charset=utf-8\n");
+        m.push_str("Content-Transfer-Encoding: 8bit\n\n");
+        m.push_str(&self.body);
+        for (name, text) in &self.attachments {
+            let _ = writeln!(m, "\n--{boundary}");
+            let _ = writeln!(
+                m,
+                "Content-Type: text/plain; charset=utf-8; name=\"{name}\""
+            );
+            let _ = writeln!(m, "Content-Disposition: attachment; filename=\"{name}\"");
+            m.push_str("Content-Transfer-Encoding: quoted-printable\n\n");
+            m.push_str(&quoted_printable(text, WIDTH));
+        }
+        let _ = writeln!(m, "\n--{boundary}--");
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lines_are_wrapped_and_long_words_cut() {
+        let text = format!("  {}\nshort\n{}\n", "word ".repeat(30), "x".repeat(100));
+        let out = fit(&text, 72);
+        assert!(out.lines().all(|l| l.chars().count() <= 72), "{out}");
+        assert!(out.contains("\nshort\n"));
+        assert_eq!(out.matches('x').count(), 100);
+        assert_eq!(out.matches("word").count(), 30);
+    }
+
+    #[test]
+    fn quoted_printable_keeps_text_readable_and_lines_short() {
+        let text = format!("int a = 1;  \n{}\n", "y".repeat(200));
+        let qp = quoted_printable(&text, 72);
+        assert!(qp.lines().all(|l| l.len() <= 72), "{qp}");
+        assert!(qp.starts_with("int a =3D 1; =20\n"), "{qp}");
+        // Decoding gives the text back.
+        let back = qp
+            .replace("=\n", "")
+            .replace("=3D", "=")
+            .replace("=20", " ");
+        assert_eq!(back, format!("{text}\n"));
+    }
+
+    #[test]
+    fn a_long_subject_is_folded() {
+        let h = header("Subject", &"word ".repeat(30));
+        assert!(h.lines().all(|l| l.len() <= 72), "{h}");
+        assert!(h.lines().skip(1).all(|l| l.starts_with(' ')), "{h}");
+    }
+}

@@ -1,0 +1,36 @@
+//! Plain text laid out for people: paragraphs wrapped at a width (a C file's comments, a
+//! mail's lines).
+
+/// `text` in lines of at most `width` columns where its words allow (a longer word is a
+/// line of its own); an empty text is one empty line.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split_whitespace() {
+        let last = lines.last_mut().expect("one line at least");
+        if !last.is_empty() && last.chars().count() + 1 + word.chars().count() > width {
+            lines.push(word.to_string());
+        } else {
+            if !last.is_empty() {
+                last.push(' ');
+            }
+            last.push_str(word);
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prose_wraps_at_its_width() {
+        let lines = wrap("one two three four five six", 9);
+        assert_eq!(lines, ["one two", "three", "four five", "six"]);
+        assert_eq!(wrap("", 10), [""]);
+        assert_eq!(
+            wrap("averyveryverylongword x", 5),
+            ["averyveryverylongword", "x"]
+        );
+    }
+}
