@@ -19,7 +19,8 @@ use anyhow::Result;
 use std::collections::BTreeMap;
 
 /// The site: its pages (file name, HTML) and the alert reports the store keeps to write
-/// beside them (change id, format: `txt` or `html`, written as `reports/change-ID.FORMAT`).
+/// beside them (change id, format: `txt`, `html`, the mail `eml` or the reproducer
+/// `repro.c`, written as `reports/change-ID.FORMAT`).
 pub struct Site {
     pub pages: Vec<(String, String)>,
     pub reports: Vec<(i64, String)>,
@@ -106,7 +107,10 @@ pub fn build(
     // from where a stored path points.
     let reports: Vec<(i64, String)> = reports
         .iter()
-        .filter(|(id, f)| (f == "txt" || f == "html") && changes.iter().any(|c| c.id == *id))
+        .filter(|(id, f)| {
+            ["txt", "html", "eml", "repro.c"].contains(&f.as_str())
+                && changes.iter().any(|c| c.id == *id)
+        })
         .cloned()
         .collect();
     let at = Places::new(labels, &series, changes, &reports);
@@ -155,7 +159,8 @@ impl<'a> Places<'a> {
             .collect();
         let mut report_of: BTreeMap<i64, String> = BTreeMap::new();
         for (id, ext) in reports {
-            if ext == "html" || !report_of.contains_key(id) {
+            // The page a change links: its HTML report, else its text.
+            if ext == "html" || ext == "txt" && !report_of.contains_key(id) {
                 report_of.insert(*id, format!("reports/{}", report_file(*id, ext)));
             }
         }

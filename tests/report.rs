@@ -350,6 +350,34 @@ fn a_site_over_the_store_shows_every_series_label_and_triaged_change() {
             );
         }
     }
+    // Issue 48: the alert's report hands over a mail and the reproducer, the HTML links
+    // the reproducer, the site publishes both beside the report.
+    let stem = format!("change-{id}");
+    for ext in ["eml", "repro.c", "html", "txt"] {
+        assert!(
+            reports.join(format!("{stem}.{ext}")).is_file(),
+            "{stem}.{ext} in --report-dir"
+        );
+        assert!(
+            site.join("reports").join(format!("{stem}.{ext}")).is_file(),
+            "{stem}.{ext} on the site"
+        );
+    }
+    let report_page = std::fs::read_to_string(site.join(format!("reports/{stem}.html"))).unwrap();
+    assert!(
+        report_page.contains(&format!("href=\"{stem}.repro.c\"")),
+        "{report_page}"
+    );
+    let (body, c) = check_mail(
+        &reports.join(format!("{stem}.eml")),
+        "[REGRESSION] tmpfs: s3e-test3 time +",
+    );
+    assert!(body.contains("site-3") && body.contains("site-4"), "{body}");
+    assert_eq!(
+        c,
+        std::fs::read_to_string(reports.join(format!("{stem}.repro.c"))).unwrap()
+    );
+    compile_c(&dir, "alert-repro", &c);
     let series_page = site.join("series-1.html");
     let sp = std::fs::read_to_string(&series_page).unwrap();
     assert!(sp.contains("<svg") && sp.contains("wall_ms"), "{sp}");
@@ -566,5 +594,79 @@ fn a_site_publishes_only_what_sigbench_wrote_for_it() {
     let runs = run(&["runs", "--db", fresh.to_str().unwrap()]);
     assert!(stdout(&runs).contains("hs-6"), "{}", stdout(&runs));
     let _ = before;
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 48, item 2: two labels as a mail to send — the subject in the test robot's
+/// manner, lines of at most 72 columns, the LKP table, the environment, the reproducer
+/// attached (and compiling clean); one label is refused in one line.
+#[test]
+fn two_labels_become_a_mail_with_the_reproducer_attached() {
+    let dir = std::env::temp_dir().join(format!("sigbench-mail-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("m.db");
+    let db = db.to_str().unwrap();
+    let series = stepped_series_named(&dir, "mail-");
+    assert_ok(&run(&["import", series.to_str().unwrap(), "--db", db]));
+    let eml = dir.join("m.eml");
+    let out = run(&[
+        "report",
+        "mail-2",
+        "mail-5",
+        "--format",
+        "email",
+        "--db",
+        db,
+        "-o",
+        eml.to_str().unwrap(),
+    ]);
+    assert_ok(&out);
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    let (body, c) = check_mail(&eml, "[REGRESSION] tmpfs: s3e-test3 time +");
+    let flat = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("between mail-2 and mail-5"), "{body}");
+    assert!(body.contains("the change per phase"), "{body}");
+    assert!(body.contains("clock: the host's clock"), "{body}");
+    assert!(
+        c.starts_with("/*\n * sigbench reproducer: s3e-test3"),
+        "{c}"
+    );
+    compile_c(&dir, "mail-repro", &c);
+    // The same label twice: no change, said so in the subject.
+    let same = dir.join("same.eml");
+    let out = run(&[
+        "report",
+        "mail-1",
+        "mail-2",
+        "--format",
+        "email",
+        "--db",
+        db,
+        "-o",
+        same.to_str().unwrap(),
+    ]);
+    assert_ok(&out);
+    let first = std::fs::read_to_string(&same).unwrap();
+    assert!(
+        first.starts_with("Subject: [NO CHANGE] tmpfs: s3e-test3 between mail-1 and mail-2"),
+        "{first}"
+    );
+    let one = run(&[
+        "report",
+        "mail-1",
+        "--format",
+        "email",
+        "--db",
+        db,
+        "-o",
+        same.to_str().unwrap(),
+    ]);
+    assert_eq!(one.status.code(), Some(1));
+    assert!(
+        stderr(&one).contains("a mail compares two labels"),
+        "{}",
+        stderr(&one)
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

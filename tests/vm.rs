@@ -587,6 +587,7 @@ fn bisect_names_the_first_612_build_and_skips_a_broken_image() {
     let db = db.to_str().unwrap();
     let names: Vec<String> = ks.iter().map(|k| k.display().to_string()).collect();
     let json = dir.join("b.json");
+    let mail = dir.join("b.eml");
     // Two kernels per round, side by side (multisection), profiled...
     let out = run(&bisect_args(
         &names,
@@ -597,9 +598,25 @@ fn bisect_names_the_first_612_build_and_skips_a_broken_image() {
             "--jobs",
             "2",
             "--profile",
+            "--mail",
+            mail.to_str().unwrap(),
         ],
     ));
     assert_ok(&out);
+    // Issue 48: the finding as a mail, the reproducer attached and compiling clean.
+    let (body, c) = check_mail(&mail, "[");
+    let subject = std::fs::read_to_string(&mail).unwrap();
+    let subject = subject.lines().next().unwrap();
+    assert!(
+        subject.contains("] tmpfs: lkp-churn ") && subject.contains(" between "),
+        "{subject}"
+    );
+    assert!(
+        body.contains(&format!("the first bad step is {first_bad}")),
+        "{body}"
+    );
+    assert!(body.contains("clock: the icount clock"), "{body}");
+    compile_c(&dir, "bisect-repro", &c);
     assert!(stderr(&out).contains("side by side"), "{}", stderr(&out));
     // No tree, no commits to rank: the functions whose time grew between the ends are
     // named before the first step (issue 37), 6.12's directory offsets among them.
@@ -657,6 +674,9 @@ fn bisect_names_the_first_612_build_and_skips_a_broken_image() {
     assert_ok(&out);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("What changed") && html.contains("maple_node"));
+    // The bisect's page hands over the reproducer beside it.
+    assert!(html.contains("href=\"b.repro.c\""), "{html}");
+    assert_eq!(std::fs::read_to_string(dir.join("b.repro.c")).unwrap(), c);
 
     // A truncated image in the middle, one kernel at a time (binary search): the middle
     // is the broken image, skipped, said so, the same answer as two a round — and every

@@ -128,6 +128,10 @@ pub struct Report {
     /// versions had an SVG `flame`; it is ignored.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flame_stacks: Option<FlameStacks>,
+    /// The reproducer of the bisected plan, one C file (`sigbench repro`), which the
+    /// bisect's report hands over beside it. Text, never run by sigbench.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reproducer: Option<String>,
 }
 
 /// Two steps' folded call stacks (`a;b;c` → samples) of one case.
@@ -168,6 +172,7 @@ impl Report {
             suspect_functions: Vec::new(),
             changelog: Vec::new(),
             flame_stacks: None,
+            reproducer: None,
         }
     }
 

@@ -68,7 +68,25 @@ pub fn run(mut args: Args) -> Result<i32> {
             );
         }
         let r = sigbench::bisect::Report::read(f)?;
-        let doc = sigbench::report::bisect::document(&r)?;
+        let mut doc = sigbench::report::bisect::document(&r)?;
+        // The reproducer the bisect kept, beside the page and linked from it.
+        if let Some(c) = &r.reproducer {
+            let stem = output.file_stem().unwrap_or_default().to_string_lossy();
+            let name = format!("{stem}.repro.c");
+            let beside = output
+                .parent()
+                .map(PathBuf::from)
+                .unwrap_or_default()
+                .join(&name);
+            Outputs::new(args.store.db.path())
+                .input("the bisect document", f)
+                .output("-o", &output)
+                .output("the reproducer", &beside)
+                .check()?;
+            sigbench::outputs::write_file(&beside, c.as_bytes())?;
+            doc.files
+                .push((name, sigbench::report::mail::REPRO_ABOUT.into()));
+        }
         write(&args, &doc)?;
         sigbench::say!(
             "sigbench: wrote {} (a bisect of {} steps)",

@@ -125,6 +125,7 @@ pub fn document(r: &Report) -> Result<Document> {
             .filter(|t| t.rows.len() > super::table::VISIBLE_ROWS)
             .collect(),
         warnings: Vec::new(),
+        files: Vec::new(),
     })
 }
 

@@ -38,6 +38,9 @@ pub struct Document {
     /// Tables folded away (HTML: inside `<details>`): everything after the answer.
     pub details: Vec<Table>,
     pub warnings: Vec<String>,
+    /// Files written beside the page that it links (file name, what it is): the
+    /// reproducer, the mail.
+    pub files: Vec<(String, String)>,
 }
 
 /// The distinct values, in the order met, joined by ", ".
@@ -436,6 +439,7 @@ pub fn build(
         tables,
         details,
         warnings,
+        files: Vec::new(),
     })
 }
 

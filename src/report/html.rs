@@ -119,6 +119,18 @@ fn render(d: &Document) -> String {
     for n in &d.notices {
         out.push_str(&format!("<div class=\"notice\">{}</div>\n", escape(n)));
     }
+    if !d.files.is_empty() {
+        out.push_str("<h2 id=\"hand-over\">To hand over</h2>\n<ul class=\"files\">\n");
+        for (name, what) in &d.files {
+            out.push_str(&format!(
+                "<li><a href=\"{}\">{}</a> — {}</li>\n",
+                escape(name),
+                escape(name),
+                escape(what)
+            ));
+        }
+        out.push_str("</ul>\n");
+    }
     out.push_str("<h2>What ran where</h2>\n");
     out.push_str(&d.runs.html());
     out.push_str("<h2>Metrics</h2>\n");

@@ -40,6 +40,9 @@ pub struct Mail {
 /// The reproducer's file name in a mail and beside a report.
 pub const REPRO_FILE: &str = "repro.c";
 
+/// What a report says of the reproducer it links.
+pub const REPRO_ABOUT: &str = "the reproducer: one C file, built with `cc -O2 -pthread`, run on an empty directory of the filesystem under test; no sigbench needed";
+
 /// Which way a row moved, for a subject's tag.
 fn regressed(r: &Row) -> bool {
     let x = r.change_percent();
@@ -50,15 +53,17 @@ fn regressed(r: &Row) -> bool {
     }
 }
 
-/// The row a subject names: of the significant times (wall, price) and throughputs, a
-/// regression first, then the largest change; None when none moved.
+/// The row a subject names: of the significant primary rows (times, throughputs, the
+/// signature's counts), a time or throughput before a count, a regression before an
+/// improvement, then the largest change; None when none moved.
 fn lead(c: &Comparison) -> Option<&Row> {
     let p = c.pairs.first()?;
+    let felt = |r: &Row| r.metric.felt_time() || r.kind == Kind::Throughput;
     p.rows
         .iter()
-        .filter(|r| r.significant && (r.metric.felt_time() || r.kind == Kind::Throughput))
+        .filter(|r| r.significant && r.metric.primary())
         .max_by(|a, b| {
-            regressed(a).cmp(&regressed(b)).then(
+            (felt(a), regressed(a)).cmp(&(felt(b), regressed(b))).then(
                 a.change_percent()
                     .abs()
                     .total_cmp(&b.change_percent().abs()),

@@ -231,5 +231,6 @@ pub fn document(a: &Alert) -> Result<Document> {
         tables,
         details,
         warnings: Vec::new(),
+        files: Vec::new(),
     })
 }

@@ -620,3 +620,75 @@ pub fn layout_in_chromium(page: &Path, width: u32, dir: &Path) -> (f64, f64, f64
     let v: Vec<f64> = line.split(' ').map(|x| x.parse().unwrap()).collect();
     (v[0], v[1], v[2])
 }
+
+/// A mail sigbench wrote (`report --format email`, `bisect --mail`, a watch alert's
+/// `.eml`): every line at most 72 columns, a subject in the test robot's manner starting
+/// with `subject`, the LKP table, the reproducer attached. Returns its body and the
+/// attached repro.c, decoded.
+pub fn check_mail(path: &Path, subject: &str) -> (String, String) {
+    let m = std::fs::read_to_string(path).unwrap();
+    for l in m.lines() {
+        assert!(
+            l.chars().count() <= 72,
+            "{}: a line of {} columns: {l}",
+            path.display(),
+            l.chars().count()
+        );
+    }
+    let first = m.lines().next().unwrap_or_default();
+    assert!(first.starts_with(&format!("Subject: {subject}")), "{first}");
+    let (body, rest) = m
+        .split_once("filename=\"repro.c\"")
+        .unwrap_or_else(|| panic!("no repro.c attached: {m}"));
+    assert!(
+        body.contains("base ± %stddev") && body.contains("%change"),
+        "{body}"
+    );
+    assert!(
+        body.contains("environment\n") && body.contains("to reproduce\n"),
+        "{body}"
+    );
+    let qp = rest
+        .split_once("\n\n")
+        .unwrap()
+        .1
+        .split("\n--sigbench-part-boundary")
+        .next()
+        .unwrap();
+    // Quoted-printable: soft breaks, then =XX escapes.
+    let joined = qp.replace("=\n", "");
+    let mut c = Vec::new();
+    let b = joined.as_bytes();
+    let mut k = 0;
+    while k < b.len() {
+        if b[k] == b'=' && k + 2 < b.len() + 1 {
+            let hex = std::str::from_utf8(&b[k + 1..k + 3]).unwrap();
+            c.push(u8::from_str_radix(hex, 16).unwrap());
+            k += 3;
+        } else {
+            c.push(b[k]);
+            k += 1;
+        }
+    }
+    (body.to_string(), String::from_utf8(c).unwrap())
+}
+
+/// Compile C `source` with `cc -O2 -Wall -Wextra -Werror -pthread` in `dir`; the binary.
+pub fn compile_c(dir: &Path, name: &str, source: &str) -> PathBuf {
+    let c = dir.join(format!("{name}.c"));
+    std::fs::write(&c, source).unwrap();
+    let bin = dir.join(name);
+    let out = Command::new("cc")
+        .args(["-O2", "-Wall", "-Wextra", "-Werror", "-pthread", "-o"])
+        .arg(&bin)
+        .arg(&c)
+        .output()
+        .expect("cc");
+    assert!(
+        out.status.success(),
+        "cc {}: {}",
+        c.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    bin
+}

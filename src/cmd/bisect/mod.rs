@@ -50,6 +50,11 @@ pub struct BisectArgs {
     /// The same as --json: the outcome (first bad, the steps, each verdict) as JSON
     #[arg(long = "bisect-json", value_name = "FILE")]
     bisect_json: Option<String>,
+    /// Write the finding as a mail to send (plain text, lines of at most 72 columns, the
+    /// reproducer attached): the subject, what changed from the last good step to the
+    /// first bad one, the bisect, the environment
+    #[arg(long, value_name = "FILE")]
+    mail: Option<std::path::PathBuf>,
     #[command(flatten)]
     slurm: super::slurm::SlurmArgs,
     /// Everything `run` takes: the signature, --fs, -n, --dir, -r (repetitions per step)…
@@ -113,7 +118,19 @@ pub fn run(args: BisectArgs) -> Result<i32> {
             &mut progress,
         )?,
     };
-    let report = sigbench::report::bisect::report_of(&done, &plan.signature.name);
+    let mut report = sigbench::report::bisect::report_of(&done, &plan.signature.name);
+    let reproducer = done
+        .first_change()
+        .and_then(|[_, (_, runs)]| runs.last())
+        .and_then(|run| {
+            sigbench::repro::Reproducer::of_run(run)
+                .map_err(|e| sigbench::say!("sigbench: bisect: no reproducer: {e:#}"))
+                .ok()
+        });
+    report.reproducer = reproducer.as_ref().and_then(|r| r.file());
+    if let Some(path) = &args.mail {
+        mail(path, &done, &report, reproducer.as_ref())?;
+    }
     let mut o = format!(
         "bisect of {} on {}, metric {}\n",
         report.signature, report.what, args.metric
@@ -152,6 +169,9 @@ fn check(args: &BisectArgs) -> Result<()> {
         let mut o = super::measure::outputs(&args.run);
         if let Some(j) = &args.bisect_json {
             o = o.output("--bisect-json", j);
+        }
+        if let Some(m) = &args.mail {
+            o = o.output("--mail", m);
         }
         o.check()?;
     }
@@ -280,4 +300,43 @@ fn conclusion(o: &mut String, b: &Bisected, changed: Option<&sigbench::bisect::C
         o.push_str(&sigbench::report::table::from_changed(c).text());
     }
     0
+}
+
+/// `--mail`: the last good and first bad steps' runs compared, the bisect, the
+/// environment of the first bad one, its reproducer attached.
+fn mail(
+    path: &std::path::Path,
+    done: &Bisected,
+    report: &sigbench::bisect::Report,
+    reproducer: Option<&sigbench::repro::Reproducer>,
+) -> Result<()> {
+    use sigbench::stats::compare::{Samples, compare};
+    let Some([(good, g), (bad, x)]) = done.first_change() else {
+        sigbench::say!(
+            "sigbench: bisect: no mail written: no first bad step with runs on both sides of it"
+        );
+        return Ok(());
+    };
+    let Some(run) = x.last() else {
+        return Ok(());
+    };
+    let cmp = compare(
+        &[Samples::from_runs(&good, g), Samples::from_runs(&bad, x)],
+        sigbench::stats::Test::MannWhitney,
+        0.05,
+    );
+    let words: Vec<String> = std::iter::once("sigbench".to_string())
+        .chain(std::env::args().skip(1))
+        .collect();
+    let commands = vec![sigbench::shell::command(&words)];
+    let m = sigbench::report::mail::mail(&sigbench::report::mail::Telling {
+        comparison: &cmp,
+        run,
+        bisect: Some(report),
+        reproducer,
+        commands: &commands,
+    });
+    sigbench::outputs::write_file(path, m.message().as_bytes())?;
+    sigbench::say!("sigbench: bisect: wrote {} ({})", path.display(), m.subject);
+    Ok(())
 }

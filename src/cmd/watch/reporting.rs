@@ -201,7 +201,19 @@ pub(super) fn write_report(
     let text = sigbench::report::watch::text(&alert);
     if let Some(dir) = r.report_dir {
         let stem = format!("change-{}", change.id);
-        let doc = sigbench::report::watch::document(&alert)?;
+        let mut doc = sigbench::report::watch::document(&alert)?;
+        let (mail, repro) = hand_over(&alert, &r.points[b][0], bisected);
+        let (mail_name, repro_name) = (format!("{stem}.eml"), format!("{stem}.repro.c"));
+        if repro.is_some() {
+            doc.files.push((
+                repro_name.clone(),
+                sigbench::report::mail::REPRO_ABOUT.into(),
+            ));
+        }
+        doc.files.push((
+            mail_name.clone(),
+            "this report as a mail to send, the reproducer attached".into(),
+        ));
         let html = sigbench::report::renderer(sigbench::report::Format::Html)
             .report(&doc, &stem)
             .map(|r| r.text)
@@ -212,8 +224,14 @@ pub(super) fn write_report(
         let (txt_name, html_name) = (format!("{stem}.txt"), format!("{stem}.html"));
         out.check(&txt_name)?;
         out.check(&html_name)?;
+        out.check(&mail_name)?;
+        out.check(&repro_name)?;
         out.write(&txt_name, text.as_bytes())?;
         out.write(&html_name, html.as_bytes())?;
+        out.write(&mail_name, mail.as_bytes())?;
+        if let Some(c) = &repro {
+            out.write(&repro_name, c.as_bytes())?;
+        }
         // Where it is, absolute: a site or a person reading the store elsewhere finds it.
         let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
         let (txt, page) = (dir.join(&txt_name), dir.join(&html_name));
@@ -227,6 +245,10 @@ pub(super) fn write_report(
         // What `site` publishes: the report itself, kept in the store.
         r.store.keep_report(change.id, "txt", &text)?;
         r.store.keep_report(change.id, "html", &html)?;
+        r.store.keep_report(change.id, "eml", &mail)?;
+        if let Some(c) = &repro {
+            r.store.keep_report(change.id, "repro.c", c)?;
+        }
         let confirmed = change.status.alerted();
         if let (Some(cmd), true) = (r.exec, confirmed) {
             let status = std::process::Command::new("sh")
@@ -241,4 +263,24 @@ pub(super) fn write_report(
         }
     }
     Ok(text)
+}
+
+/// An alert as a mail (the message) and its reproducer's C file, from a run of the first
+/// bad kernel; the bisect over the commits when one ran, else over the kernels.
+fn hand_over(
+    alert: &sigbench::report::watch::Alert,
+    run: &RunDocument,
+    bisected: &[sigbench::bisect::Report],
+) -> (String, Option<String>) {
+    let reproducer = sigbench::repro::Reproducer::of_run(run)
+        .map_err(|e| sigbench::say!("sigbench: watch: no reproducer for the report: {e:#}"))
+        .ok();
+    let mail = sigbench::report::mail::mail(&sigbench::report::mail::Telling {
+        comparison: &alert.comparison,
+        run,
+        bisect: bisected.last(),
+        reproducer: reproducer.as_ref(),
+        commands: &alert.commands,
+    });
+    (mail.message(), reproducer.and_then(|r| r.file()))
 }
