@@ -1,6 +1,10 @@
-//! Kernel builds for `bisect --tree`: the revision checked out in a kernel git tree is
+//! Kernel builds: for `bisect --tree`, the revision checked out in a kernel git tree is
 //! configured (a base config, then the fragment below with what sigbench's guest needs,
-//! then `make olddefconfig`) and built incrementally in the tree, its build log kept.
+//! then `make olddefconfig`) and built incrementally in the tree, its build log kept; for
+//! `run --kernel DIR+fix.patch`, a tree's variants (`Variant`: its HEAD, with patches on
+//! top) are built in a git worktree of it in the cache — one per tree, so each variant is
+//! an incremental build of the last — and kept by content (the commit, the config, the
+//! patches), so a variant built once is never built again.
 //!
 //! The base config is read once, before the first build: `--config FILE`, else the tree's
 //! own `.config`, else `make tinyconfig` (the smallest kernel that boots: with the
@@ -205,9 +209,301 @@ fn make(dir: &Path, targets: &[&str], jobs: usize, log: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `--kernel DIR[+PATCH…]`: a kernel source tree's HEAD with patches applied on top, built
+/// by sigbench.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Variant {
+    /// The argument as given.
+    pub arg: String,
+    pub tree: PathBuf,
+    pub patches: Vec<PathBuf>,
+}
+
+/// A built variant: its image, its installed modules (an `INSTALL_MOD_PATH` root) when the
+/// config has modules, and the label its results take.
+#[derive(Clone, Debug)]
+pub struct Built {
+    pub image: PathBuf,
+    pub modules: Option<PathBuf>,
+    /// `+fix` for `DIR+fix.patch` (each patch's file stem), empty for the tree itself.
+    pub suffix: String,
+}
+
+/// Whether `dir` is a kernel source tree.
+fn is_source_tree(dir: &Path) -> bool {
+    dir.join("Makefile").is_file() && dir.join("Kconfig").is_file()
+}
+
+impl Variant {
+    /// `arg` as a variant: `DIR+P[+P…]` with DIR a kernel source tree and each P a file,
+    /// or DIR itself when it is a source tree with nothing built in it (a built one is
+    /// booted as it is). None for anything else (a package, an image, `host`).
+    pub fn parse(arg: &str) -> Result<Option<Variant>> {
+        let mut parts = arg.split('+');
+        let dir = PathBuf::from(parts.next().unwrap_or_default());
+        let patches: Vec<PathBuf> = parts.map(PathBuf::from).collect();
+        if !dir.is_dir() || !is_source_tree(&dir) {
+            if !patches.is_empty() && !Path::new(arg).exists() && dir.is_dir() {
+                bail!(
+                    "--kernel {arg}: {} is not a kernel source tree (no Makefile and Kconfig)",
+                    dir.display()
+                );
+            }
+            return Ok(None);
+        }
+        if patches.is_empty() && dir.join("arch/x86/boot/bzImage").is_file() {
+            return Ok(None);
+        }
+        for p in &patches {
+            if !p.is_file() {
+                bail!("--kernel {arg}: no patch file {}", p.display());
+            }
+        }
+        Ok(Some(Variant {
+            arg: arg.to_string(),
+            tree: dir,
+            patches,
+        }))
+    }
+
+    /// `+fix+more` for `DIR+fix.patch+more.patch`.
+    pub fn suffix(&self) -> String {
+        self.patches
+            .iter()
+            .map(|p| {
+                let stem = p.file_stem().unwrap_or_default().to_string_lossy();
+                format!("+{}", stem.trim_end_matches(".diff"))
+            })
+            .collect()
+    }
+}
+
+/// `git -C dir ARGS`, its stdout; an error with git's first line of complaint.
+fn git(dir: &Path, args: &[&str]) -> Result<String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .context("cannot run git (install git)")?;
+    if !out.status.success() {
+        bail!(
+            "git {}: {}",
+            args.join(" "),
+            child::first_line(&String::from_utf8_lossy(&out.stderr))
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Build each variant (one tree's variants in order, in one worktree), or find it built;
+/// `say` hears the progress. The config: `kconfig`, else tinyconfig; then the fragment
+/// for `fs`. A patch that does not apply or a build that fails is one line naming the
+/// variant and the first error (the build log's path with it).
+pub fn build_variants(
+    variants: &[Variant],
+    fs: Fs,
+    kconfig: Option<&Path>,
+    cache: &Path,
+    say: &mut dyn FnMut(String),
+) -> Result<Vec<Built>> {
+    let kconfig_text = match kconfig {
+        Some(f) => Some(
+            std::fs::read_to_string(f)
+                .with_context(|| format!("--kconfig {}: cannot read it", f.display()))?,
+        ),
+        None => None,
+    };
+    let mut built = Vec::new();
+    for v in variants {
+        built.push(build_variant(
+            v,
+            fs,
+            kconfig,
+            kconfig_text.as_deref(),
+            cache,
+            say,
+        )?);
+    }
+    Ok(built)
+}
+
+fn build_variant(
+    v: &Variant,
+    fs: Fs,
+    kconfig: Option<&Path>,
+    kconfig_text: Option<&str>,
+    cache: &Path,
+    say: &mut dyn FnMut(String),
+) -> Result<Built> {
+    use sha2::{Digest, Sha256};
+    let arg = &v.arg;
+    let tree = v
+        .tree
+        .canonicalize()
+        .with_context(|| format!("--kernel {arg}: cannot resolve {}", v.tree.display()))?;
+    let rev = git(&tree, &["rev-parse", "--verify", "HEAD"]).map_err(|e| {
+        anyhow::anyhow!(
+            "--kernel {arg}: {} is not a git tree with a commit ({e}); sigbench builds a tree's variants in a worktree of it: `git init && git add -A && git commit -m base` first",
+            tree.display()
+        )
+    })?;
+    if !git(&tree, &["status", "--porcelain", "--untracked-files=no"])?.is_empty() {
+        say(format!(
+            "{arg}: {} has uncommitted changes: the variant builds its HEAD ({}) and the patches",
+            tree.display(),
+            &rev[..12.min(rev.len())]
+        ));
+    }
+    let mut key = Sha256::new();
+    key.update(rev.as_bytes());
+    key.update(kconfig_text.unwrap_or("tinyconfig").as_bytes());
+    key.update(fragment(fs).as_bytes());
+    let mut patches = Vec::new();
+    for p in &v.patches {
+        let text = std::fs::read(p)
+            .with_context(|| format!("--kernel {arg}: cannot read {}", p.display()))?;
+        key.update((text.len() as u64).to_le_bytes());
+        key.update(&text);
+        patches.push(p.canonicalize()?);
+    }
+    let key: String = key.finalize()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let tree_id: String = Sha256::digest(tree.display().to_string().as_bytes())[..6]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let home = cache.join("builds").join(&tree_id);
+    let done = home.join("variants").join(&key);
+    let suffix = v.suffix();
+    if done.join("ready").is_file() {
+        say(format!("{arg}: built before ({key}), reused"));
+        return Ok(found(&done, suffix));
+    }
+    let work = home.join("src");
+    std::fs::create_dir_all(&home)?;
+    if !work.join(".git").exists() {
+        say(format!(
+            "{arg}: a worktree of {} at {}",
+            tree.display(),
+            work.display()
+        ));
+        let _ = git(&tree, &["worktree", "prune"]);
+        git(
+            &tree,
+            &[
+                "worktree",
+                "add",
+                "--detach",
+                "--force",
+                &work.display().to_string(),
+                &rev,
+            ],
+        )?;
+    }
+    // Back to the tree's HEAD: only what the last variant's patches touched changes, so
+    // the build is incremental. Build products are ignored files: `clean` keeps them.
+    git(&work, &["checkout", "-q", "-f", "--detach", &rev])?;
+    git(&work, &["clean", "-fdq"])?;
+    for p in &patches {
+        let shown = p.display().to_string();
+        git(&work, &["apply", "--whitespace=nowarn", &shown]).map_err(|e| {
+            anyhow::anyhow!(
+                "--kernel {arg}: {shown} does not apply to {} ({e})",
+                &rev[..12.min(rev.len())]
+            )
+        })?;
+    }
+    let logs = home.join("logs");
+    std::fs::create_dir_all(&logs)?;
+    let log = logs.join(format!("{key}.log"));
+    if kconfig.is_none() {
+        // tinyconfig every time: the base is the same whatever was built here before.
+        let _ = std::fs::remove_file(work.join(".config"));
+    }
+    let started = std::time::Instant::now();
+    say(format!(
+        "{arg}: building (make -j{}; log {})",
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        log.display()
+    ));
+    let t = Tree::new(&work, kconfig, fs, &logs)?;
+    let missing = t
+        .build(&log)
+        .map_err(|e| anyhow::anyhow!("--kernel {arg}: {e}"))?;
+    if !missing.is_empty() {
+        say(format!(
+            "{arg}: the config did not take {}",
+            missing.join(", ")
+        ));
+    }
+    let _ = std::fs::remove_dir_all(&done);
+    std::fs::create_dir_all(&done)?;
+    std::fs::copy(work.join("arch/x86/boot/bzImage"), done.join("bzImage"))?;
+    std::fs::copy(work.join(".config"), done.join("config"))?;
+    let config = std::fs::read_to_string(work.join(".config"))?;
+    if config.lines().any(|l| l == "CONFIG_MODULES=y") {
+        let root = done.join("root");
+        make(
+            &work,
+            &[
+                &format!("INSTALL_MOD_PATH={}", root.display()),
+                "modules_install",
+            ],
+            t.jobs,
+            &log,
+        )
+        .map_err(|e| anyhow::anyhow!("--kernel {arg}: {e}"))?;
+    }
+    std::fs::write(done.join("ready"), &rev)?;
+    say(format!(
+        "{arg}: built in {:.0} s",
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(found(&done, suffix))
+}
+
+/// A built variant's files.
+fn found(done: &Path, suffix: String) -> Built {
+    let root = done.join("root");
+    Built {
+        image: done.join("bzImage"),
+        modules: root.is_dir().then_some(root),
+        suffix,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn variants_are_source_trees_with_patches() {
+        let d = std::env::temp_dir().join(format!("sigbench-variant-{}", std::process::id()));
+        std::fs::create_dir_all(d.join("linux")).unwrap();
+        std::fs::write(d.join("linux/Makefile"), "").unwrap();
+        std::fs::write(d.join("linux/Kconfig"), "").unwrap();
+        std::fs::write(d.join("fix.patch"), "").unwrap();
+        let tree = d.join("linux").display().to_string();
+        let fix = d.join("fix.patch").display().to_string();
+        let v = Variant::parse(&format!("{tree}+{fix}")).unwrap().unwrap();
+        assert_eq!(v.patches, [d.join("fix.patch")]);
+        assert_eq!(v.suffix(), "+fix");
+        // The tree itself, not built yet: a variant without patches.
+        assert_eq!(Variant::parse(&tree).unwrap().unwrap().suffix(), "");
+        // Built: booted as it is.
+        std::fs::create_dir_all(d.join("linux/arch/x86/boot")).unwrap();
+        std::fs::write(d.join("linux/arch/x86/boot/bzImage"), "").unwrap();
+        assert!(Variant::parse(&tree).unwrap().is_none());
+        let e = Variant::parse(&format!("{tree}+{}/missing.patch", d.display()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no patch file"), "{e}");
+        assert!(Variant::parse("host").unwrap().is_none());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 
     #[test]
     fn the_fragment_has_the_guest_and_the_filesystem() {

@@ -470,3 +470,119 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
     assert_eq!(rev("HEAD"), bad);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 48, item 3: a patch tested in one command. A clone of the test tree at c9 (it
+/// builds, the slow commit not yet in) and c10 as a patch: `run --kernel CLONE --kernel
+/// CLONE+slow-unlink.patch` builds both (in one worktree in the cache, the second an
+/// incremental build of the first; a variant built before is reused) and boots each, and
+/// `compare` calls the slower unlink. A patch that does not apply is one line, before
+/// anything boots.
+#[test]
+fn a_patched_tree_is_built_and_compare_calls_what_the_patch_slowed() {
+    let tree = kernel_tree();
+    let rev = |r: &str| git(&tree, &["rev-parse", r]);
+    let (base, slow) = (rev("sigbench-bad~3"), rev("sigbench-bad~2"));
+    let clone = PathBuf::from("/var/cache/sigbench/test-tree/variant");
+    if !clone.join(".git").exists() {
+        let _ = std::fs::remove_dir_all(&clone);
+        sh(
+            "git",
+            &[
+                "clone",
+                "-q",
+                "--shared",
+                "--no-checkout",
+                TREE,
+                clone.to_str().unwrap(),
+            ],
+        );
+    }
+    git(&clone, &["checkout", "-q", "-f", "--detach", &base]);
+    let dir = std::env::temp_dir().join(format!("sigbench-variant-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let patch = dir.join("slow-unlink.patch");
+    std::fs::write(
+        &patch,
+        git(&tree, &["format-patch", "-1", "--stdout", &slow]) + "\n",
+    )
+    .unwrap();
+    let db = dir.join("v.db");
+    let c = clone.to_str().unwrap();
+    let patched = format!("{c}+{}", patch.display());
+
+    // A patch that does not apply: one line naming it, nothing built or booted.
+    let broken = dir.join("broken.patch");
+    std::fs::write(
+        &broken,
+        "--- a/mm/shmem.c\n+++ b/mm/shmem.c\n@@ -1,1 +1,1 @@\n-no such line\n+at all\n",
+    )
+    .unwrap();
+    let mut args = vec!["run"];
+    args.extend_from_slice(&PLAN[..PLAN.len() - 2]);
+    args.extend_from_slice(&["-r", "3", "--interleave", "--db", db.to_str().unwrap()]);
+    let bad_arg = format!("{c}+{}", broken.display());
+    let mut bad = args.clone();
+    bad.extend_from_slice(&["--kernel", &bad_arg]);
+    let out = run(&bad);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    let last = err.trim().lines().last().unwrap_or_default();
+    assert!(last.contains("broken.patch does not apply"), "{err}");
+    assert!(!err.contains("boot "), "nothing booted: {err}");
+
+    args.extend_from_slice(&["--kernel", c, "--kernel", &patched]);
+    let started = std::time::Instant::now();
+    let out = run(&args);
+    assert_ok(&out);
+    eprintln!(
+        "two variants built and measured in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    let said = stderr(&out);
+    assert!(
+        said.contains("slow-unlink.patch: built")
+            || said.contains("slow-unlink.patch: built before"),
+        "{said}"
+    );
+    let release = said
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("sigbench: kernel ")
+                .and_then(|r| r.split(' ').next())
+        })
+        .unwrap_or_else(|| panic!("{said}"))
+        .to_string();
+    let slow_label = format!("{release}+slow-unlink");
+    let labels = stdout(&run(&["runs", "--db", db.to_str().unwrap()]));
+    assert!(labels.contains(&slow_label), "{labels}");
+    let out = run(&[
+        "compare",
+        &release,
+        &slow_label,
+        "--db",
+        db.to_str().unwrap(),
+        "--fail-on",
+        "regression",
+        "--metric",
+        METRIC,
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains(METRIC), "{}", stdout(&out));
+    // Built once: the same command again builds nothing.
+    let again = run(&args);
+    assert_ok(&again);
+    assert_eq!(
+        stderr(&again).matches("built before").count(),
+        2,
+        "{}",
+        stderr(&again)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -128,10 +128,15 @@ pub struct Args {
     pub(crate) no_store: bool,
     /// Run on this kernel (repeatable): a distribution's kernel package (.deb, .rpm,
     /// .pkg.tar.zst; a kernel in several packages as one argument, 'IMAGE.deb,MODULES.deb'),
-    /// IMAGE[:MODULES_DIR], a kernel build tree, or `host`. Each result set is labelled with
-    /// its kernel's release
+    /// IMAGE[:MODULES_DIR], a kernel build tree, `host`, or a kernel source tree (a git
+    /// tree's HEAD) with patches on top, DIR[+PATCH…], which sigbench builds. Each result
+    /// set is labelled with its kernel's release (+PATCH's name for a patched tree)
     #[arg(long = "kernel", value_name = "KERNEL")]
     pub(crate) kernels: Vec<String>,
+    /// The base config of a kernel source tree `--kernel DIR[+PATCH…]` builds (default:
+    /// tinyconfig), to which sigbench adds what its guest and the filesystem need
+    #[arg(long, value_name = "FILE")]
+    pub(crate) kconfig: Option<std::path::PathBuf>,
     /// QEMU accelerator for --kernel
     #[arg(long, value_enum, default_value = "auto")]
     pub(crate) accel: super::options::AccelChoice,

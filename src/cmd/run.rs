@@ -273,11 +273,7 @@ pub(crate) fn guest_run(
 /// each result set labelled with its kernel's release. A kernel that fails does not stop
 /// the others.
 fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
-    let specs: Vec<(String, KernelSpec)> = args
-        .kernels
-        .iter()
-        .map(|k| Ok((k.clone(), KernelSpec::parse(k)?)))
-        .collect::<Result<_>>()?;
+    let (specs, suffixes) = kernel_specs(args, plan)?;
     if args.label.is_some() && specs.len() > 1 {
         bail!(
             "--label names one result set; with several --kernel each is labelled with its kernel's release"
@@ -306,12 +302,68 @@ fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
                 on_host(args, &plan, &mut kept)?;
                 Ok(true)
             }
-            Turn::Guest { boot, booted, .. } => on_guest(args, boot, *booted, &mut kept),
+            Turn::Guest {
+                kernel,
+                boot,
+                booted,
+            } => on_guest(args, boot, *booted, &suffixes[kernel], &mut kept),
         },
     )?;
     let ok = kept.finish(args.json.as_deref(), specs.len())?;
     stdout_result()?;
     Ok(if ok { 0 } else { 1 })
+}
+
+/// Kernels as given (the argument) and as booted.
+type Kernels = Vec<(String, KernelSpec)>;
+
+/// The `--kernel` arguments as kernels to boot, and the suffix each one's label takes: a
+/// kernel source tree with patches (`DIR+fix.patch`, `kbuild::Variant`) is built first —
+/// every variant before anything boots, a failed patch or build one line — and booted as
+/// its image, labelled `RELEASE+fix`.
+fn kernel_specs(args: &Args, plan: &Plan) -> Result<(Kernels, Vec<String>)> {
+    use sigbench::kbuild::Variant;
+    let variants: Vec<Option<Variant>> = args
+        .kernels
+        .iter()
+        .map(|k| Variant::parse(k))
+        .collect::<Result<_>>()?;
+    if args.kconfig.is_some() && variants.iter().all(Option::is_none) {
+        bail!(
+            "--kconfig is the config of a kernel source tree --kernel DIR[+PATCH…] builds: give one"
+        );
+    }
+    let wanted: Vec<Variant> = variants.iter().flatten().cloned().collect();
+    let built = sigbench::kbuild::build_variants(
+        &wanted,
+        plan.testbed.fs,
+        args.kconfig.as_deref(),
+        &vm_options(args)?.cache,
+        &mut |m| sigbench::say!("sigbench: {m}"),
+    )?;
+    let mut built = built.into_iter();
+    let mut specs = Vec::new();
+    let mut suffixes = Vec::new();
+    for (k, v) in args.kernels.iter().zip(&variants) {
+        match v {
+            Some(_) => {
+                let b = built.next().expect("one build per variant");
+                specs.push((
+                    k.clone(),
+                    KernelSpec::Image {
+                        image: b.image,
+                        modules: b.modules,
+                    },
+                ));
+                suffixes.push(b.suffix);
+            }
+            None => {
+                specs.push((k.clone(), KernelSpec::parse(k)?));
+                suffixes.push(String::new());
+            }
+        }
+    }
+    Ok((specs, suffixes))
 }
 
 /// `host` in the list: the plan here, printed and stored as a plain `run` does.
@@ -344,6 +396,7 @@ fn on_guest(
     args: &Args,
     boot: &guests::Boot,
     booted: guests::Booted,
+    suffix: &str,
     kept: &mut Kept,
 ) -> Result<bool> {
     for w in sigbench::diag::take() {
@@ -361,6 +414,8 @@ fn on_guest(
         }
     };
     if let Some(mut doc) = run.doc {
+        // A patched tree's results are told from the tree's: same release, +PATCH.
+        doc.label.push_str(suffix);
         Here::of(args).name(&mut doc);
         print_guest(args, &boot.plan, &doc);
         kept.store(doc);
