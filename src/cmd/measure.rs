@@ -199,6 +199,7 @@ pub(crate) enum RunOption {
     SplitReps,
     NoStore,
     OpLog,
+    Kconfig,
 }
 
 /// Refuse the options `command` has no use for, naming the first one given — an option is
@@ -216,6 +217,7 @@ pub(crate) fn refuse(args: &Args, command: &str, unused: &[RunOption]) -> Result
             RunOption::SplitReps => ("--split-reps", args.split_reps),
             RunOption::NoStore => ("--no-store", args.no_store),
             RunOption::OpLog => ("--op-log", args.op_log.is_some()),
+            RunOption::Kconfig => ("--kconfig", args.kconfig.is_some()),
         };
         if given {
             bail!("{command} does not take {flag}");
@@ -611,6 +613,8 @@ mod tests {
         assert_eq!(e.to_string(), "minimize does not take --json");
         let e = refuse(&args(&["--no-store"]), "judge", &[NoStore]).unwrap_err();
         assert_eq!(e.to_string(), "judge does not take --no-store");
+        let e = refuse(&args(&["--kconfig", "c"]), "bisect", &[Kconfig]).unwrap_err();
+        assert_eq!(e.to_string(), "bisect does not take --kconfig");
     }
 
     #[test]

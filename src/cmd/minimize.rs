@@ -45,7 +45,7 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
         super::measure::refuse(
             &args.run,
             "minimize",
-            &[Json, Label, Interleave, Slice, SplitReps],
+            &[Json, Label, Interleave, Slice, SplitReps, Kconfig],
         )?;
     }
     // -o is written after the whole search: it must be writable, and not the signature

@@ -49,7 +49,7 @@ pub fn run(args: SubmitArgs) -> Result<i32> {
         use super::measure::RunOption::*;
         // Every task would write the same --json or --op-log file; kernels are slices
         // of their own (one kernel per task), so there is nothing to interleave.
-        super::measure::refuse(&args.run, "submit", &[Json, OpLog, Interleave])?;
+        super::measure::refuse(&args.run, "submit", &[Json, OpLog, Interleave, Kconfig])?;
     }
     if !args.slurm.slurm {
         bail!("submit runs the plan on Slurm: give --slurm (or --status JOBID)");

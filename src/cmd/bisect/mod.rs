@@ -181,7 +181,7 @@ fn check(args: &BisectArgs) -> Result<()> {
         super::measure::refuse(
             &args.run,
             "bisect",
-            &[Label, Interleave, Slice, SplitReps, OpLog],
+            &[Label, Interleave, Slice, SplitReps, OpLog, Kconfig],
         )?;
     }
     Ok(())

@@ -240,7 +240,7 @@ fn check(args: &WatchArgs) -> Result<()> {
         super::measure::refuse(
             &args.run,
             "watch",
-            &[Label, Interleave, Slice, SplitReps, OpLog],
+            &[Label, Interleave, Slice, SplitReps, OpLog, Kconfig],
         )?;
     }
     check_report_dir(args)
