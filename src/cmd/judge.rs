@@ -48,7 +48,11 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
     {
         use super::measure::RunOption::*;
         // One kernel, stored: that is what the next step compares with.
-        super::measure::refuse(&args.run, "judge", &[Interleave, Slice, SplitReps, NoStore, Kconfig])?;
+        super::measure::refuse(
+            &args.run,
+            "judge",
+            &[Interleave, Slice, SplitReps, NoStore, Kconfig],
+        )?;
     }
     super::measure::outputs(&args.run).check()?;
     let plan = super::measure::plan_of(&args.run)?;
