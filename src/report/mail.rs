@@ -138,35 +138,8 @@ fn environment(d: &RunDocument) -> Vec<(String, String)> {
             None => clock.to_string(),
         },
     };
-    let n: Vec<String> = d.plan.n.iter().map(u64::to_string).collect();
-    let mut v = vec![
-        ("clock", clock),
-        (
-            "machine",
-            format!("{} ({} CPUs)", d.host.cpu_model, d.host.cpus),
-        ),
-        (
-            "filesystem",
-            format!(
-                "{} (mkfs options '{}', mount options '{}', on {})",
-                d.testbed.fs,
-                d.testbed.mkfs_opts.join(" "),
-                d.testbed.mount_opts,
-                d.testbed.device_kind
-            ),
-        ),
-        ("directories", d.plan.dirs.join(" | ")),
-        ("N", n.join(", ")),
-        (
-            "signature",
-            format!("{} (sha256 {})", d.signature.name, d.signature.sha256),
-        ),
-    ];
-    if let Some(k) = &d.plan.clients {
-        let k: Vec<String> = k.iter().map(u32::to_string).collect();
-        v.push(("clients", k.join(", ")));
-    }
-    v.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    let machine = format!("{} ({} CPUs)", d.host.cpu_model, d.host.cpus);
+    super::watch::test_case(d, clock, machine)
 }
 
 /// The mail of `t`.

@@ -84,6 +84,42 @@ pub fn headline(a: &Alert) -> String {
     )
 }
 
+/// The test case block of a report, from a run: the signature, the filesystem with its
+/// options, the directories, N (and K clients), the clock its times count (`clock`, in
+/// the words the caller has for it) and the machine that ran it.
+pub fn test_case(
+    d: &crate::results::RunDocument,
+    clock: String,
+    machine: String,
+) -> Vec<(String, String)> {
+    let n: Vec<String> = d.plan.n.iter().map(u64::to_string).collect();
+    let mut v = vec![
+        (
+            "signature",
+            format!("{} (sha256 {})", d.signature.name, d.signature.sha256),
+        ),
+        (
+            "filesystem",
+            format!(
+                "{} (mkfs options '{}', mount options '{}', on {})",
+                d.testbed.fs,
+                d.testbed.mkfs_opts.join(" "),
+                d.testbed.mount_opts,
+                d.testbed.device_kind
+            ),
+        ),
+        ("directories", d.plan.dirs.join(" | ")),
+        ("N", n.join(", ")),
+    ];
+    if let Some(k) = &d.plan.clients {
+        let k: Vec<String> = k.iter().map(u32::to_string).collect();
+        v.push(("clients", k.join(", ")));
+    }
+    v.push(("clock", clock));
+    v.push(("machine", machine));
+    v.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
 fn case_table(a: &Alert) -> Table {
     let mut t = Table::new("test case", &[("", Align::Left), ("", Align::Left)]);
     for (k, v) in &a.case {

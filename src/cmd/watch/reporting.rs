@@ -58,28 +58,7 @@ pub(super) fn case_lines(
     timebase: &TimeBase,
     machine: String,
 ) -> Vec<(String, String)> {
-    let n: Vec<String> = d.plan.n.iter().map(u64::to_string).collect();
-    [
-        (
-            "signature",
-            format!("{} (sha256 {})", d.signature.name, d.signature.sha256),
-        ),
-        (
-            "filesystem",
-            format!(
-                "{} (mkfs options '{}', mount options '{}')",
-                d.testbed.fs,
-                d.testbed.mkfs_opts.join(" "),
-                d.testbed.mount_opts
-            ),
-        ),
-        ("directories", d.plan.dirs.join(" | ")),
-        ("N", n.join(", ")),
-        ("clock", timebase.to_string()),
-        ("machine", machine),
-    ]
-    .map(|(k, v)| (k.to_string(), v))
-    .into()
+    sigbench::report::watch::test_case(d, timebase.to_string(), machine)
 }
 
 fn words(w: &[&str]) -> Vec<String> {
