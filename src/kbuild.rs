@@ -384,6 +384,10 @@ fn build_variant(
     }
     let work = home.join("src");
     std::fs::create_dir_all(&home)?;
+    // A worktree whose tree is gone (made again elsewhere) is made again.
+    if work.join(".git").exists() && git(&work, &["rev-parse", "--verify", &rev]).is_err() {
+        let _ = std::fs::remove_dir_all(&work);
+    }
     if !work.join(".git").exists() {
         say(format!(
             "{arg}: a worktree of {} at {}",
