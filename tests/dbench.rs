@@ -275,35 +275,49 @@ fn the_loadfile_replays_syscall_for_syscall_as_dbench_does() {
     let head: String = text.lines().take(lines).map(|l| format!("{l}\n")).collect();
     let loadfile = dir.join("head.txt");
     std::fs::write(&loadfile, head).unwrap();
-    // dbench in a tmpfs of its own, for long enough to do two passes under strace.
+    // dbench in a tmpfs of its own, for long enough to do two passes under strace: 15 s on
+    // a quiet machine; on a busy one (a loaded CI run did 23,759 of the 40,000 lines in
+    // 15 s) again for four times as long, and again — the time is not what is tested.
     let fsdir = dir.join("d");
     std::fs::create_dir_all(&fsdir).unwrap();
-    sh("mount", &["-t", "tmpfs", "tmpfs", fsdir.to_str().unwrap()]);
-    let db_trace = dir.join("db");
-    std::fs::create_dir_all(&db_trace).unwrap();
-    let status = Command::new("strace")
-        .args(["-ff", "-qq", "-o"])
-        .arg(db_trace.join("t"))
-        .args(["dbench", "-D"])
-        .arg(&fsdir)
-        .arg("-c")
-        .arg(&loadfile)
-        .args(["-t", "15", "1"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    sh("umount", &[fsdir.to_str().unwrap()]);
-    // Its exit status is not asked for: a cut loadfile leaves handles open at the cut, and
-    // after enough passes dbench's table of 200 is full ("file table full") and it fails.
-    // Two passes, traced in full, are what is compared.
-    let _ = status;
     let prefix = fsdir.display().to_string();
-    // The child: the process that kill()s its parent before every line.
-    let child = traces(&db_trace)
-        .into_iter()
-        .find(|t| t.iter().any(|l| l.starts_with("kill(")))
-        .expect("dbench's client");
+    let mut traced = None;
+    for seconds in ["15", "60", "240"] {
+        sh("mount", &["-t", "tmpfs", "tmpfs", fsdir.to_str().unwrap()]);
+        let db_trace = dir.join(format!("db-{seconds}"));
+        std::fs::create_dir_all(&db_trace).unwrap();
+        let status = Command::new("strace")
+            .args(["-ff", "-qq", "-o"])
+            .arg(db_trace.join("t"))
+            .args(["dbench", "-D"])
+            .arg(&fsdir)
+            .arg("-c")
+            .arg(&loadfile)
+            .args(["-t", seconds, "1"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        sh("umount", &[fsdir.to_str().unwrap()]);
+        // Its exit status is not asked for: a cut loadfile leaves handles open at the cut,
+        // and after enough passes dbench's table of 200 is full ("file table full") and it
+        // fails. Two passes, traced in full, are what is compared.
+        let _ = status;
+        // The child: the process that kill()s its parent before every line.
+        let child = traces(&db_trace)
+            .into_iter()
+            .find(|t| t.iter().any(|l| l.starts_with("kill(")))
+            .expect("dbench's client");
+        let done = child.iter().filter(|l| l.starts_with("kill(")).count();
+        if done > 2 * lines {
+            traced = Some(child);
+            break;
+        }
+        eprintln!(
+            "dbench did only {done} lines in {seconds} s under strace: a busy machine, again for longer"
+        );
+    }
+    let child = traced.expect("dbench did not do two passes of the loadfile in 240 s under strace");
     let mut want = Vec::new();
     let mut line_of = Vec::new();
     let mut line = 0;
@@ -327,10 +341,6 @@ fn the_loadfile_replays_syscall_for_syscall_as_dbench_does() {
             line_of.push(line);
         }
     }
-    assert!(
-        line > 2 * lines,
-        "dbench did only {line} lines in 15 s under strace"
-    );
 
     let sb_trace = dir.join("sb");
     std::fs::create_dir_all(&sb_trace).unwrap();

@@ -348,8 +348,9 @@ pub fn fit(text: &str, width: usize) -> String {
 /// Quoted-printable (RFC 2045) with lines of at most `width` columns: text stays
 /// readable, long lines get soft breaks (`=` at their end).
 fn quoted_printable(text: &str, width: usize) -> String {
-    let mut out = String::new();
+    let mut lines = Vec::new();
     for line in text.split('\n') {
+        let mut out = String::new();
         let mut cur = String::new();
         let bytes = line.as_bytes();
         for (k, &byte) in bytes.iter().enumerate() {
@@ -368,9 +369,11 @@ fn quoted_printable(text: &str, width: usize) -> String {
             cur.push_str(&enc);
         }
         out.push_str(&cur);
-        out.push('\n');
+        lines.push(out);
     }
-    out
+    // The line break before the next boundary is the boundary's: a text ending in a
+    // newline ends in one here too, and no more.
+    lines.join("\n")
 }
 
 /// A header line folded at the mail's width (continuation lines start with a space).

@@ -195,16 +195,16 @@ fn header(out: &mut String, r: &Repro) {
     writeln!(h).unwrap();
     h.push_str(
         "Build: cc -O2 -pthread -o repro repro.c\n\
-         Run:   ./repro MOUNTED_DIR   (an empty directory on the filesystem under test)\n\
+         Run: ./repro MOUNTED_DIR (an empty directory on the filesystem under test)\n\
          \n\
-         For every repetition, N and directory it creates MOUNTED_DIR/NAME with the\n\
-         directory's properties, runs the untimed setup (sub-directories, N files populated,\n\
-         sync, the directory's fsync, the prelude), then times the phases with\n\
-         CLOCK_MONOTONIC and prints s3e's line; then it removes what it created and syncs.\n\
-         The median over the repetitions comes last. Each step is the system call the\n\
-         signature names, issued with syscall(2) so that no C library wrapper picks\n\
-         another: under strace its calls are sigbench's for the same signature and N.\n\
-         One difference: sigbench makes a fresh filesystem for every case, this program\n\
+         For every repetition, N and directory it creates MOUNTED_DIR/NAME with the \
+         directory's properties, runs the untimed setup (sub-directories, N files populated, \
+         sync, the directory's fsync, the prelude), then times the phases with \
+         CLOCK_MONOTONIC and prints s3e's line; then it removes what it created and syncs. \
+         The median over the repetitions comes last. Each step is the system call the \
+         signature names, issued with syscall(2) so that no C library wrapper picks \
+         another: under strace its calls are sigbench's for the same signature and N. \
+         One difference: sigbench makes a fresh filesystem for every case, this program \
          reuses the one it is given.\n\
          \n\
          The signature:\n\n",
