@@ -423,17 +423,22 @@ fn build_variant(
     let logs = home.join("logs");
     std::fs::create_dir_all(&logs)?;
     let log = logs.join(format!("{key}.log"));
-    if kconfig.is_none() {
-        // tinyconfig every time: the base is the same whatever was built here before.
+    // The base config: --kconfig, else the commit's tinyconfig, made once and kept — the
+    // same .config every time, so `make` rebuilds only what the patches touched.
+    let tiny = home.join(format!("tinyconfig-{rev}"));
+    if kconfig.is_none() && !tiny.is_file() {
         let _ = std::fs::remove_file(work.join(".config"));
+        Tree::new(&work, None, fs, &logs)?;
+        std::fs::copy(work.join(".config"), &tiny)?;
     }
+    let base = kconfig.unwrap_or(&tiny);
     let started = std::time::Instant::now();
     say(format!(
         "{arg}: building (make -j{}; log {})",
         std::thread::available_parallelism().map_or(1, |n| n.get()),
         log.display()
     ));
-    let t = Tree::new(&work, kconfig, fs, &logs)?;
+    let t = Tree::new(&work, Some(base), fs, &logs)?;
     let missing = t
         .build(&log)
         .map_err(|e| anyhow::anyhow!("--kernel {arg}: {e}"))?;
