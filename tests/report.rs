@@ -368,7 +368,7 @@ fn a_site_over_the_store_shows_every_series_label_and_triaged_change() {
         report_page.contains(&format!("href=\"{stem}.repro.c\"")),
         "{report_page}"
     );
-    let (body, c) = check_mail(
+    let (_, body, c) = check_mail(
         &reports.join(format!("{stem}.eml")),
         "[REGRESSION] tmpfs: s3e-test3 time +",
     );
@@ -623,7 +623,7 @@ fn two_labels_become_a_mail_with_the_reproducer_attached() {
     ]);
     assert_ok(&out);
     assert!(stdout(&out).is_empty(), "{}", stdout(&out));
-    let (body, c) = check_mail(&eml, "[REGRESSION] tmpfs: s3e-test3 time +");
+    let (_, body, c) = check_mail(&eml, "[REGRESSION] tmpfs: s3e-test3 time +");
     let flat = body.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains("between mail-2 and mail-5"), "{body}");
     assert!(body.contains("the change per phase"), "{body}");

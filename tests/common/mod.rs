@@ -623,9 +623,9 @@ pub fn layout_in_chromium(page: &Path, width: u32, dir: &Path) -> (f64, f64, f64
 
 /// A mail sigbench wrote (`report --format email`, `bisect --mail`, a watch alert's
 /// `.eml`): every line at most 72 columns, a subject in the test robot's manner starting
-/// with `subject`, the LKP table, the reproducer attached. Returns its body and the
-/// attached repro.c, decoded.
-pub fn check_mail(path: &Path, subject: &str) -> (String, String) {
+/// with `subject`, the LKP table, the reproducer attached. Returns its subject (unfolded),
+/// its body and the attached repro.c, decoded.
+pub fn check_mail(path: &Path, subject: &str) -> (String, String, String) {
     let m = std::fs::read_to_string(path).unwrap();
     for l in m.lines() {
         assert!(
@@ -635,7 +635,12 @@ pub fn check_mail(path: &Path, subject: &str) -> (String, String) {
             l.chars().count()
         );
     }
-    let first = m.lines().next().unwrap_or_default();
+    // The subject, folded at 72 columns: its continuation lines start with a space.
+    let mut lines = m.lines();
+    let mut first = lines.next().unwrap_or_default().to_string();
+    for l in lines.take_while(|l| l.starts_with(' ')) {
+        first.push_str(l);
+    }
     assert!(first.starts_with(&format!("Subject: {subject}")), "{first}");
     let (body, rest) = m
         .split_once("filename=\"repro.c\"")
@@ -670,7 +675,7 @@ pub fn check_mail(path: &Path, subject: &str) -> (String, String) {
             k += 1;
         }
     }
-    (body.to_string(), String::from_utf8(c).unwrap())
+    (first, body.to_string(), String::from_utf8(c).unwrap())
 }
 
 /// Compile C `source` with `cc -O2 -Wall -Wextra -Werror -pthread` in `dir`; the binary.
