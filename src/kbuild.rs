@@ -407,18 +407,41 @@ fn build_variant(
             ],
         )?;
     }
-    // Back to the tree's HEAD: only what the last variant's patches touched changes, so
-    // the build is incremental. Build products are ignored files: `clean` keeps them.
+    // Back to the tree's HEAD: the tracked files the last variant's patches changed are
+    // restored and the files they created removed — nothing else, so the build products
+    // stay (a tree need not ignore them: `git clean` would remove them all) and the build
+    // is incremental.
     git(&work, &["checkout", "-q", "-f", "--detach", &rev])?;
-    git(&work, &["clean", "-fdq"])?;
+    let created = home.join("created-by-patches");
+    for f in std::fs::read_to_string(&created)
+        .unwrap_or_default()
+        .lines()
+    {
+        let _ = std::fs::remove_file(work.join(f));
+    }
+    let _ = std::fs::remove_file(&created);
+    let mut new_files = String::new();
     for p in &patches {
         let shown = p.display().to_string();
+        let summary = git(&work, &["apply", "--summary", &shown]).unwrap_or_default();
         git(&work, &["apply", "--whitespace=nowarn", &shown]).map_err(|e| {
             anyhow::anyhow!(
                 "--kernel {arg}: {shown} does not apply to {} ({e})",
                 &rev[..12.min(rev.len())]
             )
         })?;
+        // ` create mode 100644 PATH`
+        for l in summary.lines() {
+            if let Some((_, path)) = l
+                .trim()
+                .strip_prefix("create mode ")
+                .and_then(|r| r.split_once(' '))
+            {
+                new_files.push_str(path);
+                new_files.push('\n');
+            }
+        }
+        std::fs::write(&created, &new_files)?;
     }
     let logs = home.join("logs");
     std::fs::create_dir_all(&logs)?;
