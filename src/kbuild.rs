@@ -417,7 +417,13 @@ fn build_variant(
         .unwrap_or_default()
         .lines()
     {
-        let _ = std::fs::remove_file(work.join(f));
+        // Only paths inside the worktree (git apply writes no other).
+        let inside = Path::new(f)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if inside {
+            let _ = std::fs::remove_file(work.join(f));
+        }
     }
     let _ = std::fs::remove_file(&created);
     let mut new_files = String::new();
