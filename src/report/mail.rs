@@ -456,7 +456,7 @@ mod tests {
             .replace("=\n", "")
             .replace("=3D", "=")
             .replace("=20", " ");
-        assert_eq!(back, format!("{text}\n"));
+        assert_eq!(back, text);
     }
 
     #[test]
