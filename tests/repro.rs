@@ -319,10 +319,23 @@ fn bad_arguments_are_one_line_errors() {
         ),
         (&["repro", "no-such-signature"][..], "unknown signature"),
     ] {
-        let out = run(args);
-        assert_eq!(out.status.code(), Some(1), "{args:?}");
-        let err = stderr(&out);
-        assert!(err.contains(says), "{args:?}: {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        check(args, says);
     }
+    // The signature it reads is never its output.
+    let dir = temp("own-input");
+    let sig = dir.join("mine.toml");
+    std::fs::write(&sig, stdout(&run(&["show", "test3"]))).unwrap();
+    let s = sig.to_str().unwrap();
+    check(&["repro", s, "-o", s], "which this command reads");
+    assert!(std::fs::read_to_string(&sig).unwrap().contains("s3e-test3"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `sigbench ARGS` fails with exit 1 and one line that says `says`.
+fn check(args: &[&str], says: &str) {
+    let out = run(args);
+    assert_eq!(out.status.code(), Some(1), "{args:?}");
+    let err = stderr(&out);
+    assert!(err.contains(says), "{args:?}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
 }

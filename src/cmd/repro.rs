@@ -45,6 +45,14 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<i32> {
+    // -o is never the signature it reads (nor a directory, nor a link's target).
+    if let Some(path) = &args.output {
+        let mut o = sigbench::outputs::Outputs::new(None).output("-o", path);
+        if std::path::Path::new(&args.signature).is_file() {
+            o = o.input("the signature", &args.signature);
+        }
+        o.check()?;
+    }
     let sig = Signature::load(&args.signature)?;
     if let Some(l) = &sig.loadfile {
         // dbench is the reproducer of its own loadfile: say how to run it.
