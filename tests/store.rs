@@ -538,7 +538,8 @@ fn a_profile_only_move_raises_no_alert_unless_named() {
         .find(|l| l.contains(" clear_inode "))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(went.contains("0 → "), "{went}");
-    assert_eq!(std::fs::read_dir(&reports).unwrap().count(), 2);
+    // One change: its text, HTML, mail and reproducer.
+    assert_eq!(std::fs::read_dir(&reports).unwrap().count(), 4);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -580,7 +581,8 @@ fn watch_over_stored_labels_finds_a_step_once_as_a_candidate() {
         "{text}"
     );
     assert!(text.contains("%change") && text.contains("sigbench compare nightly-3 nightly-4"));
-    assert_eq!(std::fs::read_dir(&reports).unwrap().count(), 2);
+    // One change: its text, HTML, mail and reproducer.
+    assert_eq!(std::fs::read_dir(&reports).unwrap().count(), 4);
     let listed = stdout(&run(&["watch", "--changes", "--db", db]));
     let wall = listed
         .lines()

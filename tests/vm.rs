@@ -1174,7 +1174,8 @@ fn watch_notices_confirms_bisects_and_reports_a_change_once() {
         .unwrap_or_else(|| panic!("{said}"));
     assert!(profiled >= 10, "{said}");
     assert_eq!(std::fs::read_dir(&mailed).unwrap().count(), 1);
-    assert_eq!(std::fs::read_dir(&reports).unwrap().count(), 2);
+    // One change: its text, HTML, mail and reproducer.
+    assert_eq!(std::fs::read_dir(&reports).unwrap().count(), 4);
     // Silenced: --ack marks it acknowledged.
     let id = maple.split_whitespace().next().unwrap();
     let ack = run(&["watch", "--ack", id, "--db", db.to_str().unwrap()]);
