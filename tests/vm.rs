@@ -1101,7 +1101,7 @@ fn watch_notices_confirms_bisects_and_reports_a_change_once() {
         maple.contains("bisected") && maple.contains(&first_612),
         "{maple}"
     );
-    // The report, in text and HTML, handed to --exec once.
+    // The report, in text and HTML, with its mail and reproducer; handed to --exec once.
     let files: Vec<PathBuf> = std::fs::read_dir(&reports)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -1110,7 +1110,14 @@ fn watch_notices_confirms_bisects_and_reports_a_change_once() {
         .iter()
         .find(|p| p.extension().is_some_and(|x| x == "html"))
         .expect("an HTML report");
-    assert_eq!(files.len(), 2, "{files:?}");
+    assert_eq!(files.len(), 4, "{files:?}");
+    let eml = files
+        .iter()
+        .find(|p| p.extension().is_some_and(|x| x == "eml"))
+        .expect("the mail");
+    let (subject, _, c) = check_mail(eml, "[");
+    assert!(subject.contains("] tmpfs: lkp-churn "), "{subject}");
+    compile_c(&dir, "watch-repro", &c);
     assert_eq!(std::fs::read_dir(&mailed).unwrap().count(), 1);
     let page = std::fs::read_to_string(html).unwrap();
     assert!(
