@@ -17,19 +17,26 @@ const TREE: &str = "/var/cache/sigbench/test-tree/linux";
 /// that is preempted now and then on a loaded host (as a phase's wall time is).
 const METRIC: &str = "unlink.p50_us";
 
-/// The test tree, made once (about two minutes) and checked out at its bad end.
+/// The test tree, made once (about two minutes) and checked out at its bad end — once
+/// per test process: the tests run in parallel and share the checkout, so a second
+/// `kernel-tree.sh` (a `git checkout -f`) must neither race the first (CI of stop 52 failed
+/// on git's index.lock) nor check out under a bisect the other test is running. After this,
+/// only the bisect test moves the checkout; the others only read the tree's history.
 fn kernel_tree() -> PathBuf {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kernel-tree.sh");
-    let out = Command::new("bash")
-        .arg(&script)
-        .arg(TREE)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    static MADE: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    MADE.get_or_init(|| {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kernel-tree.sh");
+        let out = Command::new("bash")
+            .arg(&script)
+            .arg(TREE)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    });
     PathBuf::from(TREE)
 }
 
