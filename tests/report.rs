@@ -258,14 +258,9 @@ fn a_hostile_bisect_document_is_rendered_or_refused_never_spun_on() {
 /// label shows, and the change shows with its triage state — hidden from the first screen.
 #[test]
 fn a_site_over_the_store_shows_every_series_label_and_triaged_change() {
-    let dir = std::env::temp_dir().join(format!("sigbench-site-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = dir.join("s.db");
-    let db = db.to_str().unwrap();
-    let series = stepped_series_named(&dir, "site-");
-    let out = run(&["import", series.to_str().unwrap(), "--db", db]);
-    assert_ok(&out);
+    let dir = fresh_dir("site");
+    let (series, db) = imported_series(&dir, "site-");
+    let db = db.as_str();
     let reports = dir.join("reports");
     let watch = |option: &str, path: &std::path::Path| {
         run(&[
@@ -419,17 +414,11 @@ fn a_site_over_the_store_shows_every_series_label_and_triaged_change() {
 /// pages is never replaced, by `site`, `watch --site` or `--report-dir`.
 #[test]
 fn a_site_publishes_only_what_sigbench_wrote_for_it() {
-    let dir = std::env::temp_dir().join(format!("sigbench-site-hostile-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = fresh_dir("site-hostile");
     std::fs::create_dir_all(dir.join("elsewhere")).unwrap();
-    let db_path = dir.join("s.db");
-    let db = db_path.to_str().unwrap();
-    let series = stepped_series_named(&dir, "hs-");
-    assert!(
-        run(&["import", series.to_str().unwrap(), "--db", db])
-            .status
-            .success()
-    );
+    let (series, db) = imported_series(&dir, "hs-");
+    let db_path = std::path::PathBuf::from(&db);
+    let db = db.as_str();
     // --report-dir relative to the watch's own directory (item 11).
     let found = sigbench()
         .current_dir(&dir)
@@ -602,13 +591,9 @@ fn a_site_publishes_only_what_sigbench_wrote_for_it() {
 /// attached (and compiling clean); one label is refused in one line.
 #[test]
 fn two_labels_become_a_mail_with_the_reproducer_attached() {
-    let dir = std::env::temp_dir().join(format!("sigbench-mail-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = dir.join("m.db");
-    let db = db.to_str().unwrap();
-    let series = stepped_series_named(&dir, "mail-");
-    assert_ok(&run(&["import", series.to_str().unwrap(), "--db", db]));
+    let dir = fresh_dir("mail");
+    let (_, db) = imported_series(&dir, "mail-");
+    let db = db.as_str();
     let eml = dir.join("m.eml");
     let out = run(&[
         "report",

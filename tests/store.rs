@@ -16,10 +16,7 @@ fn tiny(extra: &[&str]) -> std::process::Output {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let p = std::env::temp_dir().join(format!("sigbench-st-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    std::fs::create_dir_all(&p).unwrap();
-    p
+    fresh_dir(&format!("st-{name}"))
 }
 
 /// A small tmpfs the test mounts (and unmounts when dropped).
@@ -833,13 +830,10 @@ fn small_things_are_errors_or_escaped() {
 #[test]
 fn hostile_labels_are_quoted_in_commands_and_bounded_at_input() {
     let dir = tmp("hostile-labels");
-    let db = dir.join("s.db");
-    let db = db.to_str().unwrap();
     let pwned = dir.join("pwned");
     let prefix = format!("w-$(touch {})-'`id`-", pwned.display());
-    let series = stepped_series_named(&dir, &prefix);
-    let out = run(&["import", series.to_str().unwrap(), "--db", db]);
-    assert_ok(&out);
+    let (_, db) = imported_series(&dir, &prefix);
+    let db = db.as_str();
     let reports = dir.join("reports");
     std::fs::create_dir_all(&reports).unwrap();
     let glob = format!("{prefix}*").replace('[', "[[]");

@@ -214,9 +214,7 @@ fn mail(args: &Args, output: &std::path::Path, sets: &[(String, Vec<RunDocument>
         .iter()
         .max_by(|x, y| x.started_at.cmp(&y.started_at))
         .context("no runs of the new label")?;
-    let reproducer = sigbench::repro::Reproducer::of_run(run)
-        .map_err(|e| sigbench::say!("sigbench: no reproducer for the mail: {e:#}"))
-        .ok();
+    let reproducer = sigbench::repro::Reproducer::of_run_or_say(run, "report");
     let commands = vec![
         run.run_command(&run.signature.name),
         format!(

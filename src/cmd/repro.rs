@@ -3,7 +3,7 @@
 
 use anyhow::{Result, bail};
 use sigbench::plan::DEFAULT_SEED;
-use sigbench::repro::{Repro, dbench_command};
+use sigbench::repro::{Repro, dbench_for};
 use sigbench::signature::Signature;
 use sigbench::testbed::Fs;
 
@@ -54,18 +54,12 @@ pub fn run(args: Args) -> Result<i32> {
         o.check()?;
     }
     let sig = Signature::load(&args.signature)?;
-    if let Some(l) = &sig.loadfile {
-        // dbench is the reproducer of its own loadfile: say how to run it.
-        let k = args.clients.or(sig.default_clients).unwrap_or(1);
-        let t = sig.default_time.unwrap_or(10.0);
+    if let Some(cmd) = dbench_for(&sig, args.clients, None) {
         sigbench::say!(
             "sigbench: {} replays a dbench loadfile, so dbench itself reproduces it (no C file written); on an empty directory of the filesystem under test:",
             sig.name
         );
-        super::out(&format!(
-            "{}\n",
-            dbench_command(&l.dbench, k, t, "MOUNTED_DIR")
-        ))?;
+        super::out(&format!("{cmd}\n"))?;
         return Ok(0);
     }
     if args.repetitions == 0 {

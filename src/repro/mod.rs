@@ -11,7 +11,7 @@
 //! s3e's line per case and the median over the repetitions, and removes what it made.
 //!
 //! `c.rs` writes the C; this file is what the command line chose. A loadfile signature
-//! has no steps to write out: `dbench_command` is the program that replays it already.
+//! has no steps to write out: `dbench_for` names the program that replays it already.
 
 mod c;
 
@@ -87,18 +87,9 @@ impl Reproducer {
             .clients
             .as_ref()
             .and_then(|k| k.iter().max().copied());
-        if let Some(l) = &sig.loadfile {
-            let seconds = doc
-                .plan
-                .time
-                .map_or(sig.default_time.unwrap_or(10.0), |t| t.time_ns as f64 / 1e9);
-            let k = k.or(sig.default_clients).unwrap_or(1);
-            return Ok(Reproducer::Dbench(dbench_command(
-                &l.dbench,
-                k,
-                seconds,
-                "MOUNTED_DIR",
-            )));
+        let seconds = doc.plan.time.map(|t| t.time_ns as f64 / 1e9);
+        if let Some(cmd) = dbench_for(&sig, k, seconds) {
+            return Ok(Reproducer::Dbench(cmd));
         }
         let fs = Fs::parse(&doc.testbed.fs)?;
         let dirs = doc
@@ -133,16 +124,27 @@ impl Reproducer {
             Reproducer::Dbench(cmd) => format!("{cmd} (dbench replays this loadfile itself)"),
         }
     }
+
+    /// `of_run`, or none after saying on stderr why (`who` says for what): what hands a
+    /// change over (a mail, a report) is still written, without its reproducer.
+    pub fn of_run_or_say(doc: &RunDocument, who: &str) -> Option<Reproducer> {
+        Reproducer::of_run(doc)
+            .map_err(|e| crate::say!("sigbench: {who}: no reproducer: {e:#}"))
+            .ok()
+    }
 }
 
-/// The dbench command that replays `loadfile` as a loadfile signature does: `K` clients
-/// for `seconds` in `dir`.
-pub fn dbench_command(loadfile: &str, clients: u32, seconds: f64, dir: &str) -> String {
+/// The dbench command that replays a loadfile signature (none for another signature):
+/// `clients` — else the signature's `clients`, else one — for `seconds` — else its `time`,
+/// else 10 s —, in `MOUNTED_DIR`, the directory the user puts in.
+pub fn dbench_for(sig: &Signature, clients: Option<u32>, seconds: Option<f64>) -> Option<String> {
     use crate::shell::quote;
-    format!(
-        "dbench -c {} -D {} -t {} {clients}",
-        quote(loadfile),
-        quote(dir),
+    let l = sig.loadfile.as_ref()?;
+    let clients = clients.or(sig.default_clients).unwrap_or(1);
+    let seconds = seconds.or(sig.default_time).unwrap_or(10.0);
+    Some(format!(
+        "dbench -c {} -D MOUNTED_DIR -t {} {clients}",
+        quote(&l.dbench),
         seconds.ceil() as u64
-    )
+    ))
 }

@@ -362,6 +362,24 @@ pub fn stepped_series_named(dir: &Path, prefix: &str) -> PathBuf {
     })
 }
 
+/// An empty directory `sigbench-NAME-PID` under the temporary directory (emptied if a
+/// killed run of the same process id left it).
+pub fn fresh_dir(name: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("sigbench-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&p);
+    std::fs::create_dir_all(&p).unwrap();
+    p
+}
+
+/// [`stepped_series_named`] imported into a new store `DIR/s.db`: the series file and the
+/// store's path.
+pub fn imported_series(dir: &Path, prefix: &str) -> (PathBuf, String) {
+    let series = stepped_series_named(dir, prefix);
+    let db = dir.join("s.db").to_str().unwrap().to_string();
+    assert_ok(&run(&["import", series.to_str().unwrap(), "--db", &db]));
+    (series, db)
+}
+
 /// Six labels `PREFIX1` … `PREFIX6` of one real run (see [`stepped_series`]), wall times
 /// 1.00, 1.01 and 1.02 ms, each case then edited by `edit(k, case)` (k: the label's
 /// number).

@@ -122,11 +122,7 @@ pub fn run(args: BisectArgs) -> Result<i32> {
     let reproducer = done
         .first_change()
         .and_then(|[_, (_, runs)]| runs.last())
-        .and_then(|run| {
-            sigbench::repro::Reproducer::of_run(run)
-                .map_err(|e| sigbench::say!("sigbench: bisect: no reproducer: {e:#}"))
-                .ok()
-        });
+        .and_then(|run| sigbench::repro::Reproducer::of_run_or_say(run, "bisect"));
     report.reproducer = reproducer.as_ref().and_then(|r| r.file());
     if let Some(path) = &args.mail {
         mail(path, &done, &report, reproducer.as_ref())?;

@@ -251,9 +251,7 @@ fn hand_over(
     run: &RunDocument,
     bisected: &[sigbench::bisect::Report],
 ) -> (String, Option<String>) {
-    let reproducer = sigbench::repro::Reproducer::of_run(run)
-        .map_err(|e| sigbench::say!("sigbench: watch: no reproducer for the report: {e:#}"))
-        .ok();
+    let reproducer = sigbench::repro::Reproducer::of_run_or_say(run, "watch");
     let mail = sigbench::report::mail::mail(&sigbench::report::mail::Telling {
         comparison: &alert.comparison,
         run,
