@@ -23,28 +23,17 @@
 # DIR by an earlier test run are rebuilt incrementally.
 set -euo pipefail
 dir=$1
-version=$(sha256sum "$0" | cut -c1-16)
+base=$(dirname "$0")/../../bench/linux-source-tree.sh
+version=$(cat "$0" "$base" | sha256sum | cut -c1-16)
 if [ -f "$dir/.git/sigbench-tree" ] && [ "$(cat "$dir/.git/sigbench-tree")" = "$version" ]; then
     git -C "$dir" bisect reset >/dev/null 2>&1 || true
     git -C "$dir" checkout -q -f sigbench-bad
     exit 0
 fi
-src=/usr/src/linux-source-6.1.tar.xz
-[ -f "$src" ] || { echo "kernel-tree: $src is missing (apt-get install linux-source-6.1)" >&2; exit 1; }
 rm -rf "$dir" "$dir.partial"
-mkdir -p "$dir.partial"
-tar -xJf "$src" -C "$dir.partial" --strip-components=1
+bash "$base" "$dir.partial"
 cd "$dir.partial"
-git init -q
 git config user.name "sigbench test"
-git config user.email "sigbench@localhost"
-git config gc.auto 0
-# Debian's .gitignore ignores everything at the top level (its packaging repository holds
-# only debian/): drop that stanza so the tree is tracked as upstream's is.
-sed -i '/^# Debian packaging/,$d' .gitignore
-git add -A
-[ "$(git ls-files | wc -l)" -gt 50000 ] || { echo "kernel-tree: too few files tracked" >&2; exit 1; }
-git commit -q -m "linux-source-6.1 (Debian $(dpkg-query -W -f='${Version}' linux-source-6.1))"
 git tag sigbench-good
 commit() { git commit -q -a -m "$1"; }
 comment() {
