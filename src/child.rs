@@ -30,13 +30,11 @@ pub fn output(cmd: &mut Command, what: &str) -> Result<Output> {
 /// child dies of SIGPIPE) and the result is an error saying so — a decompressor given a
 /// bomb stops at the cap instead of filling memory.
 pub fn output_capped(cmd: &mut Command, what: &str, cap: usize) -> Result<Output> {
-    let mut child = cmd
-        .stdin(Stdio::null())
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .with_context(|| format!("cannot run {what}"))?;
+        .process_group(0);
+    let mut child = spawn(cmd, what)?;
     let out = drain(child.stdout.take(), cap);
     let err = drain(child.stderr.take(), usize::MAX);
     let status = wait(&mut child, what, true)?;
@@ -108,21 +106,33 @@ fn drain<R: Read + Send + 'static>(
 /// ask the user something), stopping it on SIGINT/SIGTERM. It stays in the terminal's
 /// process group, so a Ctrl-C at the terminal reaches it directly too.
 pub fn status(cmd: &mut Command, what: &str) -> Result<ExitStatus> {
-    let mut child = cmd.spawn().with_context(|| format!("cannot run {what}"))?;
+    let mut child = spawn(cmd, what)?;
     wait(&mut child, what, false)
 }
 
 /// Run `cmd` with its stdout and stderr going to `log` (a kernel build), in a process group
 /// of its own that a signal to sigbench stops as a whole.
 pub fn logged(cmd: &mut Command, what: &str, log: &std::fs::File) -> Result<ExitStatus> {
-    let mut child = cmd
-        .stdin(Stdio::null())
+    cmd.stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log.try_clone()?)
-        .process_group(0)
-        .spawn()
-        .with_context(|| format!("cannot run {what}"))?;
+        .process_group(0);
+    let mut child = spawn(cmd, what)?;
     wait(&mut child, what, true)
+}
+
+/// `cmd` started, or an error naming `what`. ENOSYS names its cause: Rust's standard
+/// library starts a process through socketpair(AF_UNIX) when posix_spawn cannot serve, and
+/// a kernel without Unix sockets (tinyconfig's) has no such call.
+fn spawn(cmd: &mut Command, what: &str) -> Result<Child> {
+    cmd.spawn().map_err(|e| {
+        let why = if e.raw_os_error() == Some(libc::ENOSYS) {
+            " (this kernel has no Unix sockets, CONFIG_UNIX, which starting a process needs)"
+        } else {
+            ""
+        };
+        anyhow::Error::new(e).context(format!("cannot run {what}{why}"))
+    })
 }
 
 fn wait(child: &mut Child, what: &str, group: bool) -> Result<ExitStatus> {

@@ -57,21 +57,27 @@ const GUEST: &[&str] = &[
     "VM_EVENT_COUNTERS",
 ];
 
-/// The filesystem under test, built in (a block filesystem also needs the block layer and
-/// the RAM-backed devices the guest's testbed formats).
-fn fs_options(fs: Fs) -> &'static [&'static str] {
-    match fs {
-        Fs::Tmpfs => &[],
-        Fs::Btrfs => &[
-            "BLOCK",
-            "BLK_DEV",
-            "BLK_DEV_LOOP",
-            "BLK_DEV_RAM",
-            "BTRFS_FS",
-        ],
-        Fs::Ext4 => &["BLOCK", "BLK_DEV", "BLK_DEV_LOOP", "BLK_DEV_RAM", "EXT4_FS"],
-        Fs::Xfs => &["BLOCK", "BLK_DEV", "BLK_DEV_LOOP", "BLK_DEV_RAM", "XFS_FS"],
-    }
+/// The filesystem under test, built in. A block filesystem also needs the block layer, the
+/// RAM-backed devices the guest's testbed formats, and Unix sockets: the guest starts mkfs,
+/// and Rust's standard library starts a process through socketpair(AF_UNIX) when
+/// posix_spawn cannot serve — without them (tinyconfig has no CONFIG_NET) every mkfs
+/// failed with ENOSYS.
+fn fs_options(fs: Fs) -> Vec<&'static str> {
+    const BLOCK: &[&str] = &[
+        "BLOCK",
+        "BLK_DEV",
+        "BLK_DEV_LOOP",
+        "BLK_DEV_RAM",
+        "NET",
+        "UNIX",
+    ];
+    let own = match fs {
+        Fs::Tmpfs => return Vec::new(),
+        Fs::Btrfs => "BTRFS_FS",
+        Fs::Ext4 => "EXT4_FS",
+        Fs::Xfs => "XFS_FS",
+    };
+    BLOCK.iter().copied().chain([own]).collect()
 }
 
 /// The config fragment sigbench adds to the base config, for guests testing `fs`.
@@ -80,7 +86,7 @@ pub fn fragment(fs: Fs) -> String {
         "# added by sigbench: what its guest needs to test {}\n",
         fs.name()
     );
-    for o in GUEST.iter().chain(fs_options(fs)) {
+    for o in GUEST.iter().copied().chain(fs_options(fs)) {
         s.push_str(&format!("CONFIG_{o}=y\n"));
     }
     s
@@ -554,6 +560,9 @@ mod tests {
         assert!(!t.contains("BTRFS"));
         let b = fragment(Fs::Btrfs);
         assert!(b.contains("CONFIG_BTRFS_FS=y\n") && b.contains("CONFIG_BLK_DEV_LOOP=y\n"));
+        // The guest starts mkfs: Unix sockets, which std's spawn needs; tmpfs starts nothing.
+        assert!(b.contains("CONFIG_NET=y\n") && b.contains("CONFIG_UNIX=y\n"));
+        assert!(!t.contains("CONFIG_UNIX"));
         assert!(
             b.lines()
                 .skip(1)

@@ -220,6 +220,18 @@ fn check_fs(kernel: &Kernel, ix: Option<&Index>, fs: Fs) -> Result<()> {
     };
     let config = kernel.config_option(option);
     let shown = |k: &Kernel| format!("--kernel {} ({})", k.name, k.release);
+    // The guest starts mkfs as a child process, and Rust's standard library starts one
+    // through socketpair(AF_UNIX) when posix_spawn cannot serve (a working directory, in
+    // a static binary): without Unix sockets every mkfs fails with ENOSYS in the guest.
+    if let Some(tool) = fs.mkfs_tool()
+        && kernel.config_option("UNIX") == Config::Unset
+    {
+        bail!(
+            "{}: built without Unix sockets (CONFIG_UNIX is not set): the guest starts {tool} through socketpair(AF_UNIX), so a {} plan cannot run on it; build it with CONFIG_NET=y and CONFIG_UNIX=y",
+            shown(kernel),
+            fs.name()
+        );
+    }
     match (ix, config) {
         (_, Config::BuiltIn) => Ok(()),
         (Some(ix), _) if ix.modules.contains_key(module) || ix.builtin.contains(module) => Ok(()),
@@ -749,16 +761,30 @@ mod tests {
             "{e}"
         );
         // Its config builds btrfs as a module the modules given lack: another package.
-        let k = kernel(true, Some("CONFIG_BTRFS_FS=m\n"));
+        let k = kernel(true, Some("CONFIG_BTRFS_FS=m\nCONFIG_UNIX=y\n"));
         let e = check(&k, Fs::Btrfs).unwrap_err();
         assert!(e.contains("give the package that holds it"), "{e}");
         // Built in by the config (modules.builtin incomplete): fine.
-        assert!(check(&kernel(true, Some("CONFIG_BTRFS_FS=y\n")), Fs::Btrfs).is_ok());
+        let k = kernel(true, Some("CONFIG_BTRFS_FS=y\nCONFIG_UNIX=y\n"));
+        assert!(check(&k, Fs::Btrfs).is_ok());
+        // Without Unix sockets (tinyconfig has no CONFIG_NET) mkfs cannot be started in
+        // the guest: refused before it boots — a tmpfs plan starts nothing and is fine.
+        let k = kernel(false, Some("CONFIG_BTRFS_FS=y\n# CONFIG_NET is not set\n"));
+        let e = check(&k, Fs::Btrfs).unwrap_err();
+        assert!(
+            e.contains("CONFIG_UNIX is not set") && e.contains("mkfs.btrfs"),
+            "{e}"
+        );
+        assert!(check(&k, Fs::Tmpfs).is_ok());
         // No modules at all: the config decides, and with no config the guest will say.
-        let e = check(&kernel(false, Some("CONFIG_BTRFS_FS=m\n")), Fs::Btrfs).unwrap_err();
+        let e = check(
+            &kernel(false, Some("CONFIG_BTRFS_FS=m\nCONFIG_UNIX=y\n")),
+            Fs::Btrfs,
+        )
+        .unwrap_err();
         assert!(e.contains("came without modules"), "{e}");
         let e = check(
-            &kernel(false, Some("# CONFIG_BTRFS_FS is not set\n")),
+            &kernel(false, Some("# CONFIG_BTRFS_FS is not set\nCONFIG_UNIX=y\n")),
             Fs::Btrfs,
         )
         .unwrap_err();
