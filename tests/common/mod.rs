@@ -142,6 +142,52 @@ pub fn wait_for_mount(child: &mut Child, timeout: Duration) {
     panic!("sigbench did not mount its test filesystem within {timeout:?}");
 }
 
+/// Wait for `child` to end, or kill it after `limit` and fail saying `what` went wrong: a
+/// regression that hangs fails with a message instead of never ending. `limit` is a bound
+/// no working run comes near on a busy machine, never a speed target.
+pub fn wait_within(child: &mut Child, limit: Duration, what: &str) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("still running after {limit:?}: {what}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `cmd` run to its end with its output collected, as `Command::output`, but killed after
+/// `limit` and failed saying `what` (see [`wait_within`]).
+pub fn output_within(cmd: &mut Command, limit: Duration, what: &str) -> Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command starts");
+    // Drained on threads, so that a child writing more than a pipe holds is not stopped.
+    let drain = |r: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            if let Some(mut r) = r {
+                r.read_to_end(&mut v).unwrap();
+            }
+            v
+        })
+    };
+    let out = drain(child.stdout.take().map(|r| Box::new(r) as _));
+    let err = drain(child.stderr.take().map(|r| Box::new(r) as _));
+    let status = wait_within(&mut child, limit, what);
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
 pub fn spawn(args: &[&str]) -> Child {
     sigbench()
         .args(args)
