@@ -467,13 +467,18 @@ fn a_site_publishes_only_what_sigbench_wrote_for_it() {
         .unwrap();
     drop(conn);
     let site = dir.join("elsewhere/site");
-    let site_cmd = |out: &std::path::Path, db: &str| {
-        sigbench()
-            .current_dir(dir.join("elsewhere"))
-            .args(["site", "-o", out.to_str().unwrap(), "--db", db])
-            .output()
-            .unwrap()
+    let site_at = |out: &std::path::Path, db: &str| {
+        let mut c = sigbench();
+        c.current_dir(dir.join("elsewhere")).args([
+            "site",
+            "-o",
+            out.to_str().unwrap(),
+            "--db",
+            db,
+        ]);
+        c
     };
+    let site_cmd = |out: &std::path::Path, db: &str| site_at(out, db).output().unwrap();
     let out = site_cmd(&site, db);
     assert_ok(&out);
     let kept = site.join(format!("reports/change-{}.html", ids[0]));
@@ -523,13 +528,7 @@ fn a_site_publishes_only_what_sigbench_wrote_for_it() {
     assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
     // Opening it would wait for a reader for ever: the run is bounded, so that fails.
     let out = output_within(
-        sigbench().current_dir(dir.join("elsewhere")).args([
-            "site",
-            "-o",
-            fifo_site.to_str().unwrap(),
-            "--db",
-            db,
-        ]),
+        &mut site_at(&fifo_site, db),
         std::time::Duration::from_secs(300),
         "site opened the FIFO planted as a page instead of refusing it",
     );
