@@ -361,26 +361,8 @@ fn build_variant(
             &rev[..12.min(rev.len())]
         ));
     }
-    let mut key = Sha256::new();
-    key.update(rev.as_bytes());
-    key.update(kconfig_text.unwrap_or("tinyconfig").as_bytes());
-    key.update(fragment(fs).as_bytes());
-    let mut patches = Vec::new();
-    for p in &v.patches {
-        let text = std::fs::read(p)
-            .with_context(|| format!("--kernel {arg}: cannot read {}", p.display()))?;
-        key.update((text.len() as u64).to_le_bytes());
-        key.update(&text);
-        patches.push(p.canonicalize()?);
-    }
-    let key: String = key.finalize()[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let tree_id: String = Sha256::digest(tree.display().to_string().as_bytes())[..6]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let (key, patches) = variant_key(v, &rev, kconfig_text, fs)?;
+    let tree_id = crate::text::hex(&Sha256::digest(tree.display().to_string().as_bytes())[..6]);
     let home = cache.join("builds").join(&tree_id);
     let done = home.join("variants").join(&key);
     let suffix = v.suffix();
@@ -389,72 +371,8 @@ fn build_variant(
         return Ok(found(&done, suffix));
     }
     let work = home.join("src");
-    std::fs::create_dir_all(&home)?;
-    // A worktree whose tree is gone (made again elsewhere) is made again.
-    if work.join(".git").exists() && git(&work, &["rev-parse", "--verify", &rev]).is_err() {
-        let _ = std::fs::remove_dir_all(&work);
-    }
-    if !work.join(".git").exists() {
-        say(format!(
-            "{arg}: a worktree of {} at {}",
-            tree.display(),
-            work.display()
-        ));
-        let _ = git(&tree, &["worktree", "prune"]);
-        git(
-            &tree,
-            &[
-                "worktree",
-                "add",
-                "--detach",
-                "--force",
-                &work.display().to_string(),
-                &rev,
-            ],
-        )?;
-    }
-    // Back to the tree's HEAD: the tracked files the last variant's patches changed are
-    // restored and the files they created removed — nothing else, so the build products
-    // stay (a tree need not ignore them: `git clean` would remove them all) and the build
-    // is incremental.
-    git(&work, &["checkout", "-q", "-f", "--detach", &rev])?;
-    let created = home.join("created-by-patches");
-    for f in std::fs::read_to_string(&created)
-        .unwrap_or_default()
-        .lines()
-    {
-        // Only paths inside the worktree (git apply writes no other).
-        let inside = Path::new(f)
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_)));
-        if inside {
-            let _ = std::fs::remove_file(work.join(f));
-        }
-    }
-    let _ = std::fs::remove_file(&created);
-    let mut new_files = String::new();
-    for p in &patches {
-        let shown = p.display().to_string();
-        let summary = git(&work, &["apply", "--summary", &shown]).unwrap_or_default();
-        git(&work, &["apply", "--whitespace=nowarn", &shown]).map_err(|e| {
-            anyhow::anyhow!(
-                "--kernel {arg}: {shown} does not apply to {} ({e})",
-                &rev[..12.min(rev.len())]
-            )
-        })?;
-        // ` create mode 100644 PATH`
-        for l in summary.lines() {
-            if let Some((_, path)) = l
-                .trim()
-                .strip_prefix("create mode ")
-                .and_then(|r| r.split_once(' '))
-            {
-                new_files.push_str(path);
-                new_files.push('\n');
-            }
-        }
-        std::fs::write(&created, &new_files)?;
-    }
+    worktree_at(&tree, &work, &home, &rev, arg, say)?;
+    apply_patches(&work, &home, &patches, arg, &rev)?;
     let logs = home.join("logs");
     std::fs::create_dir_all(&logs)?;
     let log = logs.join(format!("{key}.log"));
@@ -483,30 +401,153 @@ fn build_variant(
             missing.join(", ")
         ));
     }
-    let _ = std::fs::remove_dir_all(&done);
-    std::fs::create_dir_all(&done)?;
+    keep_built(&t, &work, &done, &log, &rev, arg)?;
+    say(format!(
+        "{arg}: built in {:.0} s",
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(found(&done, suffix))
+}
+
+/// What names a variant's build (its commit, base config, fragment and patches' texts),
+/// and its patches' resolved paths.
+fn variant_key(
+    v: &Variant,
+    rev: &str,
+    kconfig_text: Option<&str>,
+    fs: Fs,
+) -> Result<(String, Vec<PathBuf>)> {
+    use sha2::{Digest, Sha256};
+    let mut key = Sha256::new();
+    key.update(rev.as_bytes());
+    key.update(kconfig_text.unwrap_or("tinyconfig").as_bytes());
+    key.update(fragment(fs).as_bytes());
+    let mut patches = Vec::new();
+    for p in &v.patches {
+        let text = std::fs::read(p)
+            .with_context(|| format!("--kernel {}: cannot read {}", v.arg, p.display()))?;
+        key.update((text.len() as u64).to_le_bytes());
+        key.update(&text);
+        patches.push(p.canonicalize()?);
+    }
+    Ok((crate::text::hex(&key.finalize()[..8]), patches))
+}
+
+/// The worktree of `tree` at `work`, made (again, when its tree is gone) and checked out
+/// at `rev`.
+fn worktree_at(
+    tree: &Path,
+    work: &Path,
+    home: &Path,
+    rev: &str,
+    arg: &str,
+    say: &mut dyn FnMut(String),
+) -> Result<()> {
+    std::fs::create_dir_all(home)?;
+    // A worktree whose tree is gone (made again elsewhere) is made again.
+    if work.join(".git").exists() && git(work, &["rev-parse", "--verify", rev]).is_err() {
+        let _ = std::fs::remove_dir_all(work);
+    }
+    if !work.join(".git").exists() {
+        say(format!(
+            "{arg}: a worktree of {} at {}",
+            tree.display(),
+            work.display()
+        ));
+        let _ = git(tree, &["worktree", "prune"]);
+        git(
+            tree,
+            &[
+                "worktree",
+                "add",
+                "--detach",
+                "--force",
+                &work.display().to_string(),
+                rev,
+            ],
+        )?;
+    }
+    // Back to the tree's HEAD: the tracked files the last variant's patches changed are
+    // restored and the files they created removed — nothing else, so the build products
+    // stay (a tree need not ignore them: `git clean` would remove them all) and the build
+    // is incremental.
+    git(work, &["checkout", "-q", "-f", "--detach", rev])?;
+    let created = home.join("created-by-patches");
+    for f in std::fs::read_to_string(&created)
+        .unwrap_or_default()
+        .lines()
+    {
+        // Only paths inside the worktree (git apply writes no other).
+        let inside = Path::new(f)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if inside {
+            let _ = std::fs::remove_file(work.join(f));
+        }
+    }
+    let _ = std::fs::remove_file(&created);
+    Ok(())
+}
+
+/// Apply `patches` in order in the worktree, keeping the list of files they create (the
+/// next variant's checkout removes them).
+fn apply_patches(
+    work: &Path,
+    home: &Path,
+    patches: &[PathBuf],
+    arg: &str,
+    rev: &str,
+) -> Result<()> {
+    let created = home.join("created-by-patches");
+    let mut new_files = String::new();
+    for p in patches {
+        let shown = p.display().to_string();
+        let summary = git(work, &["apply", "--summary", &shown]).unwrap_or_default();
+        git(work, &["apply", "--whitespace=nowarn", &shown]).map_err(|e| {
+            anyhow::anyhow!(
+                "--kernel {arg}: {shown} does not apply to {} ({e})",
+                &rev[..12.min(rev.len())]
+            )
+        })?;
+        // ` create mode 100644 PATH`
+        for l in summary.lines() {
+            if let Some((_, path)) = l
+                .trim()
+                .strip_prefix("create mode ")
+                .and_then(|r| r.split_once(' '))
+            {
+                new_files.push_str(path);
+                new_files.push('\n');
+            }
+        }
+        std::fs::write(&created, &new_files)?;
+    }
+    Ok(())
+}
+
+/// Keep what the worktree built in `done`: the image, the config, the modules (installed
+/// there when the config has them), and last the `ready` mark naming the commit.
+fn keep_built(t: &Tree, work: &Path, done: &Path, log: &Path, rev: &str, arg: &str) -> Result<()> {
+    let _ = std::fs::remove_dir_all(done);
+    std::fs::create_dir_all(done)?;
     std::fs::copy(work.join("arch/x86/boot/bzImage"), done.join("bzImage"))?;
     std::fs::copy(work.join(".config"), done.join("config"))?;
     let config = std::fs::read_to_string(work.join(".config"))?;
     if config.lines().any(|l| l == "CONFIG_MODULES=y") {
         let root = done.join("root");
         make(
-            &work,
+            work,
             &[
                 &format!("INSTALL_MOD_PATH={}", root.display()),
                 "modules_install",
             ],
             t.jobs,
-            &log,
+            log,
         )
         .map_err(|e| anyhow::anyhow!("--kernel {arg}: {e}"))?;
     }
-    std::fs::write(done.join("ready"), &rev)?;
-    say(format!(
-        "{arg}: built in {:.0} s",
-        started.elapsed().as_secs_f64()
-    ));
-    Ok(found(&done, suffix))
+    std::fs::write(done.join("ready"), rev)?;
+    Ok(())
 }
 
 /// A built variant's files.

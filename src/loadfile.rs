@@ -369,11 +369,7 @@ impl Loadfile {
         )?;
         Ok(Loadfile {
             path: shown,
-            sha256: hasher
-                .finalize()
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect(),
+            sha256: crate::text::hex(&hasher.finalize()),
             script: std::sync::Arc::new(script),
         })
     }

@@ -1,5 +1,15 @@
 //! Plain text laid out for people: paragraphs wrapped at a width (a C file's comments, a
-//! mail's lines).
+//! mail's lines), and bytes (a digest) as hexadecimal digits.
+
+/// `bytes` as lower-case hexadecimal, two digits a byte (a digest in a name or a document).
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(2 * bytes.len());
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
 
 /// `text` in lines of at most `width` columns where its words allow (a longer word is a
 /// line of its own); an empty text is one empty line.
@@ -22,6 +32,12 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bytes_are_two_hex_digits_each() {
+        assert_eq!(hex(&[0x00, 0x0f, 0xa0, 0xff]), "000fa0ff");
+        assert_eq!(hex(&[]), "");
+    }
 
     #[test]
     fn prose_wraps_at_its_width() {

@@ -204,8 +204,7 @@ fn logs_of(dir: &std::path::Path) -> String {
         })
         .take(40)
         .collect();
-    let hex: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
-    format!("{name}-{hex}")
+    format!("{name}-{}", crate::text::hex(&digest[..6]))
 }
 
 pub fn over_tree(

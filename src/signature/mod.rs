@@ -468,10 +468,7 @@ impl Signature {
             slots: slots.names,
             origin: origin.to_string(),
             source: text.to_string(),
-            hash: Sha256::digest(text.as_bytes())
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect(),
+            hash: crate::text::hex(&Sha256::digest(text.as_bytes())),
             loadfile: raw.loadfile,
             default_clients: clients,
             default_time: time,

@@ -46,9 +46,11 @@ pub fn model() -> String {
 pub fn plugin(cache: &Path) -> Result<PathBuf> {
     let plugin = plugin_for(super::qemu::qemu_version().as_deref());
     let digest = sha2::Sha256::digest(plugin);
-    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
     let dir = cache.join("plugins");
-    let path = dir.join(format!("sigbench-cost-{hex}.so"));
+    let path = dir.join(format!(
+        "sigbench-cost-{}.so",
+        crate::text::hex(&digest[..8])
+    ));
     if std::fs::read(&path).ok().as_deref() != Some(plugin) {
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;

@@ -232,10 +232,7 @@ pub fn file_identity(p: &Path) -> Result<String> {
 }
 
 pub fn short_hash(s: &str) -> String {
-    Sha256::digest(s.as_bytes())[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::text::hex(&Sha256::digest(s.as_bytes())[..8])
 }
 
 /// The release string a bzImage carries (boot protocol: `kernel_version` at 0x20E points
