@@ -568,6 +568,65 @@ pub mod fixtures {
         d
     }
 
+    /// Repetition `k` (from 0) of [`doc`]'s case: `w` ms, `m` maple_node objects made in
+    /// its create phase.
+    fn case(k: usize, w: f64, m: i64) -> CaseResult {
+        CaseResult {
+            profile: None,
+            clients: None,
+            time: None,
+            throughput: None,
+            operations: vec![],
+            per_client: vec![],
+            ticks: vec![],
+            load: None,
+            cost: None,
+            dir: "churn".into(),
+            n: 20000,
+            rep: k as u32 + 1,
+            warmup: false,
+            path: "/mnt/churn".into(),
+            wall_ns: (w * 1e6) as u64,
+            calls: 40000,
+            cpu: Cpu::default(),
+            counters: vec![],
+            latency: vec![],
+            vmstat: None,
+            slabinfo: Some(vec![SlabDelta {
+                cache: "dentry".into(),
+                active_objs: 3 + k as i64,
+                num_objs: 0,
+                pages: 0,
+            }]),
+            blockstat: None,
+            phases: vec![
+                PhaseResult {
+                    name: "create".into(),
+                    wall_ns: (w * 0.6e6) as u64,
+                    slabinfo: Some(
+                        [("maple_node", m), ("kmalloc-64", 5 - k as i64)]
+                            .iter()
+                            .filter(|(_, v)| *v != 0)
+                            .map(|(c, v)| SlabDelta {
+                                cache: c.to_string(),
+                                active_objs: *v,
+                                num_objs: 0,
+                                pages: 0,
+                            })
+                            .collect(),
+                    ),
+                    cost: None,
+                },
+                PhaseResult {
+                    name: "delete".into(),
+                    wall_ns: (w * 0.4e6) as u64,
+                    slabinfo: Some(vec![]),
+                    cost: None,
+                },
+            ],
+        }
+    }
+
     /// A synthetic run: one case per repetition with the given wall times, a `create` and a
     /// `delete` phase, and maple_node's create-phase change per repetition.
     pub fn doc(label: &str, walls: &[f64], maple: &[i64]) -> RunDocument {
@@ -575,60 +634,7 @@ pub mod fixtures {
             .iter()
             .zip(maple)
             .enumerate()
-            .map(|(k, (&w, &m))| CaseResult {
-                profile: None,
-                clients: None,
-                time: None,
-                throughput: None,
-                operations: vec![],
-                per_client: vec![],
-                ticks: vec![],
-                load: None,
-                cost: None,
-                dir: "churn".into(),
-                n: 20000,
-                rep: k as u32 + 1,
-                warmup: false,
-                path: "/mnt/churn".into(),
-                wall_ns: (w * 1e6) as u64,
-                calls: 40000,
-                cpu: Cpu::default(),
-                counters: vec![],
-                latency: vec![],
-                vmstat: None,
-                slabinfo: Some(vec![SlabDelta {
-                    cache: "dentry".into(),
-                    active_objs: 3 + k as i64,
-                    num_objs: 0,
-                    pages: 0,
-                }]),
-                blockstat: None,
-                phases: vec![
-                    PhaseResult {
-                        name: "create".into(),
-                        wall_ns: (w * 0.6e6) as u64,
-                        slabinfo: Some(
-                            [("maple_node", m), ("kmalloc-64", 5 - k as i64)]
-                                .iter()
-                                .filter(|(_, v)| *v != 0)
-                                .map(|(c, v)| SlabDelta {
-                                    cache: c.to_string(),
-                                    active_objs: *v,
-                                    num_objs: 0,
-                                    pages: 0,
-                                })
-                                .collect(),
-                        ),
-                        cost: None,
-                    },
-                    PhaseResult {
-                        name: "delete".into(),
-                        wall_ns: (w * 0.4e6) as u64,
-                        slabinfo: Some(vec![]),
-                        cost: None,
-                    },
-                ],
-            })
+            .map(|(k, (&w, &m))| case(k, w, m))
             .collect();
         RunDocument {
             schema: crate::results::SCHEMA.into(),

@@ -6,7 +6,7 @@ use sigbench::report::{document, renderer};
 use sigbench::results::RunDocument;
 use sigbench::stats::Test;
 use sigbench::store::{Store, runs_of};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -53,102 +53,20 @@ pub fn run(mut args: Args) -> Result<i32> {
     if let Some(f) = &args.bisect {
         outputs = outputs.input("the bisect document", f);
     }
-    for l in args
-        .labels
-        .iter()
-        .filter(|l| std::path::Path::new(l).is_file())
-    {
+    for l in args.labels.iter().filter(|l| Path::new(l).is_file()) {
         outputs = outputs.input("an input", l);
     }
     outputs.check()?;
     if let Some(f) = &args.bisect {
-        if args.format.document_format().is_none() {
-            bail!(
-                "a bisect's mail needs its steps' runs: `sigbench bisect … --mail FILE` writes it"
-            );
-        }
-        let r = sigbench::bisect::Report::read(f)?;
-        let mut doc = sigbench::report::bisect::document(&r)?;
-        // The reproducer the bisect kept, beside the page and linked from it.
-        if let Some(c) = &r.reproducer {
-            let stem = output.file_stem().unwrap_or_default().to_string_lossy();
-            let name = format!("{stem}.repro.c");
-            let beside = output
-                .parent()
-                .map(PathBuf::from)
-                .unwrap_or_default()
-                .join(&name);
-            Outputs::new(args.store.db.path())
-                .input("the bisect document", f)
-                .output("-o", &output)
-                .output("the reproducer", &beside)
-                .check()?;
-            sigbench::outputs::write_file(&beside, c.as_bytes())?;
-            doc.files
-                .push((name, sigbench::report::mail::REPRO_ABOUT.into()));
-        }
-        write(&args, &doc)?;
-        sigbench::say!(
-            "sigbench: wrote {} (a bisect of {} steps)",
-            output.display(),
-            r.outcome.steps.len()
-        );
-        return Ok(0);
+        return bisect_report(&args, f, &output);
     }
-    let mut store: Option<Store> = None;
-    let mut sets: Vec<(String, Vec<RunDocument>)> = Vec::new();
-    if args.labels.is_empty() {
-        if !args.store.db.exists() {
-            bail!(
-                "no results database at {} (run `sigbench run` first, or pass --db or labels)",
-                args.store.db
-            );
-        }
-        store = Some(Store::open_read(&args.store.db)?);
-        let s = store.as_ref().expect("opened");
-        for label in s.labels()? {
-            // Every label: one whose runs all stopped early is left out, not an error.
-            let (l, runs) = sigbench::store::all_runs_of(&label, &args.store.db, &mut store)?;
-            if args.incomplete || runs.iter().any(|r| r.status == "complete") {
-                sets.push(sigbench::store::keep_complete(
-                    &label,
-                    l,
-                    runs,
-                    args.incomplete,
-                )?);
-            }
-        }
-    } else {
-        for l in &args.labels {
-            sets.push(runs_of(l, &args.store.db, &mut store, args.incomplete)?);
-        }
-    }
+    let mut sets = label_sets(&args)?;
     check_signatures(&sets, args.different_signatures)?;
     // Labels may come from anyone's export: never print their control characters.
     for (label, _) in &mut sets {
         *label = sigbench::report::table::escape_control(label);
     }
-    // One signature per report: the one run last.
-    let last = sets
-        .iter()
-        .flat_map(|(_, r)| r.iter())
-        .max_by(|a, b| a.started_at.cmp(&b.started_at))
-        .map(|r| r.signature.name.clone())
-        .context("no runs to report")?;
-    let mut skipped = Vec::new();
-    for (label, runs) in &mut sets {
-        runs.retain(|r| r.signature.name == last);
-        if runs.is_empty() {
-            skipped.push(label.clone());
-        }
-    }
-    sets.retain(|(_, r)| !r.is_empty());
-    if !skipped.is_empty() {
-        sigbench::say!(
-            "sigbench: reporting on {last}; no runs of it under {}",
-            skipped.join(", ")
-        );
-    }
+    one_signature(&mut sets)?;
     if args.format.document_format().is_none() {
         return mail(&args, &output, &sets);
     }
@@ -161,6 +79,99 @@ pub fn run(mut args: Args) -> Result<i32> {
         doc.figures.len()
     );
     Ok(0)
+}
+
+/// `report --bisect FILE`: the bisect document's page, its reproducer beside it.
+fn bisect_report(args: &Args, f: &Path, output: &Path) -> Result<i32> {
+    if args.format.document_format().is_none() {
+        bail!("a bisect's mail needs its steps' runs: `sigbench bisect … --mail FILE` writes it");
+    }
+    let r = sigbench::bisect::Report::read(f)?;
+    let mut doc = sigbench::report::bisect::document(&r)?;
+    // The reproducer the bisect kept, beside the page and linked from it.
+    if let Some(c) = &r.reproducer {
+        let stem = output.file_stem().unwrap_or_default().to_string_lossy();
+        let name = format!("{stem}.repro.c");
+        let beside = output
+            .parent()
+            .map(PathBuf::from)
+            .unwrap_or_default()
+            .join(&name);
+        Outputs::new(args.store.db.path())
+            .input("the bisect document", f)
+            .output("-o", output)
+            .output("the reproducer", &beside)
+            .check()?;
+        sigbench::outputs::write_file(&beside, c.as_bytes())?;
+        doc.files
+            .push((name, sigbench::report::mail::REPRO_ABOUT.into()));
+    }
+    write(args, &doc)?;
+    sigbench::say!(
+        "sigbench: wrote {} (a bisect of {} steps)",
+        output.display(),
+        r.outcome.steps.len()
+    );
+    Ok(0)
+}
+
+/// The runs to report, per label: the labels named, else every label in the store (one
+/// whose runs all stopped early is left out, not an error).
+fn label_sets(args: &Args) -> Result<Vec<(String, Vec<RunDocument>)>> {
+    let mut store: Option<Store> = None;
+    let mut sets = Vec::new();
+    if !args.labels.is_empty() {
+        for l in &args.labels {
+            sets.push(runs_of(l, &args.store.db, &mut store, args.incomplete)?);
+        }
+        return Ok(sets);
+    }
+    if !args.store.db.exists() {
+        bail!(
+            "no results database at {} (run `sigbench run` first, or pass --db or labels)",
+            args.store.db
+        );
+    }
+    store = Some(Store::open_read(&args.store.db)?);
+    let s = store.as_ref().expect("opened");
+    for label in s.labels()? {
+        let (l, runs) = sigbench::store::all_runs_of(&label, &args.store.db, &mut store)?;
+        if args.incomplete || runs.iter().any(|r| r.status == "complete") {
+            sets.push(sigbench::store::keep_complete(
+                &label,
+                l,
+                runs,
+                args.incomplete,
+            )?);
+        }
+    }
+    Ok(sets)
+}
+
+/// One signature per report: the one run last; labels without runs of it are said and
+/// left out.
+fn one_signature(sets: &mut Vec<(String, Vec<RunDocument>)>) -> Result<()> {
+    let last = sets
+        .iter()
+        .flat_map(|(_, r)| r.iter())
+        .max_by(|a, b| a.started_at.cmp(&b.started_at))
+        .map(|r| r.signature.name.clone())
+        .context("no runs to report")?;
+    let mut skipped = Vec::new();
+    for (label, runs) in sets.iter_mut() {
+        runs.retain(|r| r.signature.name == last);
+        if runs.is_empty() {
+            skipped.push(label.clone());
+        }
+    }
+    sets.retain(|(_, r)| !r.is_empty());
+    if !skipped.is_empty() {
+        sigbench::say!(
+            "sigbench: reporting on {last}; no runs of it under {}",
+            skipped.join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// The document in the format asked for, and the files that go beside it (Markdown's

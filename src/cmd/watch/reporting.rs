@@ -145,8 +145,35 @@ pub(super) fn write_report(
     bisected: &[sigbench::bisect::Report],
     commands: Vec<String>,
 ) -> Result<String> {
-    // The last good and first bad kernels' runs (all that are stored now).
-    let cmp = compare(
+    let alert = alert(r, g, b, change, bisected, commands);
+    let text = sigbench::report::watch::text(&alert);
+    if let Some(dir) = r.report_dir {
+        let (txt, files) = write_files(r, dir, &alert, b, bisected, &text, change.id)?;
+        change.report = Some(txt.display().to_string());
+        r.store.keep_change(change)?;
+        // What `site` publishes: the report itself, kept in the store.
+        for (ext, content) in files {
+            r.store.keep_report(change.id, ext, &content)?;
+        }
+        if let (Some(cmd), true) = (r.exec, change.status.alerted()) {
+            exec(cmd, &txt)?;
+        }
+    }
+    Ok(text)
+}
+
+/// What a change's report shows: the last good and first bad kernels' runs compared (all
+/// that are stored now), the series, their flame graphs (the differential one first, with
+/// --profile), the bisects and the commands.
+fn alert<'a>(
+    r: &Reporting,
+    g: usize,
+    b: usize,
+    change: &'a ChangeRecord,
+    bisected: &'a [sigbench::bisect::Report],
+    commands: Vec<String>,
+) -> sigbench::report::watch::Alert<'a> {
+    let comparison = compare(
         &[
             Samples::from_runs(&r.names[g], &r.points[g]),
             Samples::from_runs(&r.names[b], &r.points[b]),
@@ -159,7 +186,6 @@ pub(super) fn write_report(
         .enumerate()
         .map(|(i, v)| (r.names[i].clone(), v, i >= b))
         .collect();
-    // The two kernels' flame graphs, the differential one first (with --profile).
     let mut flames = sigbench::report::document::flame_figures(&[
         (r.names[g].clone(), r.points[g].clone()),
         (r.names[b].clone(), r.points[b].clone()),
@@ -167,81 +193,85 @@ pub(super) fn write_report(
     if flames.len() == 3 {
         flames.rotate_right(1);
     }
-    let alert = sigbench::report::watch::Alert {
+    sigbench::report::watch::Alert {
         flames,
         change,
         signature: r.signature.clone(),
         case: r.case.clone(),
-        comparison: cmp,
+        comparison,
         bisects: bisected.iter().collect(),
         series,
         commands,
-    };
-    let text = sigbench::report::watch::text(&alert);
-    if let Some(dir) = r.report_dir {
-        let stem = format!("change-{}", change.id);
-        let mut doc = sigbench::report::watch::document(&alert)?;
-        let (mail, repro) = hand_over(&alert, &r.points[b][0], bisected);
-        let (mail_name, repro_name) = (format!("{stem}.eml"), format!("{stem}.repro.c"));
-        if repro.is_some() {
-            doc.files.push((
-                repro_name.clone(),
-                sigbench::report::mail::REPRO_ABOUT.into(),
-            ));
-        }
-        doc.files.push((
-            mail_name.clone(),
-            "this report as a mail to send, the reproducer attached".into(),
-        ));
-        let html = sigbench::report::renderer(sigbench::report::Format::Html)
-            .report(&doc, &stem)
-            .map(|r| r.text)
-            .unwrap_or_default();
-        // Opened again, never through a link; the names checked (never the store) before
-        // either is written.
-        let out = OutDir::open("--report-dir", dir, r.store.location.path())?;
-        let (txt_name, html_name) = (format!("{stem}.txt"), format!("{stem}.html"));
-        out.check(&txt_name)?;
-        out.check(&html_name)?;
-        out.check(&mail_name)?;
-        out.check(&repro_name)?;
-        out.write(&txt_name, text.as_bytes())?;
-        out.write(&html_name, html.as_bytes())?;
-        out.write(&mail_name, mail.as_bytes())?;
-        if let Some(c) = &repro {
-            out.write(&repro_name, c.as_bytes())?;
-        }
-        // Where it is, absolute: a site or a person reading the store elsewhere finds it.
-        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-        let (txt, page) = (dir.join(&txt_name), dir.join(&html_name));
-        sigbench::say!(
-            "sigbench: watch: wrote {} and {}",
-            txt.display(),
-            page.display()
-        );
-        change.report = Some(txt.display().to_string());
-        r.store.keep_change(change)?;
-        // What `site` publishes: the report itself, kept in the store.
-        r.store.keep_report(change.id, "txt", &text)?;
-        r.store.keep_report(change.id, "html", &html)?;
-        r.store.keep_report(change.id, "eml", &mail)?;
-        if let Some(c) = &repro {
-            r.store.keep_report(change.id, "repro.c", c)?;
-        }
-        let confirmed = change.status.alerted();
-        if let (Some(cmd), true) = (r.exec, confirmed) {
-            let status = std::process::Command::new("sh")
-                .args(["-c", cmd, "sh"])
-                .arg(&txt)
-                .env("SIGBENCH_REPORT", &txt)
-                .status()
-                .with_context(|| format!("cannot run --exec {cmd}"))?;
-            if !status.success() {
-                sigbench::say!("sigbench: watch: --exec {cmd} {}: {status}", txt.display());
-            }
-        }
     }
-    Ok(text)
+}
+
+/// The report's files in `dir` (text, page, mail and reproducer: the names checked —
+/// never the store — before any is written, the directory opened again, never through a
+/// link): the text's absolute path, and each file's kind and content for the store.
+fn write_files(
+    r: &Reporting,
+    dir: &std::path::Path,
+    alert: &sigbench::report::watch::Alert,
+    b: usize,
+    bisected: &[sigbench::bisect::Report],
+    text: &str,
+    id: i64,
+) -> Result<(std::path::PathBuf, Vec<(&'static str, String)>)> {
+    let stem = format!("change-{id}");
+    let mut doc = sigbench::report::watch::document(alert)?;
+    let (mail, repro) = hand_over(alert, &r.points[b][0], bisected);
+    let (mail_name, repro_name) = (format!("{stem}.eml"), format!("{stem}.repro.c"));
+    if repro.is_some() {
+        doc.files.push((
+            repro_name.clone(),
+            sigbench::report::mail::REPRO_ABOUT.into(),
+        ));
+    }
+    doc.files.push((
+        mail_name.clone(),
+        "this report as a mail to send, the reproducer attached".into(),
+    ));
+    let html = sigbench::report::renderer(sigbench::report::Format::Html)
+        .report(&doc, &stem)
+        .map(|r| r.text)
+        .unwrap_or_default();
+    let out = OutDir::open("--report-dir", dir, r.store.location.path())?;
+    let (txt_name, html_name) = (format!("{stem}.txt"), format!("{stem}.html"));
+    for name in [&txt_name, &html_name, &mail_name, &repro_name] {
+        out.check(name)?;
+    }
+    out.write(&txt_name, text.as_bytes())?;
+    out.write(&html_name, html.as_bytes())?;
+    out.write(&mail_name, mail.as_bytes())?;
+    if let Some(c) = &repro {
+        out.write(&repro_name, c.as_bytes())?;
+    }
+    // Where it is, absolute: a site or a person reading the store elsewhere finds it.
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let (txt, page) = (dir.join(&txt_name), dir.join(&html_name));
+    sigbench::say!(
+        "sigbench: watch: wrote {} and {}",
+        txt.display(),
+        page.display()
+    );
+    let mut files = vec![("txt", text.to_string()), ("html", html), ("eml", mail)];
+    files.extend(repro.map(|c| ("repro.c", c)));
+    Ok((txt, files))
+}
+
+/// `--exec CMD` on a confirmed change's report: `sh -c CMD sh TXT`, SIGBENCH_REPORT=TXT;
+/// a command that fails is said, not fatal.
+fn exec(cmd: &str, txt: &std::path::Path) -> Result<()> {
+    let status = std::process::Command::new("sh")
+        .args(["-c", cmd, "sh"])
+        .arg(txt)
+        .env("SIGBENCH_REPORT", txt)
+        .status()
+        .with_context(|| format!("cannot run --exec {cmd}"))?;
+    if !status.success() {
+        sigbench::say!("sigbench: watch: --exec {cmd} {}: {status}", txt.display());
+    }
+    Ok(())
 }
 
 /// An alert as a mail (the message) and its reproducer's C file, from a run of the first
