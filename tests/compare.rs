@@ -299,7 +299,7 @@ fn a_killed_run_leaves_its_finished_cases_in_a_readable_database() {
 
     // The mounts of the killed run are left for doctor to clean.
     assert!(!leftovers_of(pid).is_empty());
-    assert!(run(&["doctor", "--cleanup"]).status.success());
+    assert_ok(&run(&["doctor", "--cleanup"]));
     assert!(leftovers_of(pid).is_empty());
 }
 

@@ -73,7 +73,7 @@ fn sweep_writes_a_json_document_with_evictions_equal_to_n() {
 #[test]
 fn json_to_stdout_is_the_only_thing_on_stdout() {
     let out = run(&["run", "-n", "20", "--dir", "a", "--json", "-"]);
-    assert!(out.status.success());
+    assert_ok(&out);
     let doc: serde_json::Value =
         serde_json::from_slice(&out.stdout).expect("stdout is exactly one JSON document");
     assert_eq!(doc["cases"][0]["n"], 20);
@@ -241,7 +241,7 @@ fn doctor_finds_and_removes_what_a_killed_run_left() {
     assert!(left.iter().any(|l| l.starts_with("mount:")), "{left:?}");
 
     let out = run(&["doctor"]);
-    assert!(out.status.success());
+    assert_ok(&out);
     assert!(
         stdout(&out).contains(&format!("pid {pid}: mount: btrfs")),
         "{}",

@@ -7,7 +7,7 @@ use common::*;
 #[test]
 fn every_builtin_signature_replays_on_btrfs() {
     let out = run(&["list"]);
-    assert!(out.status.success());
+    assert_ok(&out);
     let names: Vec<String> = stdout(&out)
         .lines()
         .skip(1)
@@ -54,7 +54,7 @@ fn every_builtin_signature_replays_on_btrfs() {
 #[test]
 fn show_prints_the_signature_file_verbatim() {
     let out = run(&["show", "test3"]);
-    assert!(out.status.success());
+    assert_ok(&out);
     assert_eq!(stdout(&out), include_str!("../signatures/s3e-test3.toml"));
     let out = run(&["show", "no-such-signature"]);
     assert_eq!(out.status.code(), Some(1));

@@ -292,7 +292,7 @@ fn outputs_cannot_overwrite_the_store() {
     let dir = tmp("outputs");
     let db = dir.join("keep.db");
     let first = tiny(&["--db", db.to_str().unwrap()]);
-    assert!(first.status.success());
+    assert_ok(&first);
     let before = std::fs::read(&db).unwrap();
     for flag in ["--json", "--op-log"] {
         let out = tiny(&["--db", db.to_str().unwrap(), flag, db.to_str().unwrap()]);
@@ -412,7 +412,7 @@ fn a_read_only_store_can_be_read() {
     let dir = tmp("ro");
     let db = dir.join("ro.db");
     let out = tiny(&["--label", "ro", "--db", db.to_str().unwrap()]);
-    assert!(out.status.success());
+    assert_ok(&out);
     sh(
         "mount",
         &["--bind", dir.to_str().unwrap(), dir.to_str().unwrap()],
@@ -434,7 +434,7 @@ fn import_refuses_a_newer_run_inside_an_older_export() {
     let dir = tmp("import");
     let doc = dir.join("x.json");
     let out = tiny(&["--no-store", "--json", doc.to_str().unwrap()]);
-    assert!(out.status.success());
+    assert_ok(&out);
     let mut run_doc: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&doc).unwrap()).unwrap();
     run_doc["version"] = 2.into();
@@ -883,7 +883,7 @@ fn hostile_labels_are_quoted_in_commands_and_bounded_at_input() {
         "{}",
         stderr(&out)
     );
-    assert!(run(&["watch", "--db", db, "--changes"]).status.success());
+    assert_ok(&run(&["watch", "--db", db, "--changes"]));
     // Issue 39, 18: a reading watch never creates a store where none is.
     let typo = dir.join("typo.db");
     for mode in [

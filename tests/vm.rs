@@ -899,7 +899,7 @@ fn the_icount_clock_repeats_a_kernel_and_decides_a_small_change_at_three_repetit
         stderr(&mixed)
     );
     let warned = run(&["compare", "host", "a", "--db", db_arg]);
-    assert!(warned.status.success());
+    assert_ok(&warned);
     assert!(
         stderr(&warned).contains("different clocks")
             || stdout(&warned).contains("different clocks")
@@ -960,7 +960,7 @@ fn two_kernels_side_by_side_give_the_times_they_give_one_after_the_other() {
             // plan's filesystem).
             let mut ready = args.to_vec();
             ready[2..6].copy_from_slice(&["-n", "10", "-r", "1"]);
-            assert!(run(&ready).status.success());
+            assert_ok(&run(&ready));
         }
         let started = std::time::Instant::now();
         let out = run(&args);
