@@ -371,8 +371,10 @@ fn build_variant(
         return Ok(found(&done, suffix));
     }
     let work = home.join("src");
-    worktree_at(&tree, &work, &home, &rev, arg, say)?;
-    apply_patches(&work, &home, &patches, arg, &rev)?;
+    // The files the last variant's patches created: removed before the next one applies.
+    let created = home.join("created-by-patches");
+    worktree_at(&tree, &work, &home, &created, &rev, arg, say)?;
+    apply_patches(&work, &created, &patches, arg, &rev)?;
     let logs = home.join("logs");
     std::fs::create_dir_all(&logs)?;
     let log = logs.join(format!("{key}.log"));
@@ -434,11 +436,12 @@ fn variant_key(
 }
 
 /// The worktree of `tree` at `work`, made (again, when its tree is gone) and checked out
-/// at `rev`.
+/// at `rev`, without the files listed in `created`.
 fn worktree_at(
     tree: &Path,
     work: &Path,
     home: &Path,
+    created: &Path,
     rev: &str,
     arg: &str,
     say: &mut dyn FnMut(String),
@@ -472,11 +475,7 @@ fn worktree_at(
     // stay (a tree need not ignore them: `git clean` would remove them all) and the build
     // is incremental.
     git(work, &["checkout", "-q", "-f", "--detach", rev])?;
-    let created = home.join("created-by-patches");
-    for f in std::fs::read_to_string(&created)
-        .unwrap_or_default()
-        .lines()
-    {
+    for f in std::fs::read_to_string(created).unwrap_or_default().lines() {
         // Only paths inside the worktree (git apply writes no other).
         let inside = Path::new(f)
             .components()
@@ -485,20 +484,19 @@ fn worktree_at(
             let _ = std::fs::remove_file(work.join(f));
         }
     }
-    let _ = std::fs::remove_file(&created);
+    let _ = std::fs::remove_file(created);
     Ok(())
 }
 
-/// Apply `patches` in order in the worktree, keeping the list of files they create (the
-/// next variant's checkout removes them).
+/// Apply `patches` in order in the worktree, keeping the list of files they create in
+/// `created` (the next variant's checkout removes them).
 fn apply_patches(
     work: &Path,
-    home: &Path,
+    created: &Path,
     patches: &[PathBuf],
     arg: &str,
     rev: &str,
 ) -> Result<()> {
-    let created = home.join("created-by-patches");
     let mut new_files = String::new();
     for p in patches {
         let shown = p.display().to_string();
@@ -520,7 +518,7 @@ fn apply_patches(
                 new_files.push('\n');
             }
         }
-        std::fs::write(&created, &new_files)?;
+        std::fs::write(created, &new_files)?;
     }
     Ok(())
 }
