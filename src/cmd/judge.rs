@@ -72,7 +72,7 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
         return Ok(SKIP);
     };
     if let Some(dest) = &args.run.json {
-        sigbench::report::json::write(&doc, dest)?;
+        sigbench::outputs::write_json(&doc, dest)?;
     }
     decide(&args, &metrics, &base_label, &base_runs, &doc)
 }

@@ -135,7 +135,7 @@ pub fn run(args: BisectArgs) -> Result<i32> {
     let code = conclusion(&mut o, &done, report.changed.as_ref());
     tally(&mut o, &done, args.tree.is_some(), started);
     if let Some(dest) = args.bisect_json.as_ref().or(args.run.json.as_ref()) {
-        sigbench::report::json::write(&report, dest)?;
+        sigbench::outputs::write_json(&report, dest)?;
     }
     super::out(&o)?;
     Ok(code)

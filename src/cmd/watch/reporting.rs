@@ -3,6 +3,7 @@
 
 use super::*;
 use sigbench::outputs::OutDir;
+use sigbench::report::bisect::report_of;
 use sigbench::shell::command;
 
 /// The machine that runs the guests, as a report names it.
@@ -24,6 +25,7 @@ pub(super) fn report(args: &WatchArgs, w: &Watch, a: Alert, out: &mut String) ->
     } = a;
     let lead = sigbench::watch::lead(&records, &confirmed, true);
     let mut cmds = commands(args, w, g, b, &records[lead].metric);
+    let commits = commits.map(|d| report_of(&d, &w.plan.signature.name));
     if let (Some(c), Some(dir)) = (&commits, &args.tree) {
         cmds.push(tree_command(args, w, b, c, dir));
     }

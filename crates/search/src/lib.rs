@@ -1,0 +1,19 @@
+//! Searching: bisecting kernels and commits, watching a series of kernels, minimising a signature, scheduling batches.
+//!
+//! One layer of sigbench (docs/ARCHITECTURE.md): it uses the layers below and never
+//! the ones above, which Cargo enforces. The modules of the layers below are re-exported
+//! so a path reads the same in every crate (`crate::metric::Metric`).
+
+#![deny(unsafe_code)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
+pub mod bisect;
+pub mod minimize;
+pub mod schedule;
+pub mod watch;
+
+pub use sigbench_analyse::{
+    calibrate, capability, child, clock, diag, exec, host, input, interrupt, kbuild, loadfile,
+    metric, outputs, plan, probe, record, results, say, say_raw, shell, signature, stats, store,
+    sys, testbed, text, version, vm,
+};
