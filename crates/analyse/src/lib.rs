@@ -1,8 +1,9 @@
-//! Analysing: the statistics over run documents and the results store with its series queries.
+//! Analysing: the statistics over run documents and the results store with its series
+//! queries.
 //!
-//! One layer of sigbench (docs/ARCHITECTURE.md): it uses the layers below and never
-//! the ones above, which Cargo enforces. The modules of the layers below are re-exported
-//! so a path reads the same in every crate (`crate::metric::Metric`).
+//! One layer of sigbench (docs/ARCHITECTURE.md): it uses the layers below and never the
+//! ones above, which Cargo enforces. The modules of the layers below are re-exported, so a
+//! path reads the same in every crate (`crate::metric::Metric`).
 
 #![deny(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]

@@ -1,8 +1,9 @@
-//! Measuring: the system calls, probes, signatures and loadfiles, scratch filesystems, the executor, the plan driver and its run document, kernels built and booted in guests.
+//! Measuring: the system calls, probes, signatures and loadfiles, scratch filesystems, the
+//! executor, the plan driver and its run document, kernels built and booted in guests.
 //!
-//! One layer of sigbench (docs/ARCHITECTURE.md): it uses the layers below and never
-//! the ones above, which Cargo enforces. The modules of the layers below are re-exported
-//! so a path reads the same in every crate (`crate::metric::Metric`).
+//! One layer of sigbench (docs/ARCHITECTURE.md): it uses the layers below and never the
+//! ones above, which Cargo enforces. The modules of the layers below are re-exported, so a
+//! path reads the same in every crate (`crate::metric::Metric`).
 
 #![deny(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]

@@ -1,8 +1,8 @@
-//! The model every layer shares: text escaping and shell quoting, diagnostics, package versions, and what a metric is.
+//! The model every layer shares: what a metric is (`metric::Metric`), text laid out and
+//! escaped for shells and terminals, queued diagnostics (`say!`), package versions.
 //!
-//! One layer of sigbench (docs/ARCHITECTURE.md): it uses the layers below and never
-//! the ones above, which Cargo enforces. The modules of the layers below are re-exported
-//! so a path reads the same in every crate (`crate::metric::Metric`).
+//! The bottom layer of sigbench (docs/ARCHITECTURE.md): no I/O but stderr, and no other
+//! sigbench crate but the cost model's pure parts.
 
 #![deny(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]

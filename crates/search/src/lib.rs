@@ -1,8 +1,9 @@
-//! Searching: bisecting kernels and commits, watching a series of kernels, minimising a signature, scheduling batches.
+//! Searching: bisecting kernels and commits, watching a series of kernels, minimising a
+//! signature, scheduling a list of kernels. It returns data; `sigbench-present` draws it.
 //!
-//! One layer of sigbench (docs/ARCHITECTURE.md): it uses the layers below and never
-//! the ones above, which Cargo enforces. The modules of the layers below are re-exported
-//! so a path reads the same in every crate (`crate::metric::Metric`).
+//! One layer of sigbench (docs/ARCHITECTURE.md): it uses the layers below and never the
+//! ones above, which Cargo enforces. The modules of the layers below are re-exported, so a
+//! path reads the same in every crate (`crate::metric::Metric`).
 
 #![deny(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
