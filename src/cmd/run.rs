@@ -370,7 +370,7 @@ fn kernel_specs(args: &Args, plan: &Plan) -> Result<(Kernels, Vec<String>)> {
 fn on_host(args: &Args, plan: &Plan, kept: &mut Kept) -> Result<()> {
     sigbench::say!(
         "sigbench: kernel host ({})",
-        sigbench::host::Host::current().kernel_release
+        sigbench::host::current().kernel_release
     );
     let (doc, outcome, store_error) = run_here(&Here::of(args), plan, kept.take_store());
     if let Some(e) = store_error {

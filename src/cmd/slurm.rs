@@ -153,9 +153,8 @@ impl SlurmArgs {
 /// Write the job script `text` into `log_dir` and submit it; the job's id.
 pub fn submit(text: &str, log_dir: &Path, password: Option<&str>) -> Result<(String, PathBuf)> {
     // Absolute: sbatch would read a relative `-x/job-….sbatch` as an option.
-    let file = std::path::absolute(
-        log_dir.join(format!("job-{}.sbatch", sigbench::results::new_run_id())),
-    )?;
+    let file =
+        std::path::absolute(log_dir.join(format!("job-{}.sbatch", sigbench::host::new_run_id())))?;
     sigbench::outputs::write_file(&file, text.as_bytes())?;
     let mut cmd = Command::new("sbatch");
     cmd.arg("--parsable").arg(&file);

@@ -54,7 +54,7 @@ fn machine(v: &mut Vec<Check>) {
         .is_ok();
     v.push(Check::new("loop devices", loop_ok, "/dev/loop-control"));
     let cpu = Path::new("/sys/devices/system/cpu");
-    v.push(match crate::host::Frequency::read(cpu) {
+    v.push(match crate::host::frequency(cpu) {
         None => Check::new(
             "CPU frequency",
             true,

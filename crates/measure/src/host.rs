@@ -1,107 +1,46 @@
 //! What machine and kernel a run happened on: the metadata every result carries so that
 //! results from different machines can be told apart and compared.
 
-use serde::{Deserialize, Serialize};
+pub use crate::results::{Frequency, Host};
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Host {
-    pub hostname: String,
-    /// `uname -r`.
-    pub kernel_release: String,
-    /// `uname -v`: build number and date, distinguishes rebuilds of one release.
-    pub kernel_version: String,
-    pub kernel_cmdline: String,
-    pub arch: String,
-    pub cpu_model: String,
-    pub cpus: usize,
-    pub mem_total_kib: u64,
-    /// The run happened in an emulated machine (QEMU TCG): times are not the hardware's,
-    /// counts are exact.
-    #[serde(default)]
-    pub emulated: bool,
-    /// `qemu-tcg` or `qemu-kvm` when the run happened in a guest booted by `run --kernel`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub accelerator: Option<String>,
-    /// For a guest: what its times count (`crate::clock`); absent on the host.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clock: Option<crate::clock::Clock>,
-    /// For a guest: the identity (short hash) of the kernel image it booted, so results of
-    /// two images with one release are told apart (`bisect --resume`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kernel_image: Option<String>,
-    /// How the CPUs' clock speed was governed (cpufreq), which reference 001 pins to
-    /// `performance` before measuring; absent where the OS does not set it (a VM).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frequency: Option<Frequency>,
-}
-
-/// The CPU frequency policy of a machine, from /sys/devices/system/cpu.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
-pub struct Frequency {
-    /// The cpufreq driver (`intel_pstate`, `acpi-cpufreq`, …).
-    pub driver: String,
-    /// Each governor in use and on how many CPUs (`performance`, `powersave`, …).
-    pub governors: Vec<(String, u32)>,
-    /// Whether the CPUs may boost above their base clock (turbo), where the driver says.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub turbo: Option<bool>,
-}
-
-impl Frequency {
-    /// Read under `cpu` (/sys/devices/system/cpu); None without cpufreq.
-    pub fn read(cpu: &std::path::Path) -> Option<Frequency> {
-        let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok();
-        let mut governors: Vec<(String, u32)> = Vec::new();
-        let mut driver = None;
-        let mut entries: Vec<_> = std::fs::read_dir(cpu).ok()?.flatten().collect();
-        entries.sort_by_key(|e| e.file_name());
-        for e in entries {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if !name
-                .strip_prefix("cpu")
-                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-            {
-                continue;
-            }
-            let Some(g) = read(e.path().join("cpufreq/scaling_governor")) else {
-                continue;
-            };
-            driver = driver.or_else(|| read(e.path().join("cpufreq/scaling_driver")));
-            let g = g.trim().to_string();
-            match governors.iter_mut().find(|(x, _)| *x == g) {
-                Some(x) => x.1 += 1,
-                None => governors.push((g, 1)),
-            }
+/// The CPU frequency policy read under `cpu` (/sys/devices/system/cpu); None without
+/// cpufreq.
+pub fn frequency(cpu: &std::path::Path) -> Option<Frequency> {
+    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok();
+    let mut governors: Vec<(String, u32)> = Vec::new();
+    let mut driver = None;
+    let mut entries: Vec<_> = std::fs::read_dir(cpu).ok()?.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name
+            .strip_prefix("cpu")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        {
+            continue;
         }
-        if governors.is_empty() {
-            return None;
+        let Some(g) = read(e.path().join("cpufreq/scaling_governor")) else {
+            continue;
+        };
+        driver = driver.or_else(|| read(e.path().join("cpufreq/scaling_driver")));
+        let g = g.trim().to_string();
+        match governors.iter_mut().find(|(x, _)| *x == g) {
+            Some(x) => x.1 += 1,
+            None => governors.push((g, 1)),
         }
-        let flag = |p: &str| read(cpu.join(p)).map(|t| t.trim() == "1");
-        let turbo = flag("intel_pstate/no_turbo")
-            .map(|no| !no)
-            .or_else(|| flag("cpufreq/boost"));
-        Some(Frequency {
-            driver: driver.map_or_else(|| "unknown".into(), |d| d.trim().to_string()),
-            governors,
-            turbo,
-        })
     }
-
-    /// What to say when not every CPU runs the `performance` governor (None: all do).
-    pub fn warning(&self) -> Option<String> {
-        let others: Vec<String> = self
-            .governors
-            .iter()
-            .filter(|(g, _)| g != "performance")
-            .map(|(g, n)| format!("`{g}` on {n} CPU{}", if *n == 1 { "" } else { "s" }))
-            .collect();
-        (!others.is_empty()).then(|| {
-            format!(
-                "the CPU frequency governor is {}: times move with the clock speed it picks (reference 001 measured with `performance`: echo performance | tee /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor)",
-                others.join(", ")
-            )
-        })
+    if governors.is_empty() {
+        return None;
     }
+    let flag = |p: &str| read(cpu.join(p)).map(|t| t.trim() == "1");
+    let turbo = flag("intel_pstate/no_turbo")
+        .map(|no| !no)
+        .or_else(|| flag("cpufreq/boost"));
+    Some(Frequency {
+        driver: driver.map_or_else(|| "unknown".into(), |d| d.trim().to_string()),
+        governors,
+        turbo,
+    })
 }
 
 fn field(c: &[libc::c_char]) -> String {
@@ -123,41 +62,48 @@ pub fn mem_total_kib() -> u64 {
         .unwrap_or(0)
 }
 
-impl Host {
-    /// What this machine's times count: runs compare their times only within one base.
-    pub fn timebase(&self) -> crate::clock::TimeBase {
-        crate::clock::TimeBase::of(self.clock.as_ref(), self.emulated)
-    }
+/// A fresh run id (UUID v4 from the kernel).
+pub fn new_run_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/uuid")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| {
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0);
+            format!("{:032x}", t ^ ((std::process::id() as u128) << 64))
+        })
+}
 
-    pub fn current() -> Host {
-        let u = crate::sys::os::uname();
-        let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
-        let cpuinfo = read("/proc/cpuinfo");
-        let cpu_model = cpuinfo
-            .lines()
-            .find_map(|l| {
-                let (k, v) = l.split_once(':')?;
-                (k.trim() == "model name").then(|| v.trim().to_string())
-            })
-            .unwrap_or_else(|| "unknown".into());
-        let mem_total_kib = mem_total_kib();
-        Host {
-            hostname: field(&u.nodename),
-            kernel_release: field(&u.release),
-            kernel_version: field(&u.version),
-            kernel_cmdline: read("/proc/cmdline").trim().to_string(),
-            arch: field(&u.machine),
-            cpu_model,
-            cpus: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
-            mem_total_kib,
-            emulated: false,
-            accelerator: None,
-            clock: None,
-            kernel_image: None,
-            frequency: Frequency::read(std::path::Path::new("/sys/devices/system/cpu")),
-        }
+/// This machine, as a run document records it.
+pub fn current() -> Host {
+    let u = crate::sys::os::uname();
+    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+    let cpuinfo = read("/proc/cpuinfo");
+    let cpu_model = cpuinfo
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == "model name").then(|| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let mem_total_kib = mem_total_kib();
+    Host {
+        hostname: field(&u.nodename),
+        kernel_release: field(&u.release),
+        kernel_version: field(&u.version),
+        kernel_cmdline: read("/proc/cmdline").trim().to_string(),
+        arch: field(&u.machine),
+        cpu_model,
+        cpus: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+        mem_total_kib,
+        emulated: false,
+        accelerator: None,
+        clock: None,
+        kernel_image: None,
+        frequency: frequency(std::path::Path::new("/sys/devices/system/cpu")),
     }
 }
 
@@ -240,7 +186,7 @@ mod tests {
         std::fs::create_dir_all(d.join("cpuidle")).unwrap();
         std::fs::create_dir_all(d.join("intel_pstate")).unwrap();
         std::fs::write(d.join("intel_pstate/no_turbo"), "0\n").unwrap();
-        let f = super::Frequency::read(&d).unwrap();
+        let f = super::frequency(&d).unwrap();
         assert_eq!(f.driver, "intel_pstate");
         assert_eq!(
             f.governors,
@@ -260,7 +206,7 @@ mod tests {
         // No cpufreq at all (a VM): nothing to report.
         std::fs::remove_dir_all(&d).unwrap();
         std::fs::create_dir_all(d.join("cpu0")).unwrap();
-        assert_eq!(super::Frequency::read(&d), None);
+        assert_eq!(super::frequency(&d), None);
         std::fs::remove_dir_all(&d).unwrap();
     }
 
@@ -274,7 +220,7 @@ mod tests {
 
     #[test]
     fn reads_this_host() {
-        let h = super::Host::current();
+        let h = super::current();
         assert!(!h.kernel_release.is_empty());
         assert!(h.cpus >= 1);
         assert!(h.mem_total_kib > 0);

@@ -11,7 +11,6 @@
 pub mod calibrate;
 pub mod capability;
 pub mod child;
-pub mod clock;
 pub mod exec;
 pub mod host;
 pub mod input;
@@ -22,11 +21,10 @@ pub mod outputs;
 pub mod plan;
 pub mod probe;
 pub mod record;
-pub mod results;
 pub mod signature;
 #[allow(unsafe_code)]
 pub mod sys;
 pub mod testbed;
 pub mod vm;
 
-pub use sigbench_model::{diag, metric, say, say_raw, shell, text, version};
+pub use sigbench_model::{clock, diag, metric, results, say, say_raw, shell, text, version};

@@ -1,5 +1,7 @@
-//! The model every layer shares: what a metric is (`metric::Metric`), text laid out and
-//! escaped for shells and terminals, queued diagnostics (`say!`), package versions.
+//! The model every layer shares: the run document and the records it is made of
+//! (`results`), what a metric is (`metric::Metric`), what a run's times count (`clock`),
+//! text laid out and escaped for shells and terminals, queued diagnostics (`say!`),
+//! package versions.
 //!
 //! The bottom layer of sigbench (docs/ARCHITECTURE.md): no I/O but stderr, and no other
 //! sigbench crate but the cost model's pure parts.
@@ -7,8 +9,10 @@
 #![deny(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod clock;
 pub mod diag;
 pub mod metric;
+pub mod results;
 pub mod shell;
 pub mod text;
 pub mod version;

@@ -176,7 +176,7 @@ impl Kept {
         let dest = match (json, &self.db) {
             (Some(d), _) => Some(d.to_string()),
             (None, Some(db)) if self.store_failed => {
-                Some(recovery_path(db, &crate::results::new_run_id()))
+                Some(recovery_path(db, &crate::host::new_run_id()))
             }
             (None, _) => None,
         };

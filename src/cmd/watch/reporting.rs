@@ -8,7 +8,7 @@ use sigbench::shell::command;
 
 /// The machine that runs the guests, as a report names it.
 pub(super) fn machine() -> String {
-    let host = sigbench::host::Host::current();
+    let host = sigbench::host::current();
     format!("{} ({}, {} CPUs)", host.hostname, host.cpu_model, host.cpus)
 }
 

@@ -30,57 +30,15 @@ pub mod steps;
 pub use steps::Executor;
 
 use crate::interrupt;
+pub use crate::results::{ClientResult, OpLatency, Tick};
 use anyhow::{Result, anyhow};
 use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// The longest a client's pause goes without looking for a signal.
 const PAUSE_SLICE: Duration = Duration::from_millis(20);
-
-/// Latency of one kind of operation over the timed window, in nanoseconds: a syscall of a
-/// signature, or an operation of a dbench loadfile (`NTCreateX`, timed with its lookup).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct OpLatency {
-    pub syscall: String,
-    pub count: u64,
-    pub min_ns: u64,
-    pub p50_ns: u64,
-    pub p90_ns: u64,
-    pub p99_ns: u64,
-    pub max_ns: u64,
-    pub mean_ns: f64,
-}
-
-/// One second of a run for a time (cumulative since the window opened).
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Tick {
-    /// Seconds since the window opened.
-    pub s: u32,
-    pub ops: u64,
-    pub bytes: u64,
-    /// The longest operation so far.
-    pub max_latency_ns: u64,
-}
-
-/// What one client did over the window.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct ClientResult {
-    pub ops: u64,
-    pub bytes: u64,
-    /// Passes over its work completed (fractions for a loadfile stopped mid-way).
-    pub passes: f64,
-    /// CPU time of its thread over the window (exact: the thread's CPU clock).
-    pub cpu_ns: u64,
-    /// Time in the window its thread was not on a CPU: blocked (locks, I/O, sleeps) or
-    /// waiting to run.
-    pub off_cpu_ns: u64,
-    /// Context switches of its thread: it blocked (voluntary) or was preempted.
-    pub voluntary_switches: u64,
-    pub involuntary_switches: u64,
-}
 
 /// What the timed window produced.
 #[derive(Clone, Debug, Default)]
@@ -105,6 +63,21 @@ pub struct Timed {
     /// What the clients found that does not stop a run (a failed read a loadfile expected
     /// to succeed), one line each with how often.
     pub notes: Vec<String>,
+}
+
+impl Timed {
+    /// The window's operations and bytes a second (a run for a time, or of clients).
+    pub fn throughput(&self) -> crate::results::Throughput {
+        let s = (self.wall_ns as f64 / 1e9).max(1e-9);
+        crate::results::Throughput {
+            ops: self.ops,
+            bytes: self.bytes,
+            ops_per_s: self.ops as f64 / s,
+            mb_per_s: self.bytes as f64 / 1e6 / s,
+            max_latency_ns: self.max_latency_ns,
+            passes: self.clients.iter().map(|c| c.passes).sum(),
+        }
+    }
 }
 
 /// The kinds of operation of one client, each with a histogram, and its counts.

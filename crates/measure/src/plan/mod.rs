@@ -20,7 +20,7 @@ use crate::probe::profile::{ProfileReading, Rate};
 use crate::probe::{self, Measurement, ProbeSpec, Probes, Scope, Window};
 use crate::results::{
     CaseResult, LoadfileMeta, PhaseResult, PlanMeta, RunDocument, SCHEMA, SCHEMA_VERSION,
-    SignatureMeta, TestbedMeta, Throughput, TimeMeta, Tool,
+    SignatureMeta, TestbedMeta, TimeMeta, Tool,
 };
 use crate::signature::Signature;
 use crate::signature::template::mix64;
@@ -224,7 +224,7 @@ impl Plan {
     /// A document with the run's metadata and no cases yet, for a run on this machine:
     /// its kernel and hardware (uname, /proc) and its mkfs tool's version (`mkfs -V`).
     pub fn document_here(&self) -> RunDocument {
-        self.document_on(Host::current(), tool_version(self.testbed.fs))
+        self.document_on(crate::host::current(), tool_version(self.testbed.fs))
     }
 
     /// A document with the run's metadata and no cases yet, for a run on `host` with this
@@ -233,7 +233,7 @@ impl Plan {
         RunDocument {
             schema: SCHEMA.into(),
             version: SCHEMA_VERSION,
-            id: crate::results::new_run_id(),
+            id: crate::host::new_run_id(),
             label: String::new(),
             tool: Tool {
                 name: "sigbench".into(),
@@ -632,7 +632,7 @@ impl Plan {
             })
             .collect();
         let many = self.clients.is_some() || self.time.is_some() || self.loadfile.is_some();
-        let throughput = many.then(|| Throughput::of(&timed));
+        let throughput = many.then(|| timed.throughput());
         let (latency, operations) = if self.loadfile.is_some() {
             (Vec::new(), timed.latency)
         } else {
@@ -870,7 +870,7 @@ pub mod fixtures {
     ) -> RunDocument {
         let bed = Testbed::directory(p.testbed.clone(), dir).unwrap();
         let probes = Probes::resolve(&[], &mut Vec::new()).unwrap();
-        let mut doc = p.document_on(Host::current(), None);
+        let mut doc = p.document_on(crate::host::current(), None);
         doc.label = label.into();
         p.execute_on(&bed, &probes, &mut doc, obs).unwrap();
         doc

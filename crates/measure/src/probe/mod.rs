@@ -16,11 +16,11 @@ pub mod procfs;
 pub mod profile;
 pub mod tracefs;
 
+pub use crate::results::{Counter, Cpu, Reading};
 use anyhow::{Result, bail};
 use perf::TracepointCounter;
 use procfs::{Deltas, Snapshot};
 use profile::{ProfileReading, Sampler, Symbols};
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use tracefs::{Event, Tracefs};
 
@@ -110,38 +110,6 @@ impl ProbeSpec {
             format!("{}={q}{}", self.name, self.source())
         }
     }
-}
-
-/// One counter's value over the window.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Counter {
-    pub name: String,
-    pub probe: String,
-    #[serde(flatten)]
-    pub reading: Reading,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(tag = "status", rename_all = "snake_case")]
-pub enum Reading {
-    Counted { value: u64, scope: String },
-    Unavailable { reason: String },
-}
-
-impl Reading {
-    pub fn value(&self) -> Option<u64> {
-        match self {
-            Reading::Counted { value, .. } => Some(*value),
-            Reading::Unavailable { .. } => None,
-        }
-    }
-}
-
-/// CPU time this process spent in the window.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct Cpu {
-    pub user_ns: u64,
-    pub sys_ns: u64,
 }
 
 /// The device the counters are scoped to.

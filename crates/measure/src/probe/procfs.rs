@@ -1,6 +1,7 @@
 //! Snapshot counters the kernel exports as text — /proc/vmstat, /proc/slabinfo and a block
 //! device's /sys/block/*/stat — and the deltas between two snapshots.
 
+pub use crate::results::{Load, SlabDelta};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -26,15 +27,6 @@ const BLOCK_FIELDS: &[&str] = &[
     "flush_ios",
     "flush_ticks_ms",
 ];
-
-/// One slab cache's change over the window.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct SlabDelta {
-    pub cache: String,
-    pub active_objs: i64,
-    pub num_objs: i64,
-    pub pages: i64,
-}
 
 #[derive(Clone, Debug, Default)]
 pub struct Slab {
@@ -164,24 +156,6 @@ pub struct Snapshot {
     pressure_us: Option<u64>,
     /// /proc/stat's steal time, all CPUs (USER_HZ ticks).
     steal_ticks: Option<u64>,
-}
-
-/// What else the machine did during a window: how long tasks waited for a CPU (pressure
-/// stall information, "some": at least one runnable task waited) and how long a
-/// hypervisor kept the CPUs from the machine (steal). A busy machine makes a host time
-/// inconclusive (`stats::compare::busy_share`); the icount clock does not see either.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct Load {
-    /// How long the thread that opened and closed the window — the workload's, in a
-    /// case of one client — was ready to run and waited for a CPU in it (ms). Pressure
-    /// and steal are read with the snapshots around the window, so they also span the
-    /// RCU grace periods waited for there.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub run_delay_ms: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub cpu_pressure_ms: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub steal_ms: Option<f64>,
 }
 
 /// The second field of a task's schedstat (`cpu_ns run_delay_ns timeslices`).

@@ -644,7 +644,7 @@ impl Testbed {
             Place::Mounted { mnt, .. } => mnt,
             #[cfg(any(test, feature = "fixtures"))]
             Place::Directory(base) => {
-                let root = base.join(format!("case-{}", crate::results::new_run_id()));
+                let root = base.join(format!("case-{}", crate::host::new_run_id()));
                 std::fs::create_dir(&root)?;
                 let dir = dir.create(&root)?;
                 return Ok(CaseFs {

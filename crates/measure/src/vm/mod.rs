@@ -304,9 +304,9 @@ fn as_run_here(
     records: Option<&str>,
     started_at: &str,
 ) -> RunDocument {
-    d.id = crate::results::new_run_id();
+    d.id = crate::host::new_run_id();
     d.started_at = started_at.to_string();
-    d.host.hostname = crate::host::Host::current().hostname;
+    d.host.hostname = crate::host::current().hostname;
     d.host.kernel_image = Some(kernel.key.clone());
     d.host.emulated = machine.emulated();
     d.host.accelerator = Some(format!("qemu-{}", machine.accel.name()));

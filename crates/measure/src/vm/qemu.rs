@@ -207,7 +207,7 @@ pub struct KvmProbe {
 /// Identity of this machine for the probe cache: a KVM verdict from another host (or
 /// another host kernel) does not apply.
 pub fn machine_identity() -> String {
-    let h = crate::host::Host::current();
+    let h = crate::host::current();
     format!("{} {} {}", h.hostname, h.kernel_release, h.cpu_model)
 }
 

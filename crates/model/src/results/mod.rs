@@ -1,13 +1,20 @@
 //! The results of a run: the versioned JSON document (docs/json.md) with raw samples,
 //! counters and the metadata needed to compare runs from different machines.
 
-use crate::exec::{ClientResult, OpLatency, Tick, Timed};
-use crate::host::Host;
-use crate::probe::procfs::SlabDelta;
-use crate::probe::profile::ProfileReading;
-use crate::probe::{Counter, Cpu};
+mod machine;
+mod profile;
+mod readings;
+mod window;
+
+pub use machine::{Frequency, Host};
+pub use profile::{
+    FunctionShare, LISTED_PCT, PhaseProfile, Profile, ProfileReading, fold_symbol, folded_stacks,
+    shares,
+};
+pub use readings::{Counter, Cpu, Load, Reading, SlabDelta};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+pub use window::{ClientResult, OpLatency, Tick};
 
 /// `schema` of every run document.
 pub const SCHEMA: &str = "sigbench.run";
@@ -121,20 +128,6 @@ pub struct Throughput {
     pub passes: f64,
 }
 
-impl Throughput {
-    pub fn of(t: &Timed) -> Throughput {
-        let s = (t.wall_ns as f64 / 1e9).max(1e-9);
-        Throughput {
-            ops: t.ops,
-            bytes: t.bytes,
-            ops_per_s: t.ops as f64 / s,
-            mb_per_s: t.bytes as f64 / 1e6 / s,
-            max_latency_ns: t.max_latency_ns,
-            passes: t.clients.iter().map(|c| c.passes).sum(),
-        }
-    }
-}
-
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct TestbedMeta {
     pub fs: String,
@@ -217,7 +210,7 @@ pub struct CaseResult {
     pub ticks: Vec<Tick>,
     /// What else the machine did during the window (CPU pressure, steal).
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub load: Option<crate::probe::procfs::Load>,
+    pub load: Option<Load>,
     /// What the cost model counted in the window (a guest with the model): instructions,
     /// memory accesses and cache misses, from which `cost_ms` is priced.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -414,19 +407,6 @@ impl CaseResult {
     }
 }
 
-/// A fresh run id (UUID v4 from the kernel).
-pub fn new_run_id() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/random/uuid")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| {
-            let t = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0);
-            format!("{:032x}", t ^ ((std::process::id() as u128) << 64))
-        })
-}
-
 /// The machine a run was measured on (for a guest: the host it ran on).
 pub fn machine(doc: &RunDocument) -> &str {
     &doc.host.hostname
@@ -537,9 +517,6 @@ pub fn profiles(sets: &[(String, Vec<RunDocument>)]) -> Option<Profiles> {
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures {
     use super::*;
-    use crate::host::Host;
-    use crate::probe::procfs::SlabDelta;
-    use crate::probe::{Counter, Cpu, Reading};
 
     /// A synthetic machine whose kernel release is `release`.
     pub fn host(release: &str) -> Host {
