@@ -1,7 +1,7 @@
 //! CSV: one flat row per compared metric, for spreadsheets and scripts; and the CSV
 //! layout of a [`Table`] (RFC 4180 quoting).
 
-use super::Renderer;
+use super::render::Renderer;
 use super::table::{Align, Table};
 use crate::stats::compare::Comparison;
 

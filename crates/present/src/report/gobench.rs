@@ -1,7 +1,7 @@
 //! Go benchmark text (`BenchmarkName-CPUS  1  123 ns/op  250 inode_evictions/op`), so
 //! benchstat can compare sigbench results: one line per measured case, one file per label.
 
-use super::Renderer;
+use super::render::Renderer;
 use crate::probe::Reading;
 use crate::results::RunDocument;
 use std::fmt::Write;

@@ -2,8 +2,8 @@
 //! fetched from anywhere.
 
 use super::document::Document;
+use super::render::{Rendered, Renderer};
 use super::table::{Align, Table};
-use super::{Rendered, Renderer};
 
 pub struct Html;
 

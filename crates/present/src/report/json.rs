@@ -1,7 +1,7 @@
 //! JSON (schemas in docs/json.md): run documents, exports, comparisons, bisects. Written
 //! whole, to a file or stdout; nothing else may go to stdout when it does.
 
-use super::Renderer;
+use super::render::Renderer;
 use crate::results::{EXPORT_SCHEMA, Export, RunDocument, SCHEMA_VERSION};
 use crate::stats::compare::Comparison;
 use serde::Serialize;

@@ -2,8 +2,8 @@
 //! beside it.
 
 use super::document::Document;
+use super::render::{Rendered, Renderer};
 use super::table::{Align, Table};
-use super::{Rendered, Renderer};
 use crate::stats::compare::Comparison;
 
 pub struct Markdown;

@@ -17,47 +17,12 @@ pub mod mail;
 pub mod markdown;
 pub mod markup;
 pub mod plot;
+pub mod render;
 pub mod table;
 pub mod text;
 pub mod watch;
 
-use crate::results::RunDocument;
-use crate::stats::compare::Comparison;
-use document::Document;
-
-/// An output format. Adding one is a file here and an arm in [`renderer`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    Text,
-    Markdown,
-    Csv,
-    Json,
-    Html,
-    Gobench,
-}
-
-/// A rendered report: its text, and the files that go beside it (name, content).
-pub struct Rendered {
-    pub text: String,
-    pub files: Vec<(String, String)>,
-}
-
-/// What a format can render: `None` for what it cannot (the command's `--format` choices
-/// only offer what can).
-pub trait Renderer {
-    /// A comparison (`compare`); `all`: rows without a significant change too.
-    fn comparison(&self, _c: &Comparison, _all: bool) -> Option<String> {
-        None
-    }
-    /// The full report (`report`); `stem` names the files beside it.
-    fn report(&self, _d: &Document, _stem: &str) -> Option<Rendered> {
-        None
-    }
-    /// Stored runs (`export`).
-    fn runs(&self, _runs: &[RunDocument]) -> Option<String> {
-        None
-    }
-}
+pub use render::{Format, Rendered, Renderer};
 
 pub fn renderer(f: Format) -> &'static dyn Renderer {
     match f {
@@ -70,25 +35,12 @@ pub fn renderer(f: Format) -> &'static dyn Renderer {
     }
 }
 
-impl Format {
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Text => "text",
-            Format::Markdown => "markdown",
-            Format::Csv => "csv",
-            Format::Json => "json",
-            Format::Html => "html",
-            Format::Gobench => "gobench",
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::results::fixtures;
     use crate::stats::Test;
-    use crate::stats::compare::{Samples, compare};
+    use crate::stats::compare::{Comparison, Samples, compare};
 
     fn comparison() -> Comparison {
         let a = fixtures::doc("a", &[10.0, 10.5, 10.2, 10.1, 10.3], &[0; 5]);

@@ -2,7 +2,7 @@
 //! `stats::run`, laid out here), `-v`'s kernel counters, a comparison's tables, and the
 //! aligned-columns layout of every [`Table`].
 
-use super::Renderer;
+use super::render::Renderer;
 use super::table::{Align, Table};
 use crate::plan::Plan;
 use crate::probe::Reading;
