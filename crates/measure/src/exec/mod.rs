@@ -27,8 +27,6 @@
 pub mod script;
 pub mod steps;
 
-pub use steps::Executor;
-
 use crate::interrupt;
 pub use crate::results::{ClientResult, OpLatency, Tick};
 use anyhow::{Result, anyhow};
@@ -955,6 +953,7 @@ fn timed_loop(
 #[cfg(test)]
 mod tests {
     use super::script::ScriptClient;
+    use super::steps::Executor;
     use super::*;
     use crate::signature::Signature;
     use crate::testbed::confine::run_in_dir;

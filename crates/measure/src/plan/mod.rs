@@ -11,7 +11,8 @@ pub mod slice;
 pub mod spec;
 
 use crate::exec::script::ScriptClient;
-use crate::exec::{self, Around, Bound, Executor, Seat, Tick, Timed};
+use crate::exec::steps::Executor;
+use crate::exec::{self, Around, Bound, Seat, Tick, Timed};
 use crate::host::{Host, now_rfc3339};
 use crate::interrupt;
 use crate::loadfile::Loadfile;

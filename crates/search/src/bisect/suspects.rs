@@ -8,7 +8,6 @@
 //! cause). A bisect over a dozen commits costs a dozen builds and boots; the ranking
 //! costs two profiles the bisect measures anyway and a `git show` per commit.
 
-use super::git::Repo;
 use crate::probe::profile::{ProfileReading, fold_symbol, folded_stacks};
 use crate::results::RunDocument;
 use crate::stats::summary::median_of;
@@ -232,23 +231,6 @@ pub fn rank(
             .then_with(|| a.functions.len().cmp(&b.functions.len()))
     });
     Ok(out)
-}
-
-/// [`rank`] over a tree: the range's diffs and the bad end's files from `repo`.
-pub fn in_tree(
-    repo: &Repo,
-    list: &[String],
-    subjects: &[String],
-    grown: &[(String, f64)],
-) -> Result<Vec<Suspect>> {
-    let bad = list.last().cloned().unwrap_or_default();
-    rank(
-        list,
-        subjects,
-        grown,
-        &mut |c| repo.diff_of(c),
-        &mut |path| repo.file_at(&bad, path),
-    )
 }
 
 /// The ranking in a few lines: `N. ID subject — FUNCTION +X ms (…)`.

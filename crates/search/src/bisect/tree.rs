@@ -301,7 +301,15 @@ fn suspects(
         ));
         return Ok(Vec::new());
     };
-    let ranked = suspects::in_tree(repo, &m.list, &m.subjects, &grown)?;
+    // Ranked over the range's diffs, with the bad end's files.
+    let bad = m.list[last].clone();
+    let ranked = suspects::rank(
+        &m.list,
+        &m.subjects,
+        &grown,
+        &mut |c| repo.diff_of(c),
+        &mut |path| repo.file_at(&bad, path),
+    )?;
     progress(Progress::Note(&format!(
         "suspects before bisecting: {} function(s) took more time at the bad end ({}), {} of {} commits touch them{}",
         grown.len(),
