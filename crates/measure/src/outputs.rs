@@ -360,12 +360,18 @@ fn unpredictable() -> u64 {
     h.finish()
 }
 
+/// `doc` as the JSON sigbench writes: pretty, one final newline.
+pub fn json_text<T: serde::Serialize>(doc: &T) -> serde_json::Result<String> {
+    let mut text = serde_json::to_string_pretty(doc)?;
+    text.push('\n');
+    Ok(text)
+}
+
 /// Write `doc` as pretty JSON to `dest`: a path (checked and replaced whole, as
 /// [`write_file`] does), or `-` for stdout, where nothing else may go when it does.
 pub fn write_json<T: serde::Serialize>(doc: &T, dest: &str) -> Result<()> {
     use std::io::Write;
-    let mut text = serde_json::to_string_pretty(doc)?;
-    text.push('\n');
+    let text = json_text(doc)?;
     if dest == "-" {
         let mut out = std::io::stdout().lock();
         out.write_all(text.as_bytes())

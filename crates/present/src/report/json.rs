@@ -9,9 +9,7 @@ use serde::Serialize;
 pub struct Json;
 
 fn pretty<T: Serialize>(v: &T) -> String {
-    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
-    s.push('\n');
-    s
+    crate::outputs::json_text(v).unwrap_or_default()
 }
 
 impl Renderer for Json {
