@@ -359,22 +359,7 @@ pub fn effect(c: &ChangeRecord) -> f64 {
     c.ratio().map_or(f64::INFINITY, |r| (r - 1.0).abs())
 }
 
-/// How far a confirmed change surely moved: the end of its ratio's 95 % interval nearer
-/// to 1 (|bound − 1|; 0 when the interval holds 1), else how far it moved (`effect`). A
-/// median that a few slow repetitions inflated then does not lead: under the icount clock
-/// btrfs on 6.12 moves more leaf bytes in some repetitions than in others (±3 % of a
-/// window, docs/statistics.md), and the one metric where two of three repetitions did
-/// showed the largest change of all and misled a bisect.
-pub fn surely(c: &ChangeRecord) -> f64 {
-    match c.confirmed.as_ref().and_then(|k| k.ci) {
-        Some((lo, _)) if lo > 1.0 => lo - 1.0,
-        Some((_, hi)) if hi < 1.0 => 1.0 - hi,
-        Some(_) => 0.0,
-        None => effect(c),
-    }
-}
-
-/// The change that leads among `records[confirmed]`: the one that surely moved most, latency
+/// The change that leads among `records[confirmed]`: the one that moved most, latency
 /// percentiles (`…_us`, the noisiest rows) only when nothing else moved. With
 /// `wall_first` (a report's first line: what users feel), a time that grew or a
 /// throughput that fell comes first — a delete phase 3 % slower is the news, not the
@@ -396,7 +381,7 @@ pub fn lead(records: &[ChangeRecord], confirmed: &[usize], wall_first: bool) -> 
         .max_by(|&x, &y| {
             key(x)
                 .cmp(&key(y))
-                .then(surely(&records[x]).total_cmp(&surely(&records[y])))
+                .then(effect(&records[x]).total_cmp(&effect(&records[y])))
         })
         .unwrap_or(0)
 }
@@ -589,34 +574,6 @@ mod tests {
         churn[3].confirmed.as_mut().unwrap().bad = 450.0;
         assert!(churn[3].regressed() && !churn[0].regressed());
         assert_eq!(lead(&churn, &[0, 1, 3], true), 3, "throughput fell");
-        // test3 on btrfs, 6.1 → 6.12 (stop 54's CI): zstd's median moved most because two
-        // of its three repetitions moved more leaf bytes; lzo moved less, all three alike.
-        // The bisect takes lzo, the change that surely moved most.
-        let mut test3 = vec![
-            record("zstd/N=250 wall_ms", "a", "b"),
-            record("lzo/N=250 wall_ms", "a", "b"),
-        ];
-        for (r, (bad, ci)) in test3
-            .iter_mut()
-            .zip([(68.75, (1.054, 1.109)), (66.57, (1.066, 1.071))])
-        {
-            r.confirmed = Some(Confirmation {
-                good: 62.1,
-                bad,
-                ci: Some(ci),
-                p: 0.0,
-                repetitions: 9,
-            });
-        }
-        assert!(effect(&test3[0]) > effect(&test3[1]));
-        assert_eq!(lead(&test3, &[0, 1], false), 1, "surely moved most");
-        assert!((surely(&test3[1]) - 0.066).abs() < 1e-9);
-        // An interval that holds 1 is no sure move; one below 1 counts from its top.
-        test3[0].confirmed.as_mut().unwrap().ci = Some((0.98, 1.2));
-        assert_eq!(surely(&test3[0]), 0.0);
-        test3[0].confirmed.as_mut().unwrap().ci = Some((0.8, 0.9));
-        assert!((surely(&test3[0]) - 0.1).abs() < 1e-9);
-        assert_eq!(lead(&test3, &[0, 1], false), 0);
     }
 
     #[test]
