@@ -232,6 +232,16 @@ fn differs(x: &[f64], y: &[f64], alpha: f64, floor: f64) -> (bool, String) {
     (differs, how)
 }
 
+/// How far apart two samples lie: the distance between their nearest values. A step that
+/// differs from both ends goes to the end it comes nearer to at all — not to the nearer
+/// median: where some of an end's repetitions land in a slow mode (6.12's btrfs extent
+/// buffers, docs/statistics.md), the mode moves its median, not its fast repetitions.
+fn gap(x: &[f64], y: &[f64]) -> f64 {
+    x.iter()
+        .flat_map(|a| y.iter().map(move |b| (a - b).abs()))
+        .fold(f64::INFINITY, f64::min)
+}
+
 fn median(v: &[f64]) -> f64 {
     crate::stats::Summary::of(v).map_or(f64::NAN, |s| s.median)
 }
@@ -341,7 +351,7 @@ pub fn measure_ends(
 
 /// Measure kernel `i` and judge it against both ends: like the good end (it differs from
 /// the bad end and not from the good one), like the bad end (the other way round), by the
-/// closer median when it differs from both; more repetitions when it differs from neither,
+/// end it comes nearer to when it differs from both (`gap`); more repetitions when it differs from neither,
 /// skipped if it still cannot be told apart at `max_reps` or does not run at all.
 pub fn classify(
     m: &mut dyn Measure,
@@ -370,16 +380,11 @@ pub fn classify(
         let call = match (dg, db) {
             (false, true) => Some(Call::Good),
             (true, false) => Some(Call::Bad),
-            (true, true) => {
-                let x = median(&s);
-                Some(
-                    if (x - median(&ends.good)).abs() <= (x - median(&ends.bad)).abs() {
-                        Call::Good
-                    } else {
-                        Call::Bad
-                    },
-                )
-            }
+            (true, true) => Some(if gap(&s, &ends.good) <= gap(&s, &ends.bad) {
+                Call::Good
+            } else {
+                Call::Bad
+            }),
             (false, false) => None,
         };
         let step = |call, why| Step {
@@ -674,6 +679,45 @@ pub(crate) mod tests {
         }
     }
 
+    /// Windows as stored, one list per kernel.
+    struct Stored(Vec<Vec<f64>>);
+
+    impl Measure for Stored {
+        fn measure(&mut self, i: usize, reps: u32) -> Result<Measured> {
+            Ok(Measured::Samples(
+                self.0[i]
+                    .iter()
+                    .copied()
+                    .cycle()
+                    .take(reps as usize)
+                    .collect(),
+            ))
+        }
+        fn name(&self, i: usize) -> String {
+            format!("k{i}")
+        }
+    }
+
+    /// Stop 54's CI: test3 zstd on btrfs under the icount clock. Two of the bad end's three
+    /// windows (6.12.115) were 6.12's slow kind; the step (6.12.113), all fast, lay nearer the
+    /// good end's median than the bad end's and was called good. It comes nearer to the bad
+    /// end's fast windows than to anything of the good end's: bad.
+    #[test]
+    fn a_step_goes_to_the_end_it_comes_nearer_to_not_the_nearer_median() {
+        let good = vec![62.17, 62.11, 62.11];
+        let bad = vec![68.77, 68.8, 65.84];
+        let ends = Ends {
+            good: good.repeat(3),
+            bad: bad.repeat(3),
+        };
+        let mut m = Stored(vec![good, vec![64.81, 65.02, 65.41], bad]);
+        let step = classify(&mut m, 1, &ends, &params(3, 12), &mut |_| {}).unwrap();
+        assert_eq!(step.call, Call::Bad, "{}", step.why);
+        // Its median is nearer the good end's: the rule this replaced called it good.
+        let x = median(&step.samples);
+        assert!(x - median(&ends.good) < median(&ends.bad) - x);
+    }
+
     #[test]
     fn finds_the_first_bad_kernel_and_skips_broken_ones() {
         for n in 2..12 {
@@ -826,6 +870,12 @@ pub(crate) mod tests {
         level: f64,
         shift: f64,
         cv: f64,
+        /// From the first bad kernel on, a repetition lands in a slow mode with this
+        /// probability, this much slower (6.12's btrfs extent buffers, docs/statistics.md).
+        slow: (f64, f64),
+        /// Each kernel's own level beside the change (× 1 + this), as kernels of one
+        /// series differ a little by their code.
+        own: Vec<f64>,
         samples: Vec<Vec<f64>>,
         drawn: usize,
     }
@@ -836,10 +886,17 @@ pub(crate) mod tests {
                 self.level * (1.0 + self.shift)
             } else {
                 self.level
-            };
+            } * (1.0 + self.own[i]);
             // Repetitions accumulate, as stored steps do.
             while self.samples[i].len() < reps as usize {
-                let x = level * (1.0 + self.cv * self.rng.normal());
+                let mut x = level * (1.0 + self.cv * self.rng.normal());
+                let (p, extra) = self.slow;
+                if p > 0.0
+                    && i >= self.first_bad
+                    && (self.rng.next_u64() as f64 / u64::MAX as f64) < p
+                {
+                    x *= 1.0 + extra;
+                }
                 self.samples[i].push(x.max(0.0));
                 self.drawn += 1;
             }
@@ -851,7 +908,14 @@ pub(crate) mod tests {
     }
 
     /// (right, wrong, left open, refused: the ends did not differ, samples per bisect)
-    fn accuracy(seed: u64, trials: usize, level: f64, shift: f64, cv: f64) -> [f64; 5] {
+    fn accuracy(
+        seed: u64,
+        trials: usize,
+        level: f64,
+        shift: f64,
+        cv: f64,
+        (slow, own_cv): ((f64, f64), f64),
+    ) -> [f64; 5] {
         let mut rng = crate::stats::sim::Rng(seed);
         let (mut right, mut wrong, mut open, mut refused, mut drawn) = (0, 0, 0, 0, 0);
         let count = 16;
@@ -863,6 +927,13 @@ pub(crate) mod tests {
                 level,
                 shift,
                 cv,
+                slow,
+                own: (0..count)
+                    .map(|_| match own_cv {
+                        0.0 => 0.0,
+                        c => c * rng.normal(),
+                    })
+                    .collect(),
                 samples: vec![Vec::new(); count],
                 drawn: 0,
             };
@@ -889,13 +960,28 @@ pub(crate) mod tests {
     /// The figures are in docs/statistics.md.
     #[test]
     fn bisect_accuracy_under_noise() {
-        for (what, level, shift, cv, min_right) in [
-            ("+10 % at CV 2 %", 100.0, 0.10, 0.02, 0.95),
-            ("+3.5 % at CV 1 % (reference 002)", 100.0, 0.035, 0.01, 0.90),
-            ("+2 % at CV 2 %", 100.0, 0.02, 0.02, 0.0),
+        let none = ((0.0, 0.0), 0.0);
+        for (what, level, shift, cv, slow, min_right) in [
+            ("+10 % at CV 2 %", 100.0, 0.10, 0.02, none, 0.95),
+            (
+                "+3.5 % at CV 1 % (reference 002)",
+                100.0,
+                0.035,
+                0.01,
+                none,
+                0.90,
+            ),
+            ("+2 % at CV 2 %", 100.0, 0.02, 0.02, none, 0.0),
+            (
+                "+6.5 % at CV 0.7 %, 1 in 3 after it +4 % (6.12's btrfs)",
+                62.0,
+                0.065,
+                0.007,
+                ((1.0 / 3.0, 0.04), 0.01),
+                0.95,
+            ),
         ] {
-            let [right, wrong, open, refused, drawn] = accuracy(11, 1000, level, shift, cv);
-            assert!(wrong <= 0.03, "{what}: wrong {wrong}");
+            let [right, wrong, open, refused, drawn] = accuracy(11, 1000, level, shift, cv, slow);
             println!(
                 "bisect of 16 kernels, {what}: right {:.1} %, wrong {:.1} %, left open {:.1} %, refused {:.1} %; {drawn:.0} samples",
                 right * 100.0,
@@ -903,11 +989,12 @@ pub(crate) mod tests {
                 open * 100.0,
                 refused * 100.0
             );
+            assert!(wrong <= 0.03, "{what}: wrong {wrong}");
             assert!(right >= min_right, "{what}: {right}");
         }
         // No change: the ends must not be taken to differ, and where they are, the answer
         // must not stand (its last good and first bad do not differ).
-        let [right, wrong, open, refused, _] = accuracy(12, 1000, 100.0, 0.0, 0.02);
+        let [right, wrong, open, refused, _] = accuracy(12, 1000, 100.0, 0.0, 0.02, none);
         println!(
             "bisect of 16 kernels without a change: refused {:.1} %, left open {:.1} %, a kernel named {:.1} %",
             refused * 100.0,
