@@ -350,9 +350,10 @@ pub fn measure_ends(
 }
 
 /// Measure kernel `i` and judge it against both ends: like the good end (it differs from
-/// the bad end and not from the good one), like the bad end (the other way round), by the
-/// end it comes nearer to when it differs from both (`gap`); more repetitions when it differs from neither,
-/// skipped if it still cannot be told apart at `max_reps` or does not run at all.
+/// the bad end and not from the good one), like the bad end (the other way round), to the
+/// end it comes nearer to when it differs from both (`gap`); more repetitions when it
+/// differs from neither, skipped if it still cannot be told apart at `max_reps` or does not
+/// run at all.
 pub fn classify(
     m: &mut dyn Measure,
     i: usize,
@@ -870,11 +871,8 @@ pub(crate) mod tests {
         level: f64,
         shift: f64,
         cv: f64,
-        /// From the first bad kernel on, a repetition lands in a slow mode with this
-        /// probability, this much slower (6.12's btrfs extent buffers, docs/statistics.md).
-        slow: (f64, f64),
-        /// Each kernel's own level beside the change (× 1 + this), as kernels of one
-        /// series differ a little by their code.
+        modes: Modes,
+        /// Each kernel's own level beside the change (× 1 + this), drawn from `modes`.
         own: Vec<f64>,
         samples: Vec<Vec<f64>>,
         drawn: usize,
@@ -890,11 +888,8 @@ pub(crate) mod tests {
             // Repetitions accumulate, as stored steps do.
             while self.samples[i].len() < reps as usize {
                 let mut x = level * (1.0 + self.cv * self.rng.normal());
-                let (p, extra) = self.slow;
-                if p > 0.0
-                    && i >= self.first_bad
-                    && (self.rng.next_u64() as f64 / u64::MAX as f64) < p
-                {
+                let Modes { slow, extra, .. } = self.modes;
+                if slow > 0.0 && i >= self.first_bad && self.rng.uniform() < slow {
                     x *= 1.0 + extra;
                 }
                 self.samples[i].push(x.max(0.0));
@@ -907,6 +902,24 @@ pub(crate) mod tests {
         }
     }
 
+    /// What the noise has besides its normal part: from the first bad kernel on, a
+    /// repetition lands in a slow mode with probability `slow`, `extra` slower (6.12's btrfs
+    /// extent buffers, docs/statistics.md); each kernel has a level of its own, × (1 +
+    /// `own_cv` · a normal draw), as kernels of one series differ a little by their code.
+    #[derive(Clone, Copy)]
+    struct Modes {
+        slow: f64,
+        extra: f64,
+        own_cv: f64,
+    }
+
+    /// Normal noise only.
+    const NORMAL: Modes = Modes {
+        slow: 0.0,
+        extra: 0.0,
+        own_cv: 0.0,
+    };
+
     /// (right, wrong, left open, refused: the ends did not differ, samples per bisect)
     fn accuracy(
         seed: u64,
@@ -914,7 +927,7 @@ pub(crate) mod tests {
         level: f64,
         shift: f64,
         cv: f64,
-        (slow, own_cv): ((f64, f64), f64),
+        modes: Modes,
     ) -> [f64; 5] {
         let mut rng = crate::stats::sim::Rng(seed);
         let (mut right, mut wrong, mut open, mut refused, mut drawn) = (0, 0, 0, 0, 0);
@@ -927,9 +940,9 @@ pub(crate) mod tests {
                 level,
                 shift,
                 cv,
-                slow,
+                modes,
                 own: (0..count)
-                    .map(|_| match own_cv {
+                    .map(|_| match modes.own_cv {
                         0.0 => 0.0,
                         c => c * rng.normal(),
                     })
@@ -960,28 +973,31 @@ pub(crate) mod tests {
     /// The figures are in docs/statistics.md.
     #[test]
     fn bisect_accuracy_under_noise() {
-        let none = ((0.0, 0.0), 0.0);
-        for (what, level, shift, cv, slow, min_right) in [
-            ("+10 % at CV 2 %", 100.0, 0.10, 0.02, none, 0.95),
+        for (what, level, shift, cv, modes, min_right) in [
+            ("+10 % at CV 2 %", 100.0, 0.10, 0.02, NORMAL, 0.95),
             (
                 "+3.5 % at CV 1 % (reference 002)",
                 100.0,
                 0.035,
                 0.01,
-                none,
+                NORMAL,
                 0.90,
             ),
-            ("+2 % at CV 2 %", 100.0, 0.02, 0.02, none, 0.0),
+            ("+2 % at CV 2 %", 100.0, 0.02, 0.02, NORMAL, 0.0),
             (
                 "+6.5 % at CV 0.7 %, 1 in 3 after it +4 % (6.12's btrfs)",
                 62.0,
                 0.065,
                 0.007,
-                ((1.0 / 3.0, 0.04), 0.01),
+                Modes {
+                    slow: 1.0 / 3.0,
+                    extra: 0.04,
+                    own_cv: 0.01,
+                },
                 0.95,
             ),
         ] {
-            let [right, wrong, open, refused, drawn] = accuracy(11, 1000, level, shift, cv, slow);
+            let [right, wrong, open, refused, drawn] = accuracy(11, 1000, level, shift, cv, modes);
             println!(
                 "bisect of 16 kernels, {what}: right {:.1} %, wrong {:.1} %, left open {:.1} %, refused {:.1} %; {drawn:.0} samples",
                 right * 100.0,
@@ -994,7 +1010,7 @@ pub(crate) mod tests {
         }
         // No change: the ends must not be taken to differ, and where they are, the answer
         // must not stand (its last good and first bad do not differ).
-        let [right, wrong, open, refused, _] = accuracy(12, 1000, 100.0, 0.0, 0.02, none);
+        let [right, wrong, open, refused, _] = accuracy(12, 1000, 100.0, 0.0, 0.02, NORMAL);
         println!(
             "bisect of 16 kernels without a change: refused {:.1} %, left open {:.1} %, a kernel named {:.1} %",
             refused * 100.0,
