@@ -65,7 +65,8 @@ pub fn axis_number(v: f64) -> String {
     } else if a >= 1e4 {
         trim(format!("{:.1}", v / 1e3)) + "k"
     } else if a >= 10.0 || a == 0.0 {
-        format!("{v:.0}")
+        // Ticks half a unit apart stay apart (55.5 is not a second "56").
+        trim(format!("{v:.2}"))
     } else {
         trim(format!("{v:.3}"))
     }
@@ -454,6 +455,8 @@ mod tests {
         assert_eq!(axis_number(600000.0), "600k");
         assert_eq!(axis_number(1_250_000.0), "1.25M");
         assert_eq!(axis_number(12.0), "12");
+        assert_eq!(axis_number(55.5), "55.5");
+        assert_eq!(axis_number(9999.0), "9999");
         assert_eq!(axis_number(0.25), "0.25");
         assert_eq!(axis_number(0.0), "0");
     }
