@@ -283,6 +283,97 @@ fn the_reproducer_refuses_a_directory_that_is_not_empty_and_leaves_it_alone() {
     std::fs::remove_dir_all(&work).unwrap();
 }
 
+/// A link legal where it is made (`sub/deeper/up` → `../..`, the test directory) that
+/// points out once renamed (`up` → `../..`, two levels above it): the reproducer's clients
+/// are confined to the directory given, as sigbench's workload is — as root, and as a
+/// user without privileges (in a user namespace of their own) — and what they made
+/// beside the case's directory is removed with it. Before the fix the program created
+/// `a/f1`, outside `a/t`.
+#[test]
+fn a_link_renamed_out_of_its_depth_stays_in_the_directory() {
+    let work = temp("escape");
+    let sig = work.join("escape.toml");
+    std::fs::write(
+        &sig,
+        r#"format = 1
+name = "escape"
+n = 2
+file = "f{i}"
+dirs = ["d"]
+prelude = [
+  { op = "symlink", target = "../..", path = "sub/deeper/up" },
+  { op = "rename", from = "sub/deeper/up", to = "up" },
+]
+[setup]
+mkdir = ["sub", "sub/deeper"]
+[[phase]]
+name = "p"
+steps = [
+  { op = "openat", path = "up/{name}", flags = "O_WRONLY|O_CREAT", mode = 0o644, slot = "s", expect = "any" },
+  { op = "close", slot = "s", expect = "any" },
+  { op = "unlink", path = "up/t", expect = "any" },
+]
+"#,
+    )
+    .unwrap();
+    let (plain, _) = build(&work, &[sig.to_str().unwrap(), "--fs", "ext4"]);
+    let a = work.join("a");
+    let t = a.join("t");
+    for user in [None, Some("nobody")] {
+        std::fs::create_dir_all(&t).unwrap();
+        std::fs::write(a.join("keep"), "keep").unwrap();
+        let mut cmd = match user {
+            None => Command::new(&plain),
+            Some(u) => {
+                sh("chown", &["-R", u, a.to_str().unwrap()]);
+                let mut c = Command::new("setpriv");
+                c.args([
+                    "--reuid",
+                    u,
+                    "--regid",
+                    "nogroup",
+                    "--clear-groups",
+                    plain.to_str().unwrap(),
+                ]);
+                c
+            }
+        };
+        let out = cmd.arg(&t).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{user:?}: {err}");
+        let mut beside: Vec<String> = std::fs::read_dir(&a)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        beside.sort();
+        assert_eq!(
+            beside,
+            ["keep", "t"],
+            "{user:?}: made outside its directory"
+        );
+        assert_eq!(
+            std::fs::read_dir(&t).unwrap().count(),
+            0,
+            "{user:?}: left files"
+        );
+        assert!(!work.join("f1").exists() && !work.join("f2").exists());
+        std::fs::remove_dir_all(&a).unwrap();
+    }
+    // The root directory, a file and a missing path are refused before anything runs.
+    for (target, says) in [
+        ("/", "is the root directory"),
+        ("/etc/passwd", "Not a directory"),
+    ] {
+        let out = Command::new(&plain).arg(target).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{target}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(says),
+            "{target}"
+        );
+    }
+    std::fs::remove_dir_all(&work).unwrap();
+}
+
 #[test]
 fn a_loadfile_signature_points_to_dbench_with_the_exact_command() {
     let out = run(&["repro", "dbench", "--clients", "4"]);

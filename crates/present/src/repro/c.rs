@@ -205,7 +205,9 @@ fn header(out: &mut String, r: &Repro) {
          signature names, issued with syscall(2) so that no C library wrapper picks \
          another: under strace its calls are sigbench's for the same signature and N. \
          One difference: sigbench makes a fresh filesystem for every case, this program \
-         reuses the one it is given.\n\
+         reuses the one it is given. Like sigbench's workload, its clients are confined \
+         to MOUNTED_DIR (each thread's root, by chroot; without root, inside a user \
+         namespace of the user's own): no path a step resolves reaches outside it.\n\
          \n\
          The signature:\n\n",
     );
@@ -241,6 +243,7 @@ fn prologue(out: &mut String, r: &Repro, p: &Parts<'_>) {
          #include <fcntl.h>\n\
          #include <ftw.h>\n\
          #include <inttypes.h>\n\
+         #include <limits.h>\n\
          #include <pthread.h>\n\
          #include <sched.h>\n\
          #include <signal.h>\n\

@@ -9,7 +9,54 @@ static void on_signal(int sig)
 	interrupted = 1;
 }
 
-/* A client's thread: a working directory and a descriptor table of its own (as
+/* Confinement, as sigbench's executor has it: every client thread's root is the
+ * directory given (unshare(CLONE_FS), then chroot), so no path a step resolves — `..`,
+ * an absolute symlink target, a link renamed to another depth — reaches outside it; the
+ * kernel keeps it, not a check. The timed calls are unchanged. Root may chroot; anyone
+ * else first becomes root of a user namespace of their own, their uid and gid mapped to
+ * themselves (files are owned as without it). Where neither works, nothing runs. */
+static char root[PATH_MAX];
+
+static int write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
+
+	if (fd < 0)
+		return 0;
+	ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	close(fd);
+	return ok;
+}
+
+static int may_confine(void)
+{
+	char map[64];
+	unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
+
+	if (uid == 0)
+		return 1;
+	if (unshare(CLONE_NEWUSER) < 0) {
+		fprintf(stderr, "repro: cannot confine the signature's paths to %s: not root, and no user namespace (unshare: %s); run it as root\n",
+			root, strerror(errno));
+		return 0;
+	}
+	snprintf(map, sizeof(map), "%u %u 1\n", uid, uid);
+	if (!write_text("/proc/self/setgroups", "deny\n") ||
+	    !write_text("/proc/self/uid_map", map)) {
+		fprintf(stderr, "repro: cannot map uid %u in a user namespace (%s); run it as root\n",
+			uid, strerror(errno));
+		return 0;
+	}
+	snprintf(map, sizeof(map), "%u %u 1\n", gid, gid);
+	if (!write_text("/proc/self/gid_map", map)) {
+		fprintf(stderr, "repro: cannot map gid %u in a user namespace (%s); run it as root\n",
+			gid, strerror(errno));
+		return 0;
+	}
+	return 1;
+}
+
+/* A client's thread: a root, a working directory and a descriptor table of its own (as
  * sigbench's clients have), its setup, then every segment (round x phase) between the
  * gates the main thread times. It passes every gate even after a failure, so no one
  * waits for it. */
@@ -23,13 +70,16 @@ static void *client_main(void *arg)
 		c->fd[k] = -1;
 	if (unshare(CLONE_FS | CLONE_FILES) < 0)
 		fail("client %d: unshare(CLONE_FS|CLONE_FILES): %s", c->id, strerror(errno));
+	else if (chroot(root) < 0)
+		fail("client %d: cannot confine it to %s (chroot: %s); run it as root",
+		     c->id, root, strerror(errno));
 	else if (chdir(c->dir) < 0)
-		fail("client %d: cannot enter %s: %s", c->id, c->dir, strerror(errno));
+		fail("client %d: cannot enter %s%s: %s", c->id, root, c->dir, strerror(errno));
 	else if (CLIENT_DIRS) {
 		snprintf(own, sizeof(own), "client%d", c->id);
 		if (mkdir(own, 0777) < 0 || chdir(own) < 0)
-			fail("client %d: cannot make its directory %s/%s: %s", c->id, c->dir, own,
-			     strerror(errno));
+			fail("client %d: cannot make its directory %s%s/%s: %s", c->id, root,
+			     c->dir, own, strerror(errno));
 	}
 	if (!stopping())
 		setup(c);
@@ -50,20 +100,23 @@ static void *client_main(void *arg)
 	return NULL;
 }
 
+/* Everything below the root (never the root itself), links removed, not followed. */
 static int remove_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
 {
 	(void)st;
-	(void)ftw;
+	if (ftw->level == 0)
+		return 0;
 	if (type == FTW_DP || type == FTW_DNR)
 		return rmdir(p) < 0 ? -1 : 0;
 	return unlink(p) < 0 ? -1 : 0;
 }
 
-/* Remove a case's directory and everything in it (untimed), then sync. */
-static void remove_tree(const char *path)
+/* Remove what a case made (untimed) — its directory and whatever its steps made beside
+ * it: the root was empty when the program started —, then sync. */
+static void remove_tree(void)
 {
-	if (nftw(path, remove_entry, 64, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT)
-		fprintf(stderr, "repro: cannot remove %s: %s (remove it by hand)\n", path,
+	if (nftw(root, remove_entry, 64, FTW_DEPTH | FTW_PHYS) < 0)
+		fprintf(stderr, "repro: cannot empty %s: %s (remove what it holds by hand)\n", root,
 			strerror(errno));
 	sync();
 }
@@ -77,9 +130,9 @@ static double elapsed_ns(const struct timespec *a, const struct timespec *b)
  * segment timed from the first client's start to the last one's end (each client reads
  * the clock itself: this thread may wake long after the gate opened).
  * Returns 1 with the window's time in ms, or 0 after a failure. */
-static int run_case(const char *target, const struct dir *d, uint64_t n, double *ms)
+static int run_case(const struct dir *d, uint64_t n, double *ms)
 {
-	char path[PATH_LEN];
+	char path[PATH_LEN], inside[PATH_LEN];
 	struct client *c;
 	pthread_t thread[CLIENTS];
 	pthread_barrier_t gate;
@@ -87,30 +140,31 @@ static int run_case(const char *target, const struct dir *d, uint64_t n, double 
 	double ns = 0;
 	int k, s, err;
 
-	snprintf(path, sizeof(path), "%s/%s", target, d->name);
+	snprintf(path, sizeof(path), "%s/%s", root, d->name);
+	snprintf(inside, sizeof(inside), "/%s", d->name);
 	if (mkdir(path, 0777) < 0)
 		return fail("cannot create %s: %s", path, strerror(errno));
 	c = calloc(CLIENTS, sizeof(*c));
 	if (!c) {
-		remove_tree(path);
+		remove_tree();
 		return fail("out of memory for %d clients", CLIENTS);
 	}
 	if (!d->props(path)) {
 		free(c);
-		remove_tree(path);
+		remove_tree();
 		return 0;
 	}
 	pthread_barrier_init(&gate, NULL, CLIENTS + 1);
 	for (k = 0; k < CLIENTS; k++) {
 		c[k].id = k;
 		c[k].n = n;
-		c[k].dir = path;
+		c[k].dir = inside;
 		c[k].gate = &gate;
 		err = pthread_create(&thread[k], NULL, client_main, &c[k]);
 		if (err) {
 			/* The clients started wait at a gate that can no longer fill. */
 			fprintf(stderr, "repro: cannot start client %d: %s\n", k, strerror(err));
-			remove_tree(path);
+			remove_tree();
 			exit(1);
 		}
 	}
@@ -132,21 +186,27 @@ static int run_case(const char *target, const struct dir *d, uint64_t n, double 
 		pthread_join(thread[k], NULL);
 	pthread_barrier_destroy(&gate);
 	free(c);
-	remove_tree(path);
+	remove_tree();
 	*ms = ns / 1e6;
 	return !stopping();
 }
 
-/* The directory must exist and be empty: everything this program makes goes in it and
- * is removed again. */
+/* The directory must exist, be empty and not be `/`: everything this program makes goes
+ * in it and is removed again. Its real path is the clients' root. */
 static int check_target(const char *target)
 {
-	DIR *dir = opendir(target);
+	DIR *dir;
 	struct dirent *e;
 
-	if (!dir) {
+	if (!realpath(target, root) || !(dir = opendir(root))) {
 		fprintf(stderr, "repro: %s: %s (give an empty directory on the filesystem under test)\n",
 			target, strerror(errno));
+		return 0;
+	}
+	if (!strcmp(root, "/")) {
+		fprintf(stderr, "repro: %s is the root directory: give an empty directory on the filesystem under test\n",
+			target);
+		closedir(dir);
 		return 0;
 	}
 	while ((e = readdir(dir)))
@@ -206,7 +266,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	target = argv[1];
-	if (!check_target(target))
+	if (!check_target(target) || !may_confine())
 		return 2;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -233,7 +293,7 @@ int main(int argc, char **argv)
 	for (rep = 0; rep < REPETITIONS && !status; rep++)
 		for (k = 0; k < N_NS && !status; k++)
 			for (d = 0; d < N_DIRS && !status; d++) {
-				if (!run_case(target, &dirs[d], NS[k], &ms[rep][k][d])) {
+				if (!run_case(&dirs[d], NS[k], &ms[rep][k][d])) {
 					status = 1;
 					break;
 				}
