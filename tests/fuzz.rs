@@ -125,7 +125,29 @@ proptest! {
         prop_assert!(!table::escape_control(&label).chars().any(char::is_control));
         prop_assert!(!shell::printable(&label).chars().any(|c| c.is_control() && c != '\n' && c != '\t'));
         let q = shell::command(&["sigbench", "compare", &label]);
-        prop_assert!(!q.chars().any(char::is_control), "{q:?}");
+        prop_assert!(!q.chars().any(|c| c.is_control() && c != '\n'), "{q:?}");
+    }
+
+    /// Issue 56: a printed command is read back word for word by every POSIX shell —
+    /// dash (Debian's `sh`) as well as bash — and runs nothing else, whatever the words.
+    #[test]
+    fn printed_commands_read_back_in_every_shell(
+        words in proptest::collection::vec(hostile_text().prop_map(|w| w.replace('\0', "").chars().take(300).collect::<String>()), 1..4),
+    ) {
+        let line = sigbench::shell::command(&words);
+        prop_assert!(!line.chars().any(|c| sigbench::shell::is_hidden(c) && c != '\n'), "{line:?}");
+        for shell in ["dash", "bash"] {
+            let out = std::process::Command::new(shell)
+                .arg("-c")
+                .arg(format!("printf '%s\\0' {line}"))
+                .output()
+                .unwrap();
+            prop_assert!(out.status.success(), "{shell}: {line:?}");
+            let mut back: Vec<String> = out.stdout.split(|&b| b == 0).map(|w| String::from_utf8_lossy(w).into_owned()).collect();
+            back.pop();
+            prop_assert_eq!(&back, &words, "{}: {:?}", shell, line);
+        }
+        prop_assert!(!std::path::Path::new("/tmp/sigbench-fuzz-pwned").exists());
     }
 
     /// Any file name (control characters, 70,000 bytes, `..`) is written whole or refused,

@@ -1,10 +1,15 @@
-//! Commands printed for a person to copy: every word quoted for a POSIX shell (bash's
-//! `$'…'` where a word holds a control character), so pasting one runs exactly the
-//! command shown — a label `w-$(touch x)` stays a label — and nothing raw reaches a
-//! terminal.
+//! Commands printed for a person to copy: every word quoted for any POSIX shell (`sh`,
+//! dash, bash, zsh), so pasting one runs exactly the command shown — a label
+//! `w-$(touch x)` stays a label — and nothing raw reaches a terminal. No bash-only
+//! syntax: dash reads bash's `$'…'` as a `$` and a single-quoted string that a `\'`
+//! inside closes, and runs the rest of the word as commands.
 
 /// `s` as one shell word: bare when it is made of safe characters only, else in single
-/// quotes, else (a control character inside) as `$'…'` with the character escaped.
+/// quotes (a `'` as `'\''`). A hidden character ([`is_hidden`]: a control character but
+/// the newline, a bidirectional one) leaves the quotes for `"$(printf '\ooo…')"` of its
+/// bytes, so the command shows no raw control character and every POSIX shell reads the
+/// word back byte for byte. A newline stays inside the quotes as it is (a command
+/// substitution would drop it). An argument cannot hold a NUL; callers never pass one.
 pub fn quote(s: &str) -> String {
     if !s.is_empty()
         && s.bytes()
@@ -12,27 +17,47 @@ pub fn quote(s: &str) -> String {
     {
         return s.to_string();
     }
-    if !s.chars().any(char::is_control) {
-        return format!("'{}'", s.replace('\'', "'\\''"));
-    }
-    let mut q = String::from("$'");
+    let mut q = String::new();
+    let mut quoted = false;
+    let mut hidden = String::new();
+    let flush = |q: &mut String, hidden: &mut String| {
+        if !hidden.is_empty() {
+            q.push_str("\"$(printf '");
+            q.push_str(hidden);
+            q.push_str("')\"");
+            hidden.clear();
+        }
+    };
     for c in s.chars() {
-        match c {
-            '\'' => q.push_str("\\'"),
-            '\\' => q.push_str("\\\\"),
-            '\n' => q.push_str("\\n"),
-            '\t' => q.push_str("\\t"),
-            '\r' => q.push_str("\\r"),
-            c if c.is_control() => {
-                let mut b = [0; 4];
-                for byte in c.encode_utf8(&mut b).bytes() {
-                    q.push_str(&format!("\\x{byte:02x}"));
-                }
+        if is_hidden(c) && c != '\n' {
+            if quoted {
+                q.push('\'');
+                quoted = false;
             }
-            c => q.push(c),
+            let mut b = [0; 4];
+            for byte in c.encode_utf8(&mut b).bytes() {
+                hidden.push_str(&format!("\\{byte:03o}"));
+            }
+            continue;
+        }
+        flush(&mut q, &mut hidden);
+        if !quoted {
+            q.push('\'');
+            quoted = true;
+        }
+        if c == '\'' {
+            q.push_str("'\\''");
+        } else {
+            q.push(c);
         }
     }
-    q.push('\'');
+    flush(&mut q, &mut hidden);
+    if quoted {
+        q.push('\'');
+    }
+    if q.is_empty() {
+        q.push_str("''");
+    }
     q
 }
 
@@ -82,10 +107,10 @@ pub fn escape_controls<'a>(s: &'a str, keep: &[char]) -> std::borrow::Cow<'a, st
 mod tests {
     use super::*;
 
-    /// What bash makes of `line`: its words, one per line (bash runs nothing else: the
-    /// words are arguments of printf).
-    fn bash_words(line: &str) -> Vec<String> {
-        let out = std::process::Command::new("bash")
+    /// What `shell` makes of `line`: its words (the shell runs nothing else: the words
+    /// are arguments of printf).
+    fn words_in(shell: &str, line: &str) -> Vec<String> {
+        let out = std::process::Command::new(shell)
             .arg("-c")
             .arg(format!("printf '%s\\0' {line}"))
             .output()
@@ -104,34 +129,43 @@ mod tests {
         assert_eq!(quote("a b"), "'a b'");
         assert_eq!(quote("it's"), "'it'\\''s'");
         assert_eq!(quote(""), "''");
-        assert_eq!(quote("a\nb"), "$'a\\nb'");
-        assert_eq!(quote("\x1b[2J'"), "$'\\x1b[2J\\''");
+        assert_eq!(quote("a\nb"), "'a\nb'");
+        assert_eq!(quote("\x1b[2J'"), r#""$(printf '\033')"'[2J'\'''"#);
+        assert_eq!(quote("a\tb"), r#"'a'"$(printf '\011')"'b'"#);
     }
 
+    /// Every POSIX shell reads the words back and runs nothing: bash, and dash (`sh` on
+    /// Debian), which read bash's old `$'\x01\'; touch …'` as commands.
     #[test]
-    fn bash_reads_back_every_word_and_runs_nothing() {
+    fn every_shell_reads_back_every_word_and_runs_nothing() {
+        let pwned = "/tmp/sigbench-quote-pwned";
         let words = [
             "w-$(touch /tmp/sigbench-quote-pwned)",
             "`id`",
             "a b\nc",
             "it's \\ \"x\"",
             "\x1b]0;title\x07",
-            "ünï",
+            "\x01'; touch /tmp/sigbench-quote-pwned; '",
+            "ünï\u{202e}",
             "*",
             "",
             "$HOME",
+            "tail\n",
         ];
         let line = command(&words);
-        assert!(!line.chars().any(char::is_control), "{line}");
-        assert_eq!(
-            bash_words(&line),
-            words
-                .iter()
-                .filter(|w| !w.is_empty())
-                .cloned()
-                .collect::<Vec<_>>()
-        );
-        assert!(!std::path::Path::new("/tmp/sigbench-quote-pwned").exists());
+        assert!(!line.chars().any(|c| is_hidden(c) && c != '\n'), "{line}");
+        for shell in ["sh", "dash", "bash"] {
+            assert_eq!(
+                words_in(shell, &line),
+                words
+                    .iter()
+                    .filter(|w| !w.is_empty())
+                    .cloned()
+                    .collect::<Vec<_>>(),
+                "{shell}: {line}"
+            );
+        }
+        assert!(!std::path::Path::new(pwned).exists());
     }
 
     #[test]
