@@ -480,7 +480,7 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
 
 /// Issue 48, item 3: a patch tested in one command. A clone of the test tree at c9 (it
 /// builds, the slow commit not yet in) and c10 as a patch: `run --kernel CLONE --kernel
-/// CLONE+slow-unlink.patch` builds both (in one worktree in the cache, the second an
+/// CLONE+slow-unlink.patch` builds both (in one build tree in the cache, the second an
 /// incremental build of the first; a variant built before is reused) and boots each, and
 /// `compare` calls the slower unlink. A patch that does not apply is one line, before
 /// anything boots.

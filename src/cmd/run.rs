@@ -273,15 +273,16 @@ pub(crate) fn guest_run(
 /// each result set labelled with its kernel's release. A kernel that fails does not stop
 /// the others.
 fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
-    let (specs, suffixes) = kernel_specs(args, plan)?;
-    if args.label.is_some() && specs.len() > 1 {
+    // What is refused is refused before any kernel is built.
+    if args.label.is_some() && args.kernels.len() > 1 {
         bail!(
             "--label names one result set; with several --kernel each is labelled with its kernel's release"
         );
     }
-    if args.op_log.is_some() && specs.iter().any(|(_, s)| *s != KernelSpec::Host) {
+    if args.op_log.is_some() && args.kernels.iter().any(|k| k != "host") {
         bail!("--op-log is not available in a guest");
     }
+    let (specs, suffixes) = kernel_specs(args, plan)?;
     // What cannot go to a guest (a --device path) is refused before any kernel runs.
     boots::guest_plan(plan, args.verbose)?;
     let opts = vm_options(args)?;
@@ -320,14 +321,28 @@ type Kernels = Vec<(String, KernelSpec)>;
 /// The `--kernel` arguments as kernels to boot, and the suffix each one's label takes: a
 /// kernel source tree with patches (`DIR+fix.patch`, `kbuild::Variant`) is built first —
 /// every variant before anything boots, a failed patch or build one line — and booted as
-/// its image, labelled `RELEASE+fix`.
+/// its image, labelled `RELEASE+fix`. A tree built already is booted as it is, unless a
+/// patched variant of it is in the list: then it is built beside that one, from the same
+/// config, so that the two differ by the patch alone.
 fn kernel_specs(args: &Args, plan: &Plan) -> Result<(Kernels, Vec<String>)> {
     use sigbench::kbuild::Variant;
-    let variants: Vec<Option<Variant>> = args
+    let parsed: Vec<Option<Variant>> = args
         .kernels
         .iter()
         .map(|k| Variant::parse(k))
         .collect::<Result<_>>()?;
+    let variants: Vec<Option<Variant>> = parsed
+        .iter()
+        .map(|v| {
+            v.clone().filter(|v| {
+                !v.boots_as_built()
+                    || parsed
+                        .iter()
+                        .flatten()
+                        .any(|o| !o.patches.is_empty() && o.same_tree(v))
+            })
+        })
+        .collect();
     if args.kconfig.is_some() && variants.iter().all(Option::is_none) {
         bail!(
             "--kconfig is the config of a kernel source tree --kernel DIR[+PATCH…] builds: give one"

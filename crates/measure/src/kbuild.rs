@@ -2,7 +2,7 @@
 //! configured (a base config, then the fragment below with what sigbench's guest needs,
 //! then `make olddefconfig`) and built incrementally in the tree, its build log kept; for
 //! `run --kernel DIR+fix.patch`, a tree's variants (`Variant`: its HEAD, with patches on
-//! top) are built in a git worktree of it in the cache — one per tree, so each variant is
+//! top) are built in a clone of it in the cache that shares its objects — one per tree, so each variant is
 //! an incremental build of the last — and kept by content (the commit, the config, the
 //! patches), so a variant built once is never built again.
 //!
@@ -231,7 +231,9 @@ pub struct Variant {
 pub struct Built {
     pub image: PathBuf,
     pub modules: Option<PathBuf>,
-    /// `+fix` for `DIR+fix.patch` (each patch's file stem), empty for the tree itself.
+    /// `+fix` for `DIR+fix.patch` (each patch's file stem), empty for the tree itself;
+    /// `+fix@1a2b3c` when another variant of the list has the same names but other
+    /// patches (`a/fix.patch`, `b/fix.patch`): a label names one kernel.
     pub suffix: String,
 }
 
@@ -240,36 +242,108 @@ fn is_source_tree(dir: &Path) -> bool {
     dir.join("Makefile").is_file() && dir.join("Kconfig").is_file()
 }
 
+/// The ways to read `text` as paths joined by `+` that exist (`exists` says which do),
+/// longest first piece first: a `+` is part of a path when the path so read exists.
+fn split_existing(text: &str, exists: &dyn Fn(&str) -> bool) -> Option<Vec<String>> {
+    if text.is_empty() {
+        return Some(Vec::new());
+    }
+    let ends = text
+        .char_indices()
+        .filter(|&(_, c)| c == '+')
+        .map(|(k, _)| k)
+        .chain([text.len()])
+        .collect::<Vec<_>>();
+    for &end in ends.iter().rev() {
+        let piece = &text[..end];
+        if piece.is_empty() || !exists(piece) {
+            continue;
+        }
+        let rest = text.get(end + 1..).unwrap_or("");
+        if let Some(mut more) = split_existing(rest, exists) {
+            more.insert(0, piece.to_string());
+            return Some(more);
+        }
+    }
+    None
+}
+
 impl Variant {
-    /// `arg` as a variant: `DIR+P[+P…]` with DIR a kernel source tree and each P a file,
-    /// or DIR itself when it is a source tree with nothing built in it (a built one is
-    /// booted as it is). None for anything else (a package, an image, `host`).
+    /// `arg` as a variant: `DIR[+P…]` with DIR a kernel source tree and each P a patch file
+    /// (a `+` inside a path is read as part of it when the path so read exists). None for
+    /// anything else (a package, an image, `host`). A tree with something built in it is
+    /// a variant too: [`Variant::boots_as_built`] says whether it is booted as it is.
     pub fn parse(arg: &str) -> Result<Option<Variant>> {
-        let mut parts = arg.split('+');
-        let dir = PathBuf::from(parts.next().unwrap_or_default());
-        let patches: Vec<PathBuf> = parts.map(PathBuf::from).collect();
-        if !dir.is_dir() || !is_source_tree(&dir) {
-            if !patches.is_empty() && !Path::new(arg).exists() && dir.is_dir() {
+        let tree_end = arg
+            .char_indices()
+            .filter(|&(_, c)| c == '+')
+            .map(|(k, _)| k)
+            .chain([arg.len()])
+            .filter(|&k| {
+                let d = Path::new(&arg[..k]);
+                d.is_dir() && is_source_tree(d)
+            })
+            .collect::<Vec<_>>();
+        let Some(&first) = tree_end.first() else {
+            if let Some((dir, _)) = arg.split_once('+')
+                && Path::new(dir).is_dir()
+                && !Path::new(arg).exists()
+            {
                 bail!(
-                    "--kernel {arg}: {} is not a kernel source tree (no Makefile and Kconfig)",
-                    dir.display()
+                    "--kernel {arg}: {dir} is not a kernel source tree (no Makefile and Kconfig)"
                 );
             }
             return Ok(None);
-        }
-        if patches.is_empty() && dir.join("arch/x86/boot/bzImage").is_file() {
-            return Ok(None);
-        }
-        for p in &patches {
-            if !p.is_file() {
-                bail!("--kernel {arg}: no patch file {}", p.display());
+        };
+        // The tree: the longest prefix that is one and leaves patches that exist.
+        for &end in tree_end.iter().rev() {
+            let rest = arg.get(end + 1..).unwrap_or("");
+            if let Some(patches) = split_existing(rest, &|p| Path::new(p).is_file()) {
+                return Variant::checked(arg, &arg[..end], patches).map(Some);
             }
         }
-        Ok(Some(Variant {
+        let missing = arg[first + 1..]
+            .split('+')
+            .find(|p| !Path::new(p).is_file())
+            .unwrap_or_default();
+        bail!("--kernel {arg}: no patch file {missing}")
+    }
+
+    fn checked(arg: &str, tree: &str, patches: Vec<String>) -> Result<Variant> {
+        for p in &patches {
+            let name = Path::new(p)
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy();
+            if name.chars().any(crate::shell::is_hidden) {
+                bail!(
+                    "--kernel {}: the patch file name `{}` holds a control or bidirectional character (it would become the label): rename it",
+                    crate::shell::printable(arg),
+                    crate::shell::escape_controls(&name, &[])
+                );
+            }
+        }
+        Ok(Variant {
             arg: arg.to_string(),
-            tree: dir,
-            patches,
-        }))
+            tree: PathBuf::from(tree),
+            patches: patches.into_iter().map(PathBuf::from).collect(),
+        })
+    }
+
+    /// Whether the variant is a tree with a kernel built in it and no patches: booted as
+    /// it is, unless the list also holds a patched variant of the tree (then every variant
+    /// of the tree is built by sigbench from one config: a comparison differs by the patch
+    /// alone).
+    pub fn boots_as_built(&self) -> bool {
+        self.patches.is_empty() && self.tree.join("arch/x86/boot/bzImage").is_file()
+    }
+
+    /// Whether `other` is a variant of the same tree.
+    pub fn same_tree(&self, other: &Variant) -> bool {
+        match (self.tree.canonicalize(), other.tree.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => self.tree == other.tree,
+        }
     }
 
     /// `+fix+more` for `DIR+fix.patch+more.patch`.
@@ -302,10 +376,46 @@ fn git(dir: &Path, args: &[&str]) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-/// Build each variant (one tree's variants in order, in one worktree), or find it built;
-/// `say` hears the progress. The config: `kconfig`, else tinyconfig; then the fragment
-/// for `fs`. A patch that does not apply or a build that fails is one line naming the
-/// variant and the first error (the build log's path with it).
+/// The config every variant of one tree is built from, and how to say it.
+struct BaseConfig {
+    /// The text (none: the commit's tinyconfig, made in the build tree).
+    text: Option<String>,
+    said: String,
+}
+
+impl BaseConfig {
+    /// `--kconfig`, else the tree's own `.config`, else tinyconfig; sigbench's fragment
+    /// goes on top of each.
+    fn of(tree: &Path, kconfig: Option<&Path>) -> Result<BaseConfig> {
+        if let Some(f) = kconfig {
+            let text = std::fs::read_to_string(f)
+                .with_context(|| format!("--kconfig {}: cannot read it", f.display()))?;
+            return Ok(BaseConfig {
+                text: Some(text),
+                said: format!("--kconfig {}", f.display()),
+            });
+        }
+        let own = tree.join(".config");
+        if own.is_file() {
+            let text = std::fs::read_to_string(&own)
+                .with_context(|| format!("cannot read {}", own.display()))?;
+            return Ok(BaseConfig {
+                text: Some(text),
+                said: format!("the tree's own {}", own.display()),
+            });
+        }
+        Ok(BaseConfig {
+            text: None,
+            said: "tinyconfig".into(),
+        })
+    }
+}
+
+/// Build each variant (one tree's variants in order, in one build tree), or find it built;
+/// `say` hears the progress. Every variant of one tree is built from one config (see
+/// [`BaseConfig::of`]) with the fragment for `fs`, said once per tree. A patch that does
+/// not apply or a build that fails is one line naming the variant and the first error (the
+/// build log's path with it).
 pub fn build_variants(
     variants: &[Variant],
     fs: Fs,
@@ -313,102 +423,147 @@ pub fn build_variants(
     cache: &Path,
     say: &mut dyn FnMut(String),
 ) -> Result<Vec<Built>> {
-    let kconfig_text = match kconfig {
-        Some(f) => Some(
-            std::fs::read_to_string(f)
-                .with_context(|| format!("--kconfig {}: cannot read it", f.display()))?,
-        ),
-        None => None,
-    };
+    let mut configs: Vec<(PathBuf, BaseConfig)> = Vec::new();
     let mut built = Vec::new();
+    let mut keys = Vec::new();
     for v in variants {
-        built.push(build_variant(
-            v,
-            fs,
-            kconfig,
-            kconfig_text.as_deref(),
-            cache,
-            say,
-        )?);
+        let tree = v
+            .tree
+            .canonicalize()
+            .with_context(|| format!("--kernel {}: cannot resolve {}", v.arg, v.tree.display()))?;
+        if !configs.iter().any(|(t, _)| *t == tree) {
+            let c = BaseConfig::of(&tree, kconfig)?;
+            say(format!(
+                "{}: every variant built from {} with sigbench's guest fragment",
+                tree.display(),
+                c.said
+            ));
+            configs.push((tree.clone(), c));
+        }
+        let base = &configs.iter().find(|(t, _)| *t == tree).expect("added").1;
+        let (b, key) = build_variant(v, &tree, fs, base, cache, say)?;
+        built.push(b);
+        keys.push(key);
+    }
+    // A label names one kernel: variants whose patches share names get their key's digits.
+    let clash: Vec<bool> = (0..built.len())
+        .map(|k| (0..built.len()).any(|j| built[j].suffix == built[k].suffix && keys[j] != keys[k]))
+        .collect();
+    for (b, (clash, key)) in built.iter_mut().zip(clash.iter().zip(&keys)) {
+        if *clash {
+            b.suffix.push_str(&format!("@{}", &key[..6]));
+        }
     }
     Ok(built)
 }
 
 fn build_variant(
     v: &Variant,
+    tree: &Path,
     fs: Fs,
-    kconfig: Option<&Path>,
-    kconfig_text: Option<&str>,
+    config: &BaseConfig,
     cache: &Path,
     say: &mut dyn FnMut(String),
-) -> Result<Built> {
+) -> Result<(Built, String)> {
     use sha2::{Digest, Sha256};
     let arg = &v.arg;
-    let tree = v
-        .tree
-        .canonicalize()
-        .with_context(|| format!("--kernel {arg}: cannot resolve {}", v.tree.display()))?;
-    let rev = git(&tree, &["rev-parse", "--verify", "HEAD"]).map_err(|e| {
+    let rev = git(tree, &["rev-parse", "--verify", "HEAD"]).map_err(|e| {
         anyhow::anyhow!(
-            "--kernel {arg}: {} is not a git tree with a commit ({e}); sigbench builds a tree's variants in a worktree of it: `git init && git add -A && git commit -m base` first",
+            "--kernel {arg}: {} is not a git tree with a commit ({e}); sigbench builds a tree's variants in a clone of it: `git init && git add -A && git commit -m base` first",
             tree.display()
         )
     })?;
-    if !git(&tree, &["status", "--porcelain", "--untracked-files=no"])?.is_empty() {
+    if !git(tree, &["status", "--porcelain", "--untracked-files=no"])?.is_empty() {
         say(format!(
             "{arg}: {} has uncommitted changes: the variant builds its HEAD ({}) and the patches",
             tree.display(),
             &rev[..12.min(rev.len())]
         ));
     }
-    let (key, patches) = variant_key(v, &rev, kconfig_text, fs)?;
+    let (key, patches) = variant_key(v, &rev, config.text.as_deref(), fs)?;
     let tree_id = crate::text::hex(&Sha256::digest(tree.display().to_string().as_bytes())[..6]);
     let home = cache.join("builds").join(&tree_id);
+    std::fs::create_dir_all(&home).with_context(|| format!("cannot create {}", home.display()))?;
+    // One build at a time in a tree's build directory: another sigbench building a
+    // variant of the same tree would reset the sources under this one's build.
+    let _lock = crate::testbed::workspace::lock_file(
+        &home.join("lock"),
+        &format!("build of {}", tree.display()),
+    )?;
     let done = home.join("variants").join(&key);
     let suffix = v.suffix();
     if done.join("ready").is_file() {
         say(format!("{arg}: built before ({key}), reused"));
-        return Ok(found(&done, suffix));
+        return Ok((found(&done, suffix), key));
     }
-    let work = home.join("src");
-    // The files the last variant's patches created: removed before the next one applies.
-    let created = home.join("created-by-patches");
-    worktree_at(&tree, &work, &home, &created, &rev, arg, say)?;
-    apply_patches(&work, &created, &patches, arg, &rev)?;
+    let work = home.join("repo");
+    checkout(tree, &work, &home, &rev, arg, say)?;
+    let applied = apply_patches(&work, &patches, arg, &rev)?;
     let logs = home.join("logs");
     std::fs::create_dir_all(&logs)?;
     let log = logs.join(format!("{key}.log"));
-    // The base config: --kconfig, else the commit's tinyconfig, made once and kept — the
-    // same .config every time, so `make` rebuilds only what the patches touched.
-    let tiny = home.join(format!("tinyconfig-{rev}"));
-    if kconfig.is_none() && !tiny.is_file() {
-        let _ = std::fs::remove_file(work.join(".config"));
-        Tree::new(&work, None, fs, &logs)?;
-        std::fs::copy(work.join(".config"), &tiny)?;
-    }
-    let base = kconfig.unwrap_or(&tiny);
+    // The base config: the text chosen, else the commit's tinyconfig, made once and kept —
+    // the same .config every time, so `make` rebuilds only what the patches touched.
+    let base = match &config.text {
+        Some(text) => {
+            let f = home.join(format!("config-{key}"));
+            std::fs::write(&f, text)?;
+            f
+        }
+        None => {
+            let tiny = home.join(format!("tinyconfig-{rev}"));
+            if !tiny.is_file() {
+                let _ = std::fs::remove_file(work.join(".config"));
+                Tree::new(&work, None, fs, &logs)?;
+                std::fs::copy(work.join(".config"), &tiny)?;
+            }
+            tiny
+        }
+    };
     let started = std::time::Instant::now();
     say(format!(
         "{arg}: building (make -j{}; log {})",
         std::thread::available_parallelism().map_or(1, |n| n.get()),
         log.display()
     ));
-    let t = Tree::new(&work, Some(base), fs, &logs)?;
+    let t = Tree::new(&work, Some(&base), fs, &logs)?;
     let missing = t
         .build(&log)
         .map_err(|e| anyhow::anyhow!("--kernel {arg}: {e}"))?;
+    if config.text.is_some() {
+        let _ = std::fs::remove_file(&base);
+    }
     if !missing.is_empty() {
         say(format!(
             "{arg}: the config did not take {}",
             missing.join(", ")
         ));
     }
+    // What was built is what was asked for: the commit, the patches applied (the index),
+    // and the files they changed as they made them.
+    let mut diff = vec!["--literal-pathspecs", "diff", "--name-only", "--"];
+    diff.extend(applied.files.iter().map(String::as_str));
+    let now = (
+        git(&work, &["rev-parse", "HEAD"])?,
+        git(&work, &["write-tree"])?,
+        if applied.files.is_empty() {
+            String::new()
+        } else {
+            git(&work, &diff)?
+        },
+    );
+    if now != (rev.clone(), applied.tree.clone(), String::new()) {
+        bail!(
+            "--kernel {arg}: the sources in {} changed during the build: not kept; run it again",
+            work.display()
+        );
+    }
     keep_built(&t, &work, &done, &log, &rev, arg)?;
     say(format!(
         "{arg}: built in {:.0} s",
         started.elapsed().as_secs_f64()
     ));
-    Ok(found(&done, suffix))
+    Ok((found(&done, suffix), key))
 }
 
 /// What names a variant's build (its commit, base config, fragment and patches' texts),
@@ -416,13 +571,13 @@ fn build_variant(
 fn variant_key(
     v: &Variant,
     rev: &str,
-    kconfig_text: Option<&str>,
+    config_text: Option<&str>,
     fs: Fs,
 ) -> Result<(String, Vec<PathBuf>)> {
     use sha2::{Digest, Sha256};
     let mut key = Sha256::new();
     key.update(rev.as_bytes());
-    key.update(kconfig_text.unwrap_or("tinyconfig").as_bytes());
+    key.update(config_text.unwrap_or("tinyconfig").as_bytes());
     key.update(fragment(fs).as_bytes());
     let mut patches = Vec::new();
     for p in &v.patches {
@@ -435,95 +590,96 @@ fn variant_key(
     Ok((crate::text::hex(&key.finalize()[..8]), patches))
 }
 
-/// The worktree of `tree` at `work`, made (again, when its tree is gone) and checked out
-/// at `rev`, without the files listed in `created`.
-fn worktree_at(
+/// The build tree `work`: a clone of `tree` of sigbench's own that borrows its objects
+/// (`git clone --shared`), checked out at `rev` with every tracked file as committed —
+/// what the last variant's patches changed, created or removed is put back by git itself
+/// (they were applied to the index), which never follows a link — and the untracked build
+/// products left, so the build is incremental. The user's tree is only read: no worktree
+/// of it, no prune, no ref written.
+fn checkout(
     tree: &Path,
     work: &Path,
     home: &Path,
-    created: &Path,
     rev: &str,
     arg: &str,
     say: &mut dyn FnMut(String),
 ) -> Result<()> {
-    std::fs::create_dir_all(home)?;
-    // A worktree whose tree is gone (made again elsewhere) is made again.
-    if work.join(".git").exists() && git(work, &["rev-parse", "--verify", rev]).is_err() {
-        let _ = std::fs::remove_dir_all(work);
+    // Earlier versions kept a worktree of the user's tree at `src`: that one entry is
+    // removed (by its path, nothing else of the tree's worktrees touched).
+    let old = home.join("src");
+    if old.join(".git").is_file() {
+        let _ = git(
+            tree,
+            &["worktree", "remove", "--force", &old.display().to_string()],
+        );
+        let _ = std::fs::remove_dir_all(&old);
     }
-    if !work.join(".git").exists() {
+    let ours = work.join(".git").is_dir()
+        && git(
+            work,
+            &["rev-parse", "--verify", &format!("{rev}^{{commit}}")],
+        )
+        .is_ok();
+    if !ours {
+        let _ = std::fs::remove_dir_all(work);
         say(format!(
-            "{arg}: a worktree of {} at {}",
+            "{arg}: a clone of {} at {} (it shares the tree's objects)",
             tree.display(),
             work.display()
         ));
-        let _ = git(tree, &["worktree", "prune"]);
         git(
-            tree,
+            home,
             &[
-                "worktree",
-                "add",
-                "--detach",
-                "--force",
+                "clone",
+                "-q",
+                "--shared",
+                "--no-checkout",
+                &tree.display().to_string(),
                 &work.display().to_string(),
-                rev,
             ],
         )?;
     }
-    // Back to the tree's HEAD: the tracked files the last variant's patches changed are
-    // restored and the files they created removed — nothing else, so the build products
-    // stay (a tree need not ignore them: `git clean` would remove them all) and the build
-    // is incremental.
-    git(work, &["checkout", "-q", "-f", "--detach", rev])?;
-    for f in std::fs::read_to_string(created).unwrap_or_default().lines() {
-        // Only paths inside the worktree (git apply writes no other).
-        let inside = Path::new(f)
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_)));
-        if inside {
-            let _ = std::fs::remove_file(work.join(f));
-        }
-    }
-    let _ = std::fs::remove_file(created);
+    git(work, &["reset", "-q", "--hard", rev])?;
     Ok(())
 }
 
-/// Apply `patches` in order in the worktree, keeping the list of files they create in
-/// `created` (the next variant's checkout removes them).
-fn apply_patches(
-    work: &Path,
-    created: &Path,
-    patches: &[PathBuf],
-    arg: &str,
-    rev: &str,
-) -> Result<()> {
-    let mut new_files = String::new();
+/// The sources as patched: their tree id and the files the patches changed.
+struct Applied {
+    tree: String,
+    files: Vec<String>,
+}
+
+/// Apply `patches` in order to the build tree and its index (so the next checkout puts
+/// back whatever they did), after refusing any that creates, removes or changes a
+/// symbolic link: a link in the build tree may point anywhere.
+fn apply_patches(work: &Path, patches: &[PathBuf], arg: &str, rev: &str) -> Result<Applied> {
     for p in patches {
         let shown = p.display().to_string();
         let summary = git(work, &["apply", "--summary", &shown]).unwrap_or_default();
-        git(work, &["apply", "--whitespace=nowarn", &shown]).map_err(|e| {
+        if let Some(l) = summary.lines().find(|l| l.contains("120000")) {
+            bail!(
+                "--kernel {arg}: {shown} creates, removes or changes a symbolic link ({}): sigbench does not apply such patches",
+                l.trim()
+            );
+        }
+        git(work, &["apply", "--index", "--whitespace=nowarn", &shown]).map_err(|e| {
             anyhow::anyhow!(
                 "--kernel {arg}: {shown} does not apply to {} ({e})",
                 &rev[..12.min(rev.len())]
             )
         })?;
-        // ` create mode 100644 PATH`
-        for l in summary.lines() {
-            if let Some((_, path)) = l
-                .trim()
-                .strip_prefix("create mode ")
-                .and_then(|r| r.split_once(' '))
-            {
-                new_files.push_str(path);
-                new_files.push('\n');
-            }
-        }
-        std::fs::write(created, &new_files)?;
     }
-    Ok(())
+    Ok(Applied {
+        tree: git(work, &["write-tree"])?,
+        files: git(work, &["diff", "--cached", "--name-only", "-z", rev])?
+            .split('\0')
+            .filter(|f| !f.is_empty())
+            .map(String::from)
+            .collect(),
+    })
 }
 
-/// Keep what the worktree built in `done`: the image, the config, the modules (installed
+/// Keep what the build tree built in `done`: the image, the config, the modules (installed
 /// there when the config has them), and last the `ready` mark naming the commit.
 fn keep_built(t: &Tree, work: &Path, done: &Path, log: &Path, rev: &str, arg: &str) -> Result<()> {
     let _ = std::fs::remove_dir_all(done);
@@ -576,15 +732,51 @@ mod tests {
         assert_eq!(v.suffix(), "+fix");
         // The tree itself, not built yet: a variant without patches.
         assert_eq!(Variant::parse(&tree).unwrap().unwrap().suffix(), "");
-        // Built: booted as it is.
+        // Built: booted as it is (unless a patched variant of it is beside it).
         std::fs::create_dir_all(d.join("linux/arch/x86/boot")).unwrap();
         std::fs::write(d.join("linux/arch/x86/boot/bzImage"), "").unwrap();
-        assert!(Variant::parse(&tree).unwrap().is_none());
+        let built = Variant::parse(&tree).unwrap().unwrap();
+        assert!(built.boots_as_built() && built.same_tree(&v));
+        assert!(!v.boots_as_built());
         let e = Variant::parse(&format!("{tree}+{}/missing.patch", d.display()))
             .unwrap_err()
             .to_string();
         assert!(e.contains("no patch file"), "{e}");
         assert!(Variant::parse("host").unwrap().is_none());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A `+` inside a tree's or a patch's path is read as part of it when the path so
+    /// read exists (bench/reference-001.sh's paths may hold one).
+    #[test]
+    fn a_plus_inside_a_path_is_part_of_it() {
+        let d = std::env::temp_dir().join(format!("sigbench-plus-{}", std::process::id()));
+        let tree = d.join("linux+rc1");
+        std::fs::create_dir_all(&tree).unwrap();
+        std::fs::write(tree.join("Makefile"), "").unwrap();
+        std::fs::write(tree.join("Kconfig"), "").unwrap();
+        std::fs::write(d.join("a+b.patch"), "").unwrap();
+        std::fs::write(d.join("c.patch"), "").unwrap();
+        let arg = format!(
+            "{}+{}+{}",
+            tree.display(),
+            d.join("a+b.patch").display(),
+            d.join("c.patch").display()
+        );
+        let v = Variant::parse(&arg).unwrap().unwrap();
+        assert_eq!(v.tree, tree);
+        assert_eq!(v.patches, [d.join("a+b.patch"), d.join("c.patch")]);
+        assert_eq!(v.suffix(), "+a+b+c");
+        // A patch's file name is a label's: no control character.
+        std::fs::write(d.join("x\x1b[2J.patch"), "").unwrap();
+        let e = Variant::parse(&format!(
+            "{}+{}",
+            tree.display(),
+            d.join("x\x1b[2J.patch").display()
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("control") && !e.contains('\x1b'), "{e}");
         std::fs::remove_dir_all(&d).unwrap();
     }
 
