@@ -440,3 +440,95 @@ fn a_json_output_never_follows_a_planted_symlink() {
     std::fs::remove_file(v.dir.join("out.json.tmp")).unwrap();
     v.assert_untouched();
 }
+
+/// Issue 56, item 5: no output names an input. `--json k.deb` with `--kernel k.deb` left
+/// 64 bytes of JSON where the package was; kernel packages, patches, a tree's files,
+/// `--kconfig`, `--config`, loadfiles and signatures are inputs of every command that
+/// takes them, refused as outputs before anything runs.
+#[test]
+fn no_output_can_name_an_input() {
+    let d = std::env::temp_dir().join(format!("sigbench-inputs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    let tree = d.join("linux");
+    std::fs::create_dir_all(&tree).unwrap();
+    for f in ["Makefile", "Kconfig"] {
+        std::fs::write(tree.join(f), "keep").unwrap();
+    }
+    let file = |name: &str| {
+        let p = d.join(name);
+        std::fs::write(&p, "keep").unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let (deb, deb2, fix, cfg, load) = (
+        file("k.deb"),
+        file("k2.deb"),
+        file("fix.patch"),
+        file("tiny.config"),
+        file("client.txt"),
+    );
+    let patched = format!("{}+{fix}", tree.display());
+    let makefile = tree.join("Makefile").display().to_string();
+    let plan = ["run", "churn", "--fs", "tmpfs", "-n", "5", "--no-store"];
+    fn with<'a>(plan: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+        [plan, extra].concat()
+    }
+    for (args, says) in [
+        (
+            with(&plan, &["--kernel", &deb, "--json", &deb]),
+            "is a kernel (--kernel)",
+        ),
+        (
+            with(&plan, &["--kernel", &patched, "--json", &fix]),
+            "is a kernel (--kernel)",
+        ),
+        (
+            with(&plan, &["--kernel", &patched, "--json", &makefile]),
+            "is inside",
+        ),
+        (
+            with(
+                &plan,
+                &["--kernel", &patched, "--kconfig", &cfg, "--json", &cfg],
+            ),
+            "is --kconfig",
+        ),
+        (
+            [
+                &["run", "dbench", "--fs", "tmpfs", "--no-store"][..],
+                &["--loadfile", &load, "--json", &load],
+            ]
+            .concat(),
+            "is the loadfile",
+        ),
+        (
+            [
+                &["bisect", "churn", "--fs", "tmpfs", "--metric", "wall_ms"][..],
+                &["--kernels", &deb, &deb2, "--bisect-json", &deb2],
+            ]
+            .concat(),
+            "is a kernel (--kernel)",
+        ),
+        (
+            [
+                &["bisect", "churn", "--fs", "tmpfs", "--metric", "wall_ms"][..],
+                &["--kernels", &deb, &deb2, "--mail", &deb],
+            ]
+            .concat(),
+            "is a kernel (--kernel)",
+        ),
+        (
+            vec!["calibrate", "--kernel", &deb, "--json", &deb],
+            "is a kernel (--kernel)",
+        ),
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = stderr(&out);
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+    for f in [&deb, &deb2, &fix, &cfg, &load, &makefile] {
+        assert_eq!(std::fs::read_to_string(f).unwrap(), "keep", "{f}");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}

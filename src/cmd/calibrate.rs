@@ -50,9 +50,12 @@ pub fn in_guest(port: &str) -> Result<i32> {
 
 pub fn run(args: Args) -> Result<i32> {
     if let Some(j) = &args.json {
-        sigbench::outputs::Outputs::new(None)
-            .output("--json", j)
-            .check()?;
+        let o = sigbench::outputs::Outputs::new(None).output("--json", j);
+        match &args.kernel {
+            Some(k) => o.kernel(k),
+            None => o,
+        }
+        .check()?;
     }
     let loads = args.loads.max(1000);
     let chase: Vec<Chase> = calibrate::WORKING_SETS

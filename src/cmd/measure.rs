@@ -315,6 +315,16 @@ pub(crate) fn outputs(args: &Args) -> Outputs {
     }
     if let Some(l) = &args.loadfile {
         o = o.input("the loadfile", l);
+    } else if let Ok(sig) = sigbench::signature::Signature::load(&args.signature)
+        && let Some(l) = &sig.loadfile
+    {
+        o = o.input("the signature's loadfile", &l.dbench);
+    }
+    if let Some(c) = &args.kconfig {
+        o = o.input("--kconfig", c);
+    }
+    for k in &args.kernels {
+        o = o.kernel(k);
     }
     o
 }

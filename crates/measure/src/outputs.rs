@@ -35,6 +35,15 @@ fn same(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Whether `p` lies below the directory `dir`.
+fn inside(p: &Path, dir: &Path) -> bool {
+    dir.is_dir()
+        && match (resolve(p), resolve(dir)) {
+            (Some(x), Some(d)) => x != d && x.starts_with(d),
+            _ => false,
+        }
+}
+
 impl Outputs {
     /// The store the command opens: its SQLite file (`store::Location::path`), and with it
     /// the `-wal` and `-shm` journal; None for a PostgreSQL store, which has no files.
@@ -57,6 +66,18 @@ impl Outputs {
     pub fn input(mut self, what: &str, path: impl AsRef<Path>) -> Outputs {
         self.inputs
             .push((what.to_string(), path.as_ref().to_path_buf()));
+        self
+    }
+
+    /// A `--kernel` argument's files, as inputs: the argument itself and each piece of it
+    /// split at `+`, `:` and `,` (a patched tree, IMAGE:MODULES, a list) that exists — a
+    /// package, an image, a patch, a modules directory or a source tree, under which
+    /// nothing is written.
+    pub fn kernel(mut self, arg: &str) -> Outputs {
+        let pieces = std::iter::once(arg).chain(arg.split(['+', ':', ',']));
+        for p in pieces.filter(|p| !p.is_empty() && Path::new(p).exists()) {
+            self = self.input("a kernel (--kernel)", p);
+        }
         self
     }
 
@@ -99,6 +120,12 @@ impl Outputs {
             }
             if let Some((what, _)) = self.inputs.iter().find(|(_, i)| same(out, i)) {
                 bail!("{flag} {shown} is {what}, which this command reads: choose another file");
+            }
+            if let Some((what, dir)) = self.inputs.iter().find(|(_, i)| inside(out, i)) {
+                bail!(
+                    "{flag} {shown} is inside {} ({what}), which this command reads and never changes: choose a file elsewhere",
+                    dir.display()
+                );
             }
             if let Some((other, _)) = self.outputs[..k].iter().find(|(_, o)| same(out, o)) {
                 bail!("{flag} and {other} name the same file {shown}: choose two");

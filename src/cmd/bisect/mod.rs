@@ -163,6 +163,15 @@ fn check(args: &BisectArgs) -> Result<()> {
     {
         // The bisect's document is written at the end: never onto the store or an input.
         let mut o = super::measure::outputs(&args.run);
+        for k in &args.list {
+            o = o.kernel(k);
+        }
+        if let Some(t) = &args.tree {
+            o = o.input("--tree", t);
+        }
+        if let Some(c) = &args.config {
+            o = o.input("--config", c);
+        }
         if let Some(j) = &args.bisect_json {
             o = o.output("--bisect-json", j);
         }

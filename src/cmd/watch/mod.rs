@@ -261,7 +261,19 @@ pub(super) fn write_site(args: &WatchArgs, store: &Store) -> Result<()> {
 /// The outputs, `--report-dir` among them, checked before anything is measured or
 /// recorded: a directory, not the store, writable.
 fn check_report_dir(args: &WatchArgs) -> Result<()> {
-    let o = super::measure::outputs(&args.run);
+    let mut o = super::measure::outputs(&args.run);
+    for k in &args.list {
+        o = o.kernel(k);
+    }
+    for (what, f) in [
+        ("--tree", &args.tree),
+        ("--config", &args.config),
+        ("--rev-map", &args.rev_map),
+    ] {
+        if let Some(f) = f {
+            o = o.input(what, f);
+        }
+    }
     let store = args.run.store.db.path().filter(|_| !args.run.no_store);
     if let Some(d) = &args.report_dir {
         let created = !d.exists();
