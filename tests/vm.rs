@@ -1356,3 +1356,69 @@ fn the_cost_model_prices_strides_the_same_every_boot() {
     assert!(misses(2, "l1d_misses") >= 4096 * 150 && misses(0, "l1d_misses") < 1_000);
     assert_eq!(calibrate(), first, "a second boot counted otherwise");
 }
+
+/// Issue 56, item 6: QEMU runs as root and runs the cost model's plugin, so the plugin is
+/// never a file by name in the cache (it was `<cache>/plugins/sigbench-cost-….so`, checked
+/// and then opened by name: whoever could rename files there ran code as root) — QEMU
+/// loads a sealed memory file it inherits. A cache another user can write, or owns, is
+/// refused in one line before anything is prepared.
+#[test]
+fn the_cost_plugin_is_no_file_in_the_cache_and_a_shared_cache_is_refused() {
+    let _alone = ALONE.read().unwrap_or_else(|e| e.into_inner());
+    let k61 = debian_kernel(DEB_61);
+    let cache = fresh_dir("sigbench-private-cache");
+    let c = cache.to_str().unwrap();
+    let kernel = k61.to_str().unwrap();
+    let out = run_with_cost_model(&[
+        "run",
+        "churn",
+        "--fs",
+        "tmpfs",
+        "-n",
+        "20",
+        "--no-store",
+        "--cache-dir",
+        c,
+        "--kernel",
+        kernel,
+    ]);
+    assert_ok(&out);
+    assert!(stdout(&out).contains("cost ms"), "{}", stdout(&out));
+    assert!(
+        !cache.join("plugins").exists(),
+        "a plugin file in the cache"
+    );
+    for (setup, says) in [
+        (&["chmod", "0777", c][..], "is writable by other users"),
+        (&["chown", "nobody", c][..], "is owned by another user"),
+    ] {
+        sh("chmod", &["0755", c]);
+        sh("chown", &["root", c]);
+        sh(setup[0], &setup[1..]);
+        for args in [
+            &[
+                "run",
+                "churn",
+                "--fs",
+                "tmpfs",
+                "-n",
+                "20",
+                "--no-store",
+                "--cache-dir",
+                c,
+                "--kernel",
+                kernel,
+            ][..],
+            &["calibrate", "--cache-dir", c, "--kernel", kernel],
+        ] {
+            let out = run(args);
+            assert_eq!(out.status.code(), Some(1), "{args:?}");
+            let err = stderr(&out);
+            assert!(
+                err.contains(says) && err.trim().lines().count() == 1,
+                "{err}"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&cache).unwrap();
+}

@@ -16,12 +16,15 @@ pub struct Args {
     /// Write the figures as JSON to FILE (`-`: stdout)
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
-    /// Loads of the chase per working set
+    /// Loads of the chase per working set (at least 1000)
     #[arg(long, default_value_t = 2_000_000, value_name = "N")]
     loads: usize,
     #[command(flatten)]
     cache: super::options::CacheOptions,
 }
+
+/// The fewest loads a chase times: fewer time the loop around them.
+const MIN_LOADS: usize = 1000;
 
 #[derive(serde::Serialize)]
 struct Figures {
@@ -57,16 +60,15 @@ pub fn run(args: Args) -> Result<i32> {
         }
         .check()?;
     }
-    let loads = args.loads.max(1000);
-    let chase: Vec<Chase> = calibrate::WORKING_SETS
-        .iter()
-        .map(|&bytes| Chase {
-            bytes,
-            measured_ns: calibrate::chase_here(bytes, loads),
-            model_ns: calibrate::chase_model(bytes, loads.min(400_000)),
-        })
-        .collect();
-    let guest = match &args.kernel {
+    if args.loads < MIN_LOADS {
+        anyhow::bail!(
+            "--loads {}: at least {MIN_LOADS} (fewer loads time the loop, not the memory)",
+            args.loads
+        );
+    }
+    let loads = args.loads;
+    // The kernel is checked and made ready before the chase: a bad one is refused at once.
+    let kern = match &args.kernel {
         None => None,
         Some(k) => {
             let spec = kernel::KernelSpec::parse(k)?;
@@ -75,7 +77,21 @@ pub fn run(args: Args) -> Result<i32> {
                     "--kernel host: calibrate boots a guest; give a package, an image or a build tree"
                 );
             }
-            let kern = kernel::prepare(&spec, k, &args.cache.cache_dir)?;
+            sigbench::host::private_dir(&args.cache.cache_dir, "--cache-dir")?;
+            Some(kernel::prepare(&spec, k, &args.cache.cache_dir)?)
+        }
+    };
+    let chase: Vec<Chase> = calibrate::WORKING_SETS
+        .iter()
+        .map(|&bytes| Chase {
+            bytes,
+            measured_ns: calibrate::chase_here(bytes, loads),
+            model_ns: calibrate::chase_model(bytes, loads.min(400_000)),
+        })
+        .collect();
+    let guest = match kern {
+        None => None,
+        Some(kern) => {
             let opts = VmOptions {
                 cache: args.cache.cache_dir.clone(),
                 accel: Some(sigbench::vm::qemu::Accel::Tcg),

@@ -404,6 +404,7 @@ pub(crate) fn vm_options(args: &Args) -> Result<VmOptions> {
         AccelChoice::Tcg => Some(Accel::Tcg),
     };
     check_guest_options(args)?;
+    sigbench::host::private_dir(&args.cache.cache_dir, "--cache-dir")?;
     let opts = VmOptions {
         cache: args.cache.cache_dir.clone(),
         accel,

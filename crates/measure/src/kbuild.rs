@@ -423,6 +423,7 @@ pub fn build_variants(
     cache: &Path,
     say: &mut dyn FnMut(String),
 ) -> Result<Vec<Built>> {
+    crate::host::private_dir(cache, "the cache")?;
     let mut configs: Vec<(PathBuf, BaseConfig)> = Vec::new();
     let mut built = Vec::new();
     let mut keys = Vec::new();

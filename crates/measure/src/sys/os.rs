@@ -348,6 +348,45 @@ pub fn die_with_parent(cmd: &mut std::process::Command) {
     }
 }
 
+/// A sealed memory file holding `bytes` (`memfd_create`, then every seal): nobody — not
+/// even its creator — can change, grow or shrink it, and it has no name in any directory,
+/// so what a child opens as `/proc/self/fd/N` is exactly `bytes` (the cost plugin QEMU
+/// loads as root is never a file another user could swap). Closed on exec unless passed
+/// with [`keep_across_exec`].
+pub fn sealed_memfd(name: &CStr, bytes: &[u8]) -> Result<OwnedFd> {
+    use std::io::Write;
+    // SAFETY: `name` is a NUL-terminated string that outlives the call; the flags are
+    // plain integers.
+    let fd =
+        unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) };
+    if fd < 0 {
+        return Err(Error::last_os_error());
+    }
+    // SAFETY: memfd_create returned a new descriptor that nothing else owns.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut file = std::fs::File::from(owned);
+    file.write_all(bytes)?;
+    let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
+    // SAFETY: fcntl with F_ADD_SEALS takes an integer argument; the descriptor is open
+    // (owned by `file`).
+    ok(unsafe { libc::fcntl(file.as_raw_fd(), libc::F_ADD_SEALS, seals) })?;
+    Ok(OwnedFd::from(file))
+}
+
+/// Let the child `cmd` starts inherit `fd` (its close-on-exec flag cleared in the child
+/// only, so other children started meanwhile do not get it). The caller keeps `fd` open
+/// until the child has started.
+pub fn keep_across_exec(cmd: &mut std::process::Command, fd: BorrowedFd<'_>) {
+    use std::os::unix::process::CommandExt;
+    let raw = fd.as_raw_fd();
+    // SAFETY: the closure runs in the child between fork and exec: fcntl is
+    // async-signal-safe, it allocates nothing and takes no lock; `raw` is open in the
+    // child (fork copied the parent's table, and the caller keeps it open until spawn).
+    unsafe {
+        cmd.pre_exec(move || ok(libc::fcntl(raw, libc::F_SETFD, 0)));
+    }
+}
+
 /// `kill(2)`.
 pub fn kill(pid: i32, sig: libc::c_int) -> Result<()> {
     // SAFETY: no pointers; signalling a pid is memory-safe whatever the pid.

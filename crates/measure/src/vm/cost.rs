@@ -10,7 +10,6 @@
 
 use crate::results::RunDocument;
 use anyhow::{Context, Result};
-use sha2::Digest;
 use std::path::{Path, PathBuf};
 
 /// The plugin, built from `cost/` by the build script for QEMU's plugin API version 1
@@ -41,22 +40,35 @@ pub fn model() -> String {
     )
 }
 
-/// The plugin in the cache (`<cache>/plugins/sigbench-cost-<digest>.so`), written there
-/// once per build of it.
-pub fn plugin(cache: &Path) -> Result<PathBuf> {
-    let plugin = plugin_for(super::qemu::qemu_version().as_deref());
-    let digest = sha2::Sha256::digest(plugin);
-    let dir = cache.join("plugins");
-    let path = dir.join(format!(
-        "sigbench-cost-{}.so",
-        crate::text::hex(&digest[..8])
-    ));
-    if std::fs::read(&path).ok().as_deref() != Some(plugin) {
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        crate::outputs::write_file(&path, plugin)?;
+/// The plugin QEMU loads, in a sealed memory file (`sys::os::sealed_memfd`): QEMU runs as
+/// root and runs the plugin's code, so it gets no file by name that someone could swap
+/// between a check and the load (a plugin written to `<cache>/plugins` was: any user who
+/// could rename files there ran code as root). QEMU opens it as `/proc/self/fd/N`, the
+/// descriptor it inherits ([`Plugin::fd`]).
+pub struct Plugin {
+    fd: std::os::fd::OwnedFd,
+}
+
+impl Plugin {
+    /// The build of the plugin the QEMU in use loads.
+    pub fn new() -> Result<Plugin> {
+        let bytes = plugin_for(super::qemu::qemu_version().as_deref());
+        let fd = crate::sys::os::sealed_memfd(c"sigbench-cost", bytes)
+            .context("cannot make the cost model's plugin file (memfd_create)")?;
+        Ok(Plugin { fd })
     }
-    Ok(path)
+
+    /// The descriptor QEMU must inherit.
+    pub fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.fd.as_fd()
+    }
+
+    /// The path QEMU opens it by: its own descriptor.
+    pub fn path(&self) -> PathBuf {
+        use std::os::fd::AsRawFd;
+        PathBuf::from(format!("/proc/self/fd/{}", self.fd.as_raw_fd()))
+    }
 }
 
 /// QEMU's arguments that load `plugin` writing its records to `records` (a comma in a

@@ -59,6 +59,7 @@ pub struct GuestRun {
 /// Hold the cache's lock while unpacking kernels or building initramfs images in it, so
 /// two sigbench processes never build the same entry at once.
 pub fn cache_lock(cache: &std::path::Path) -> Result<std::fs::File> {
+    crate::host::private_dir(cache, "the cache")?;
     std::fs::create_dir_all(cache)
         .with_context(|| format!("cannot create the cache {}", cache.display()))?;
     crate::testbed::workspace::lock_file(&cache.join("lock"), "sigbench preparing a kernel")
@@ -193,10 +194,12 @@ fn boot_guest(
     // Under the icount clock the cost model counts every timed window (one host thread
     // runs the guest: the plugin's counts are the same every boot).
     let records = workdir.join("cost.records");
-    let extra = if machine.clock == ClockKind::Icount && opts.cost_model {
-        cost::qemu_args(&cost::plugin(&opts.cache)?, &records)
-    } else {
-        Vec::new()
+    let plugin = (machine.clock == ClockKind::Icount && opts.cost_model)
+        .then(cost::Plugin::new)
+        .transpose()?;
+    let extra = match &plugin {
+        Some(p) => cost::qemu_args(&p.path(), &records),
+        None => Vec::new(),
     };
     let mut boot = qemu::start(
         &kernel.image,
@@ -205,7 +208,9 @@ fn boot_guest(
         opts.mem_mib,
         workdir,
         &extra,
+        plugin.as_ref().map(cost::Plugin::fd),
     )?;
+    drop(plugin);
     // Limits that only catch a hang, never a slow machine: emulation boots in 3–5 s on a
     // quiet machine, a minute and more on a loaded one (CI with every CPU busy took over
     // 60 s); the cost model slows the boot (its callbacks run, idle) and the plan (up to

@@ -293,7 +293,9 @@ fn exit_code(console: &str) -> Option<i32> {
 /// measured under the icount clock, a virtio-serial device alone (bound, never written)
 /// made two boots of one initramfs differ from their first repetition on, while two
 /// emulated UARTs gave the same times to the nanosecond — QEMU serves virtio's control
-/// queue from its main loop, whose timing the guest then sees.
+/// queue from its main loop, whose timing the guest then sees. `inherit`: a descriptor
+/// QEMU keeps open across its exec (the cost model's plugin, which `extra` names as
+/// `/proc/self/fd/N`).
 pub fn start(
     image: &Path,
     initrd: &Path,
@@ -301,6 +303,7 @@ pub fn start(
     mem_mib: u32,
     workdir: &Path,
     extra: &[String],
+    inherit: Option<std::os::fd::BorrowedFd<'_>>,
 ) -> Result<Boot> {
     let console = workdir.join("console.log");
     let results = workdir.join("results.json");
@@ -309,6 +312,9 @@ pub fn start(
     let mut cmd = Command::new(qemu()?);
     // A sigbench killed with SIGKILL takes its QEMU with it.
     crate::sys::os::die_with_parent(&mut cmd);
+    if let Some(fd) = inherit {
+        crate::sys::os::keep_across_exec(&mut cmd, fd);
+    }
     let child = cmd
         .args(machine.args())
         .args(["-m", &mem_mib.to_string()])
@@ -445,7 +451,7 @@ pub fn kvm_works(image: &Path, initrd: &Path, cache: &Path, workdir: &Path) -> R
             clock: ClockKind::Host,
             cpus: 1,
         };
-        let mut b = start(image, initrd, &kvm, 512, &dir, &[])?;
+        let mut b = start(image, initrd, &kvm, 512, &dir, &[], None)?;
         let limit = Duration::from_secs(10);
         let start = Instant::now();
         let mut seen = false;
