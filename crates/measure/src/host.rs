@@ -164,6 +164,47 @@ fn rfc3339(secs: u64) -> String {
     )
 }
 
+/// Refuse `dir` (`what` names it: `the cache`) when a user other than this one and root
+/// could change what is in it: the directory, or one above it, owned by another user or
+/// writable by group or others (a directory above it may be a sticky one such as /tmp,
+/// where no one renames another's entries). sigbench runs, as root, what the cache holds —
+/// kernels it built, the QEMU it unpacked — so a cache someone else can write is a way to
+/// run code as root. A directory that does not exist yet is checked where it will be made.
+pub fn private_dir(dir: &std::path::Path, what: &str) -> anyhow::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let me = crate::sys::os::geteuid();
+    let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let existing = absolute
+        .ancestors()
+        .find(|a| a.exists())
+        .unwrap_or(std::path::Path::new("/"));
+    let real = std::fs::canonicalize(existing).unwrap_or_else(|_| existing.to_path_buf());
+    let whole = real == absolute || std::fs::canonicalize(&absolute).ok() == Some(real.clone());
+    for (k, a) in real.ancestors().enumerate() {
+        let Ok(m) = std::fs::metadata(a) else {
+            continue;
+        };
+        let mode = m.mode() & 0o7777;
+        let own = m.uid() == 0 || m.uid() == me;
+        // Others may add entries to a sticky directory above, never rename or remove ours.
+        let shared = mode & 0o022 != 0 && !(mode & 0o1000 != 0 && (k > 0 || !whole));
+        if !own || shared {
+            anyhow::bail!(
+                "{what} {}: {} is {} (mode {mode:04o}, owner uid {}): another user could change what sigbench runs as root from it; give a directory only root can write (chown root, chmod go-w)",
+                dir.display(),
+                a.display(),
+                if own {
+                    "writable by other users"
+                } else {
+                    "owned by another user"
+                },
+                m.uid()
+            );
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -225,45 +266,4 @@ mod tests {
         assert!(h.cpus >= 1);
         assert!(h.mem_total_kib > 0);
     }
-}
-
-/// Refuse `dir` (`what` names it: `the cache`) when a user other than this one and root
-/// could change what is in it: the directory, or one above it, owned by another user or
-/// writable by group or others (a directory above it may be a sticky one such as /tmp,
-/// where no one renames another's entries). sigbench runs, as root, what the cache holds —
-/// kernels it built, the QEMU it unpacked — so a cache someone else can write is a way to
-/// run code as root. A directory that does not exist yet is checked where it will be made.
-pub fn private_dir(dir: &std::path::Path, what: &str) -> anyhow::Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    let me = crate::sys::os::geteuid();
-    let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let existing = absolute
-        .ancestors()
-        .find(|a| a.exists())
-        .unwrap_or(std::path::Path::new("/"));
-    let real = std::fs::canonicalize(existing).unwrap_or_else(|_| existing.to_path_buf());
-    let whole = real == absolute || std::fs::canonicalize(&absolute).ok() == Some(real.clone());
-    for (k, a) in real.ancestors().enumerate() {
-        let Ok(m) = std::fs::metadata(a) else {
-            continue;
-        };
-        let mode = m.mode() & 0o7777;
-        let own = m.uid() == 0 || m.uid() == me;
-        // Others may add entries to a sticky directory above, never rename or remove ours.
-        let shared = mode & 0o022 != 0 && !(mode & 0o1000 != 0 && (k > 0 || !whole));
-        if !own || shared {
-            anyhow::bail!(
-                "{what} {}: {} is {} (mode {mode:04o}, owner uid {}): another user could change what sigbench runs as root from it; give a directory only root can write (chown root, chmod go-w)",
-                dir.display(),
-                a.display(),
-                if own {
-                    "writable by other users"
-                } else {
-                    "owned by another user"
-                },
-                m.uid()
-            );
-        }
-    }
-    Ok(())
 }
