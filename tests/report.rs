@@ -640,7 +640,7 @@ fn two_labels_become_a_mail_with_the_reproducer_attached() {
     assert_ok(&out);
     let first = std::fs::read_to_string(&same).unwrap();
     assert!(
-        first.starts_with("Subject: [NO CHANGE] tmpfs: s3e-test3 between mail-1 and mail-2"),
+        first.contains("\nSubject: [NO CHANGE] tmpfs: s3e-test3 between mail-1 and mail-2"),
         "{first}"
     );
     let one = run(&[
@@ -659,5 +659,145 @@ fn two_labels_become_a_mail_with_the_reproducer_attached() {
         "{}",
         stderr(&one)
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The `sigbench run` command of a mail's "to reproduce" (its lines, continued with `\`).
+fn run_command_of(body: &str) -> String {
+    let lines: Vec<&str> = body.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("sigbench run "))
+        .unwrap_or_else(|| panic!("no sigbench run command: {body}"));
+    let mut cmd = vec![lines[at]];
+    for l in &lines[at + 1..] {
+        if !cmd.last().unwrap().ends_with('\\') {
+            break;
+        }
+        cmd.push(l);
+    }
+    cmd.join("\n")
+}
+
+/// `sh -c COMMAND` (dash: what a user pastes into) with this build's sigbench first on
+/// PATH and the tests' environment.
+fn paste(command: &str) -> std::process::Output {
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_sigbench"));
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin.parent().unwrap().display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .env("SIGBENCH_COST_MODEL", "off")
+        .current_dir(std::env::temp_dir())
+        .output()
+        .unwrap();
+    eprintln!(
+        "$ sh -c {command}\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The run spec a label's newest run keeps.
+fn spec_of(db: &str, label: &str) -> serde_json::Value {
+    let out = run(&["export", "--db", db, &format!("--label={label}")]);
+    assert_ok(&out);
+    export_runs(&out).last().unwrap()["plan"]["spec"].clone()
+}
+
+/// Issue 56, items 7 and 8: a mail's "to reproduce" is the run's own command — built
+/// from the run spec the document keeps, with `--clients`, `--time`, `--loadfile`,
+/// `--mkfs-opts` and `--mount-opts` — and pasted into `sh` it stores a run whose spec is
+/// the original's; the dbench line names the loadfile the run replayed. Labels that hold
+/// a MIME boundary or start with `-` change nothing: the boundary is in no part, the
+/// compare command puts them after `--`.
+#[test]
+fn a_mails_commands_reproduce_the_run_it_tells() {
+    let dir = fresh_dir("mail-spec");
+    let db = dir.join("m.db");
+    let db = db.to_str().unwrap();
+    let load = dir.join("load file's.txt");
+    std::fs::copy("/usr/share/dbench/client.txt", &load).unwrap();
+    let load = load.to_str().unwrap();
+    let (base, new) = ("base sigbench-part-boundary sigbench-part-0000", "-new");
+    for label in [base, new] {
+        let out = run(&[
+            "run",
+            "dbench",
+            "--fs",
+            "ext4",
+            "--clients",
+            "2",
+            "--time",
+            "1",
+            "--warmup-time",
+            "0.5",
+            "--loadfile",
+            load,
+            "--mkfs-opts",
+            "-O ^has_journal",
+            "--mount-opts",
+            "noatime",
+            "--db",
+            db,
+            &format!("--label={label}"),
+        ]);
+        assert_ok(&out);
+    }
+    let eml = dir.join("m.eml");
+    // A private file written over stays private.
+    std::fs::write(&eml, "").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&eml, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = run(&[
+        "report",
+        "--format",
+        "email",
+        "--db",
+        db,
+        "-o",
+        eml.to_str().unwrap(),
+        "--",
+        base,
+        new,
+    ]);
+    assert_ok(&out);
+    assert_eq!(
+        std::fs::metadata(&eml).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let m = std::fs::read_to_string(&eml).unwrap();
+    assert!(m.lines().all(|l| l.chars().count() <= 72), "{m}");
+    let body = m.split_once("\n\n").unwrap().1;
+    // The dbench line replays the loadfile the run replayed, quoted for sh.
+    let flat = body.replace("\\\n", "");
+    assert!(flat.contains("dbench -c '"), "{body}");
+    assert!(!flat.contains("/usr/share/dbench/client.txt"), "{body}");
+    // The compare command: the labels after `--`, read back by sh as they are.
+    assert!(flat.contains("sigbench compare -- "), "{body}");
+    // The run command, pasted: the same spec.
+    let cmd = run_command_of(body);
+    for flag in [
+        "--clients 2",
+        "--time 1",
+        "--warmup-time 0.5",
+        "--loadfile",
+        "--mkfs-opts",
+        "--mount-opts noatime",
+    ] {
+        assert!(cmd.replace("\\\n", " ").contains(flag), "{flag}: {cmd}");
+    }
+    let out = paste(&format!("{cmd} --db {db} --label again"));
+    assert!(out.status.success());
+    assert_eq!(spec_of(db, "again"), spec_of(db, new));
+    assert!(spec_of(db, new).is_object());
     std::fs::remove_dir_all(&dir).unwrap();
 }

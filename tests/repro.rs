@@ -430,3 +430,50 @@ fn check(args: &[&str], says: &str) {
     assert!(err.contains(says), "{args:?}: {err}");
     assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
 }
+
+/// Issue 56, item 8 and the reproducer's low ones: a run for a time is reproduced as one
+/// (the clients loop for the time after a warm-up and the program prints calls per
+/// second, not a fixed amount of work); `./repro --signature` prints the signature file
+/// byte for byte (the header's copy is a comment, where `*/` cannot stand: it did not
+/// match its sha256); a `??/` in a name is no trigraph warning under -Werror; `-o -` is
+/// stdout, not a file named `-`; a dbench signature refuses what only a C file takes, and
+/// -r has a limit.
+#[test]
+fn a_timed_run_a_hostile_signature_and_the_options_reproduce_as_they_say() {
+    let work = temp("timed");
+    let sig = work.join("timed.toml");
+    let text = "format = 1\nname = \"timed\"\nn = 20\nfile = \"f{i}??/x */ y\"\ndescription = \"a comment */ and a trigraph ??/\"\n[setup]\nmkdir = [\"f1??\"]\n[[phase]]\nname = \"w\"\nsteps = [\n  { op = \"openat\", path = \"f1??/{i}\", flags = \"O_WRONLY|O_CREAT\", mode = 0o644, slot = \"s\" },\n  { op = \"close\", slot = \"s\" },\n  { op = \"unlink\", path = \"f1??/{i}\" },\n]\n";
+    std::fs::write(&sig, text).unwrap();
+    let s = sig.to_str().unwrap();
+    let (plain, _) = build(&work, &[s, "--fs", "ext4", "--time", "1", "--clients", "2"]);
+    let target = work.join("t");
+    std::fs::create_dir(&target).unwrap();
+    let started = std::time::Instant::now();
+    let out = Command::new(&plain).arg(&target).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        started.elapsed().as_secs_f64() >= 1.2,
+        "{:?}",
+        started.elapsed()
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains(" calls/s over 1.0 s (2 clients)"), "{said}");
+    assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0);
+    let own = Command::new(&plain).arg("--signature").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&own.stdout), text);
+    // -o - is stdout.
+    let out = run(&["repro", s, "--fs", "ext4", "-o", "-"]);
+    assert_ok(&out);
+    assert!(stdout(&out).starts_with("/*\n * sigbench reproducer: timed"));
+    assert!(!std::env::temp_dir().join("-").exists());
+    check(
+        &["repro", "dbench", "-o", "x.c", "-n", "5", "-r", "3"],
+        "-o, -n, -r do not apply",
+    );
+    check(&["repro", "test3", "-r", "4294967295"], "is over the limit");
+    std::fs::remove_dir_all(&work).unwrap();
+}

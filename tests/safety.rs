@@ -532,3 +532,23 @@ fn no_output_can_name_an_input() {
     }
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// Issue 56, item 14: `-r` and `--warmup` are bounded, in one line and at once (`-r
+/// 4294967295` made every case up front and drove a 24 GB machine into a global OOM; the
+/// cases are made one repetition at a time now).
+#[test]
+fn repetitions_and_warmups_have_limits() {
+    for extra in [&["-r", "4294967295"][..], &["--warmup", "4294967295"]] {
+        let started = std::time::Instant::now();
+        let mut args = vec!["run", "churn", "--fs", "tmpfs", "--no-store", "-n", "5"];
+        args.extend_from_slice(extra);
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(1), "{extra:?}");
+        let err = stderr(&out);
+        assert!(
+            err.contains("over the limit") && err.trim().lines().count() == 1,
+            "{err}"
+        );
+        assert!(started.elapsed().as_secs() < 10);
+    }
+}

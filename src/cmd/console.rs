@@ -62,7 +62,7 @@ impl Console {
             bar,
             started: Instant::now(),
             shown: false,
-            cases_total: plan.cases().len(),
+            cases_total: plan.case_count(),
             cases_done: 0,
             last_tick: None,
         }

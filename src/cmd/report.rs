@@ -227,12 +227,8 @@ fn mail(args: &Args, output: &std::path::Path, sets: &[(String, Vec<RunDocument>
         .context("no runs of the new label")?;
     let reproducer = sigbench::repro::Reproducer::of_run_or_say(run, "report");
     let commands = vec![
-        run.run_command(&run.signature.name),
-        format!(
-            "sigbench compare {} {}",
-            sigbench::shell::quote(base),
-            sigbench::shell::quote(new)
-        ),
+        sigbench::plan::spec::reproduce(run, None),
+        compare_command(base, new, &[]),
     ];
     let mail = sigbench::report::mail::mail(&sigbench::report::mail::Telling {
         comparison: &cmp,
@@ -241,7 +237,11 @@ fn mail(args: &Args, output: &std::path::Path, sets: &[(String, Vec<RunDocument>
         reproducer: reproducer.as_ref(),
         commands: &commands,
     });
-    sigbench::outputs::write_file(output, mail.message().as_bytes())?;
+    sigbench::outputs::write_file(
+        output,
+        mail.message(&sigbench::host::mail_from(), &sigbench::host::now_rfc5322())
+            .as_bytes(),
+    )?;
     sigbench::say!("sigbench: wrote {} ({})", output.display(), mail.subject);
     Ok(0)
 }
@@ -264,4 +264,20 @@ pub(crate) fn check_signatures(
             Ok(())
         }
     }
+}
+
+/// `sigbench compare BASE NEW EXTRA…`: a label that starts with `-` after `--`, so it is
+/// not read as an option.
+pub(crate) fn compare_command(
+    base: &str,
+    new: &str,
+    extra: &[&str],
+) -> sigbench::shell::CommandLine {
+    let mut w = vec!["sigbench", "compare"];
+    w.extend_from_slice(extra);
+    if base.starts_with('-') || new.starts_with('-') {
+        w.push("--");
+    }
+    w.extend_from_slice(&[base, new]);
+    sigbench::shell::CommandLine::new(w)
 }

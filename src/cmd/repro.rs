@@ -22,6 +22,10 @@ pub struct Args {
     /// K clients, each a thread in a directory of its own, released together
     #[arg(long, value_name = "K")]
     clients: Option<u32>,
+    /// A run for a time: the clients loop over their work for SECONDS after a warm-up of a
+    /// fifth of it, and the program prints calls per second (as `run --time`)
+    #[arg(long, value_name = "SECONDS")]
+    time: Option<f64>,
     /// Repeat every case R times and print the median
     #[arg(
         short = 'r',
@@ -44,7 +48,11 @@ pub struct Args {
     output: Option<std::path::PathBuf>,
 }
 
-pub fn run(args: Args) -> Result<i32> {
+pub fn run(mut args: Args) -> Result<i32> {
+    // `-o -` is stdout, as everywhere.
+    if args.output.as_deref() == Some(std::path::Path::new("-")) {
+        args.output = None;
+    }
     // -o is never the signature it reads (nor a directory, nor a link's target).
     if let Some(path) = &args.output {
         let mut o = sigbench::outputs::Outputs::new(None).output("-o", path);
@@ -54,7 +62,28 @@ pub fn run(args: Args) -> Result<i32> {
         o.check()?;
     }
     let sig = Signature::load(&args.signature)?;
-    if let Some(cmd) = dbench_for(&sig, args.clients, None) {
+    if sig.is_loadfile() {
+        // What a C file would take has no meaning for dbench: refused, not ignored.
+        let given: Vec<&str> = [
+            ("-o", args.output.is_some()),
+            ("-n", !args.ns.is_empty()),
+            ("-r", args.repetitions != 1),
+            ("--dir", !args.dirs.is_empty()),
+            ("--seed", args.seed != DEFAULT_SEED),
+        ]
+        .iter()
+        .filter(|(_, g)| *g)
+        .map(|(f, _)| *f)
+        .collect();
+        if !given.is_empty() {
+            bail!(
+                "{} replays a dbench loadfile: its reproducer is the dbench command, not a C file ({} do not apply; --clients does)",
+                sig.name,
+                given.join(", ")
+            );
+        }
+    }
+    if let Some(cmd) = dbench_for(&sig, args.clients, args.time, None) {
         sigbench::say!(
             "sigbench: {} replays a dbench loadfile, so dbench itself reproduces it (no C file written); on an empty directory of the filesystem under test:",
             sig.name
@@ -65,6 +94,12 @@ pub fn run(args: Args) -> Result<i32> {
     if args.repetitions == 0 {
         bail!("-r must be at least 1");
     }
+    sigbench::signature::limits::check(
+        "-r",
+        args.repetitions as u64,
+        sigbench::signature::limits::MAX_REPETITIONS as u64,
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
     if let Some(k) = args.clients {
         sigbench::signature::limits::check(
             "--clients",
@@ -86,9 +121,21 @@ pub fn run(args: Args) -> Result<i32> {
     let dirs = sigbench::plan::spec::directories(&args.dirs, &sig, args.fs)?;
     let mut repro = Repro::new(sig, args.fs, dirs)?;
     if !args.ns.is_empty() {
+        // As `run`: -n is a fixed amount of work, the signature's `time` is not taken.
         repro.ns = args.ns.clone();
+        repro.time = None;
     }
-    repro.clients = args.clients;
+    if let Some(t) = args.time {
+        if !(t > 0.0 && t <= sigbench::signature::limits::MAX_TIME_S) {
+            bail!(
+                "--time {t}: give a number of seconds above 0 and at most {}",
+                sigbench::signature::limits::MAX_TIME_S
+            );
+        }
+        let t = std::time::Duration::from_secs_f64(t);
+        repro.time = Some((t, t / 5));
+    }
+    repro.clients = args.clients.or(repro.clients);
     repro.repetitions = args.repetitions;
     repro.seed = args.seed;
     let words: Vec<String> = std::iter::once("sigbench".to_string())

@@ -699,13 +699,24 @@ pub fn check_mail(path: &Path, subject: &str) -> (String, String, String) {
             l.chars().count()
         );
     }
-    // The subject, folded at 72 columns: its continuation lines start with a space.
-    let mut lines = m.lines();
+    // RFC 5322's From and Date come first; the subject, folded at 72 columns: its
+    // continuation lines start with a space.
+    assert!(m.starts_with("From: sigbench <"), "{m}");
+    assert!(
+        m.lines().nth(1).unwrap_or_default().starts_with("Date: "),
+        "{m}"
+    );
+    let mut lines = m.lines().skip_while(|l| !l.starts_with("Subject: "));
     let mut first = lines.next().unwrap_or_default().to_string();
     for l in lines.take_while(|l| l.starts_with(' ')) {
         first.push_str(l);
     }
     assert!(first.starts_with(&format!("Subject: {subject}")), "{first}");
+    let boundary = m
+        .split_once("boundary=\"")
+        .and_then(|(_, r)| r.split_once('"'))
+        .map(|(b, _)| b.to_string())
+        .unwrap_or_else(|| panic!("no multipart boundary: {m}"));
     let (body, rest) = m
         .split_once("filename=\"repro.c\"")
         .unwrap_or_else(|| panic!("no repro.c attached: {m}"));
@@ -721,7 +732,7 @@ pub fn check_mail(path: &Path, subject: &str) -> (String, String, String) {
         .split_once("\n\n")
         .unwrap()
         .1
-        .split("\n--sigbench-part-boundary")
+        .split(&format!("\n--{boundary}"))
         .next()
         .unwrap();
     // Quoted-printable: soft breaks, then =XX escapes.

@@ -193,8 +193,18 @@ pub fn write_file(dest: &Path, bytes: &[u8]) -> Result<()> {
             }
         }
     };
+    // A file replaced keeps its permissions (a mail written over a 0600 file stays 0600);
+    // a new one takes the umask's.
+    let kept_mode = std::fs::symlink_metadata(dest)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.permissions());
     let written = f
         .write_all(bytes)
+        .and_then(|()| match kept_mode {
+            Some(p) => f.set_permissions(p),
+            None => Ok(()),
+        })
         .and_then(|()| f.sync_all())
         .with_context(|| format!("cannot write {shown}"))
         .and_then(|()| {

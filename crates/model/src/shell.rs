@@ -70,6 +70,77 @@ pub fn command<S: AsRef<str>>(words: &[S]) -> String {
         .join(" ")
 }
 
+/// A command to print for a person to paste, carried as its words (never as the line, so
+/// no one splits a line back into words): one line (`Display`), or lines of a width
+/// (`wrapped`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CommandLine(pub Vec<String>);
+
+impl CommandLine {
+    pub fn new<S: Into<String>>(words: impl IntoIterator<Item = S>) -> CommandLine {
+        CommandLine(words.into_iter().map(Into::into).collect())
+    }
+
+    /// The command in lines of at most `width` columns for a shell to read as one: broken
+    /// between words with ` \` and the next line indented by `indent`; a word longer than
+    /// a line is cut into pieces each quoted on its own and joined by a `\` at the end of
+    /// a line and no indent (the shell joins them back into the word). Never inside a
+    /// quoted word, where a line break would be part of the word.
+    pub fn wrapped(&self, width: usize, indent: usize) -> Vec<String> {
+        let width = width.max(indent + 16);
+        let pad = " ".repeat(indent);
+        let mut lines: Vec<String> = Vec::new();
+        let mut line = String::new();
+        for (k, w) in self.0.iter().enumerate() {
+            let q = quote(w);
+            let room = |line: &String| width.saturating_sub(line.chars().count() + 2);
+            if k > 0 {
+                if q.chars().count() <= room(&line) {
+                    line.push(' ');
+                    line.push_str(&q);
+                    continue;
+                }
+                line.push_str(" \\");
+                lines.push(std::mem::take(&mut line));
+                line.push_str(&pad);
+            }
+            if q.chars().count() <= width.saturating_sub(line.chars().count() + 2) {
+                line.push_str(&q);
+                continue;
+            }
+            // Too long for any line: pieces of the word, each quoted, that fit.
+            let chars: Vec<char> = w.chars().collect();
+            let mut at = 0;
+            while at < chars.len() {
+                let room = width.saturating_sub(line.chars().count() + 2).max(8);
+                let mut take = (chars.len() - at).min(room);
+                while take > 1
+                    && quote(&chars[at..at + take].iter().collect::<String>())
+                        .chars()
+                        .count()
+                        > room
+                {
+                    take -= 1;
+                }
+                line.push_str(&quote(&chars[at..at + take].iter().collect::<String>()));
+                at += take;
+                if at < chars.len() {
+                    line.push('\\');
+                    lines.push(std::mem::take(&mut line));
+                }
+            }
+        }
+        lines.push(line);
+        lines
+    }
+}
+
+impl std::fmt::Display for CommandLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&command(&self.0))
+    }
+}
+
 /// `s` safe to print on a terminal line: control characters other than newline and tab
 /// written as `\x{1b}`, `\r`… (a label cannot move the cursor, clear the screen or
 /// overwrite what was printed before it).
@@ -166,6 +237,35 @@ mod tests {
             );
         }
         assert!(!std::path::Path::new(pwned).exists());
+    }
+
+    /// A long command in lines of 40 columns reads back as the same words in every shell:
+    /// breaks between words, a word longer than a line cut into quoted pieces.
+    #[test]
+    fn wrapped_commands_read_back_as_one() {
+        let words = [
+            "sigbench",
+            "run",
+            "/a/very/long/path/with spaces/and 'quotes'/to/a/signature/file.toml",
+            "--label",
+            "x\ty",
+            "-n",
+            "250",
+            "--mount-opts",
+            "compress=zstd:1,noatime",
+        ];
+        let c = CommandLine::new(words);
+        let lines = c.wrapped(40, 4);
+        assert!(lines.len() > 3, "{lines:?}");
+        assert!(lines.iter().all(|l| l.chars().count() <= 40), "{lines:?}");
+        for shell in ["dash", "bash"] {
+            assert_eq!(
+                words_in(shell, &lines.join("\n")),
+                words,
+                "{shell}: {lines:?}"
+            );
+        }
+        assert_eq!(c.to_string(), command(&words));
     }
 
     #[test]

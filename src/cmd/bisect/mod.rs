@@ -333,7 +333,7 @@ fn mail(
     let words: Vec<String> = std::iter::once("sigbench".to_string())
         .chain(std::env::args().skip(1))
         .collect();
-    let commands = vec![sigbench::shell::command(&words)];
+    let commands = vec![sigbench::shell::CommandLine(words)];
     let m = sigbench::report::mail::mail(&sigbench::report::mail::Telling {
         comparison: &cmp,
         run,
@@ -341,7 +341,11 @@ fn mail(
         reproducer,
         commands: &commands,
     });
-    sigbench::outputs::write_file(path, m.message().as_bytes())?;
+    sigbench::outputs::write_file(
+        path,
+        m.message(&sigbench::host::mail_from(), &sigbench::host::now_rfc5322())
+            .as_bytes(),
+    )?;
     sigbench::say!("sigbench: bisect: wrote {} ({})", path.display(), m.subject);
     Ok(())
 }

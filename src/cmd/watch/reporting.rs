@@ -4,7 +4,7 @@
 use super::*;
 use sigbench::outputs::OutDir;
 use sigbench::report::bisect::report_of;
-use sigbench::shell::command;
+use sigbench::shell::CommandLine;
 
 /// The machine that runs the guests, as a report names it.
 pub(super) fn machine() -> String {
@@ -67,29 +67,23 @@ fn words(w: &[&str]) -> Vec<String> {
     w.iter().map(|s| s.to_string()).collect()
 }
 
-/// The commands that measure the change again, quoted for a shell.
+/// The commands that measure the change again.
 fn commands(
     args: &WatchArgs,
     w: &Watch,
     g: usize,
     b: usize,
     metric: &sigbench::stats::compare::MetricKey,
-) -> Vec<String> {
-    let a = &args.run;
-    let run = w.points[b][0].run_command(&a.signature);
+) -> Vec<CommandLine> {
+    let doc = &w.points[b][0];
+    let mut run = sigbench::plan::spec::reproduce(doc, Some(args.confirm_reps.max(3)));
     let metric_name = metric.name.name();
     let (good, bad) = (w.specs[g].0.to_string(), w.specs[b].0.to_string());
-    let reps = args.confirm_reps.max(3).to_string();
-    let mut bisect = words(&["sigbench", "bisect", &a.signature]);
-    bisect.extend(w.points[b][0].plan_words());
+    run.0.extend(words(&["--kernel", &good, "--kernel", &bad]));
+    let mut bisect = words(&["sigbench", "bisect", &args.run.signature]);
+    bisect.extend(sigbench::plan::spec::plan_options(doc, None));
     bisect.extend(words(&["--kernels", &good, &bad, "--metric", metric_name]));
-    vec![
-        format!(
-            "{run} {}",
-            command(&["-r", &reps, "--kernel", &good, "--kernel", &bad])
-        ),
-        command(&bisect),
-    ]
+    vec![run, CommandLine(bisect)]
 }
 
 /// The `bisect --tree` that repeats the bisect over the commits: its ends, by commit id.
@@ -99,14 +93,14 @@ fn tree_command(
     b: usize,
     r: &sigbench::bisect::Report,
     dir: &std::path::Path,
-) -> String {
+) -> CommandLine {
     let id = |k: Option<&String>| {
         k.and_then(|n| n.split_whitespace().next())
             .unwrap_or("?")
             .to_string()
     };
     let mut c = words(&["sigbench", "bisect", &args.run.signature]);
-    c.extend(w.points[b][0].plan_words());
+    c.extend(sigbench::plan::spec::plan_options(&w.points[b][0], None));
     c.extend(words(&[
         "--tree",
         &dir.display().to_string(),
@@ -120,7 +114,7 @@ fn tree_command(
     if let Some(config) = &args.config {
         c.extend(words(&["--config", &config.display().to_string()]));
     }
-    command(&c)
+    CommandLine(c)
 }
 
 /// What a report is written from, and where it goes.
@@ -145,7 +139,7 @@ pub(super) fn write_report(
     b: usize,
     change: &mut ChangeRecord,
     bisected: &[sigbench::bisect::Report],
-    commands: Vec<String>,
+    commands: Vec<CommandLine>,
 ) -> Result<String> {
     let alert = alert(r, g, b, change, bisected, commands);
     let text = sigbench::report::watch::text(&alert);
@@ -173,7 +167,7 @@ fn alert<'a>(
     b: usize,
     change: &'a ChangeRecord,
     bisected: &'a [sigbench::bisect::Report],
-    commands: Vec<String>,
+    commands: Vec<CommandLine>,
 ) -> sigbench::report::watch::Alert<'a> {
     let comparison = compare(
         &[
@@ -291,5 +285,8 @@ fn hand_over(
         reproducer: reproducer.as_ref(),
         commands: &alert.commands,
     });
-    (mail.message(), reproducer.and_then(|r| r.file()))
+    (
+        mail.message(&sigbench::host::mail_from(), &sigbench::host::now_rfc5322()),
+        reproducer.and_then(|r| r.file()),
+    )
 }

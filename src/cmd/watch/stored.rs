@@ -3,7 +3,6 @@
 
 use super::reporting::{Reporting, case_lines, write_report};
 use super::*;
-use sigbench::shell::{command, quote};
 
 /// `--series LABEL… | --series-glob PATTERN`: the change points of what the store holds.
 /// Each plan among the labels' runs is a series; a change the store does not know is
@@ -157,22 +156,20 @@ fn candidate(
         report_dir: args.report_dir.as_deref(),
         exec: None,
     };
+    let mut run = sigbench::plan::spec::reproduce(d, Some(args.confirm_reps.max(3)));
+    run.0.extend([
+        "--kernel".to_string(),
+        format!("<{}'s kernel>", names[g]),
+        "--kernel".into(),
+        format!("<{}'s kernel>", names[b]),
+    ]);
     let commands = vec![
-        command(&[
-            "sigbench",
-            "compare",
+        crate::cmd::report::compare_command(
             &names[g],
             &names[b],
-            "--db",
-            &store.location.to_string(),
-        ]),
-        format!(
-            "{} -r {} --kernel {} --kernel {}",
-            d.run_command(&d.signature.name),
-            args.confirm_reps.max(3),
-            quote(&format!("<{}'s kernel>", names[g])),
-            quote(&format!("<{}'s kernel>", names[b]))
+            &["--db", &store.location.to_string()],
         ),
+        run,
     ];
     let mut out = match write_report(&reporting, g, b, &mut records[lead], &[], commands) {
         Ok(text) => text,

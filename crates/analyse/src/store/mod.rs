@@ -73,6 +73,10 @@ impl std::fmt::Display for Selector {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Selector::All => write!(f, "any run"),
+            // A label that starts with `-` would read as an option after a space.
+            Selector::Label(l) if l.starts_with('-') => {
+                write!(f, "--label={}", crate::shell::quote(l))
+            }
             Selector::Label(l) => write!(f, "--label {}", crate::shell::quote(l)),
             Selector::Run(r) => write!(f, "--run {r}"),
             Selector::SlurmJob(j) => write!(f, "Slurm job {j}"),

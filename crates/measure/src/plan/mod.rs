@@ -189,37 +189,46 @@ impl Plan {
         self.clients.clone().unwrap_or_else(|| vec![1])
     }
 
-    pub fn cases(&self) -> Vec<Case> {
+    /// The cases in the order they run: the warm-ups, then each repetition's grid (N ×
+    /// clients × directories, shuffled per repetition with `--shuffle`). Made one
+    /// repetition at a time, so memory does not grow with `-r`.
+    pub fn cases(&self) -> impl Iterator<Item = Case> + '_ {
+        (1..=self.warmup)
+            .map(|w| (w, true))
+            .chain((1..=self.repetitions).map(|r| (r, false)))
+            .flat_map(move |(rep, warmup)| self.grid(rep, warmup))
+    }
+
+    /// How many cases [`Plan::cases`] gives.
+    pub fn case_count(&self) -> usize {
+        (self.warmup as usize + self.repetitions as usize)
+            * self.n_values.len()
+            * self.client_counts().len()
+            * self.dirs.len()
+    }
+
+    /// One repetition's cases.
+    fn grid(&self, rep: u32, warmup: bool) -> Vec<Case> {
         let ks = self.client_counts();
-        let grid = |rep: u32, warmup: bool| -> Vec<Case> {
-            let mut v: Vec<Case> = self
-                .n_values
-                .iter()
-                .flat_map(|&n| {
-                    ks.iter().flat_map(move |&clients| {
-                        (0..self.dirs.len()).map(move |dir| Case {
-                            dir,
-                            n,
-                            clients,
-                            rep,
-                            warmup,
-                        })
+        let mut v: Vec<Case> = self
+            .n_values
+            .iter()
+            .flat_map(|&n| {
+                ks.iter().flat_map(move |&clients| {
+                    (0..self.dirs.len()).map(move |dir| Case {
+                        dir,
+                        n,
+                        clients,
+                        rep,
+                        warmup,
                     })
                 })
-                .collect();
-            if self.shuffle {
-                shuffle(&mut v, self.seed ^ ((rep as u64) << 32) ^ warmup as u64);
-            }
-            v
-        };
-        let mut cases = Vec::new();
-        for w in 1..=self.warmup {
-            cases.extend(grid(w, true));
+            })
+            .collect();
+        if self.shuffle {
+            shuffle(&mut v, self.seed ^ ((rep as u64) << 32) ^ warmup as u64);
         }
-        for r in 1..=self.repetitions {
-            cases.extend(grid(r, false));
-        }
-        cases
+        v
     }
 
     /// A document with the run's metadata and no cases yet, for a run on this machine:
@@ -287,6 +296,7 @@ impl Plan {
                     time_ns: t.time.as_nanos() as u64,
                     warmup_ns: t.warmup.as_nanos() as u64,
                 }),
+                spec: serde_json::to_value(spec::RunSpec::resolved(self)).ok(),
             },
             cases: Vec::new(),
             warnings: Vec::new(),
@@ -885,7 +895,7 @@ mod tests {
 
     #[test]
     fn cases_are_repetition_major_with_warmups_first() {
-        let c = plan(2, 1, false).cases();
+        let c: Vec<Case> = plan(2, 1, false).cases().collect();
         assert_eq!(c.len(), 4 * 3);
         assert!(c[..4].iter().all(|c| c.warmup));
         assert!(c[4..].iter().all(|c| !c.warmup));
@@ -902,7 +912,7 @@ mod tests {
 
     #[test]
     fn shuffling_keeps_each_repetition_complete() {
-        let c = plan(3, 0, true).cases();
+        let c: Vec<Case> = plan(3, 0, true).cases().collect();
         for rep in 1..=3 {
             let mut got: Vec<(u64, usize)> = c
                 .iter()
@@ -912,7 +922,11 @@ mod tests {
             got.sort();
             assert_eq!(got, [(10, 0), (10, 1), (20, 0), (20, 1)]);
         }
-        assert_eq!(c, plan(3, 0, true).cases(), "same seed, same order");
+        assert_eq!(
+            c,
+            plan(3, 0, true).cases().collect::<Vec<_>>(),
+            "same seed, same order"
+        );
     }
 
     /// What the driver told its observer.
@@ -951,7 +965,6 @@ mod tests {
         // Warm-ups first and flagged, then the repetitions, in the plan's order.
         let order: Vec<(String, u64, u32, bool)> = p
             .cases()
-            .iter()
             .map(|c| (p.dirs[c.dir].name.clone(), c.n, c.rep, c.warmup))
             .collect();
         assert_eq!(seen.cases, order);

@@ -8,6 +8,8 @@
 use super::{Plan, TimeBound};
 use crate::loadfile::Loadfile;
 use crate::probe::ProbeSpec;
+use crate::results::RunDocument;
+use crate::shell::CommandLine;
 use crate::signature::{Signature, limits};
 use crate::testbed::device::DeviceSpec;
 use crate::testbed::{DirSpec, Fs, TestbedSpec, options};
@@ -83,6 +85,20 @@ impl RunSpec {
         let ns = self.n_values(&sig, loadfile.is_some(), time.is_some())?;
         if self.repetitions == 0 {
             bail!("-r: at least one repetition");
+        }
+        if self.repetitions > limits::MAX_REPETITIONS {
+            bail!(
+                "-r {}: over the limit of {} repetitions (each is a fresh filesystem; docs/signatures.md, Limits)",
+                self.repetitions,
+                limits::MAX_REPETITIONS
+            );
+        }
+        if self.warmup > limits::MAX_WARMUP {
+            bail!(
+                "--warmup {}: over the limit of {} warm-up repetitions (docs/signatures.md, Limits)",
+                self.warmup,
+                limits::MAX_WARMUP
+            );
         }
         let profile = self
             .profile
@@ -296,6 +312,266 @@ impl RunSpec {
         }
         Ok(specs)
     }
+}
+
+impl RunSpec {
+    /// The spec of `plan` as it was resolved — its directories, N values and probes, the
+    /// defaults included; the signature by its built-in name or its file — so that it makes
+    /// the same plan again. What a guest receives (with its own paths for a signature file
+    /// and a loadfile) and what a run document keeps (`PlanMeta::spec`). Host-only options
+    /// (a device path, `--force`, `--op-log`) are not in it.
+    pub fn resolved(plan: &Plan) -> RunSpec {
+        let builtin = crate::signature::builtins()
+            .iter()
+            .any(|s| s.origin == plan.signature.origin);
+        let t = &plan.testbed;
+        let loadfile = plan.loadfile.as_ref();
+        RunSpec {
+            signature: if builtin {
+                plan.signature.name.clone()
+            } else {
+                plan.signature.origin.clone()
+            },
+            rounds: loadfile.is_none().then_some(plan.signature.rounds),
+            fs: vec![t.fs],
+            dirs: plan.dirs.iter().map(|d| d.text.clone()).collect(),
+            // A loadfile for a time counts no passes (its N is 0): no -n then.
+            ns: if loadfile.is_some() && plan.time.is_some() {
+                Vec::new()
+            } else {
+                plan.n_values.clone()
+            },
+            repetitions: plan.repetitions,
+            device: t.device.arg(),
+            mkfs_opts: t.mkfs_opts.join(" "),
+            mount_opts: t.mount_opts.clone(),
+            force: false,
+            warmup: plan.warmup,
+            shuffle: plan.shuffle,
+            seed: plan.seed,
+            // The plan's probes already include the defaults.
+            probes: plan.probes.iter().map(|p| p.arg()).collect(),
+            no_default_probes: true,
+            settle: plan.settle,
+            op_log: None,
+            profile: plan.profile.map(|r| r.to_string()),
+            clients: plan.clients.clone().unwrap_or_default(),
+            time: plan.time.map(|b| b.time.as_secs_f64()),
+            warmup_time: plan.time.map(|b| b.warmup.as_secs_f64()),
+            loadfile: loadfile.map(|l| PathBuf::from(&l.path)),
+        }
+    }
+
+    /// The `sigbench run` command that makes this spec's plan again, of `sig` (the
+    /// signature it names, as the run document keeps it): the options whose values differ
+    /// from what the signature and the filesystem give by default, so the command is as
+    /// short as it can be and exact. Never a device path, `--force` or `--op-log`: a
+    /// command to paste on another machine formats nothing there but a ramdisk. Every field
+    /// is named here (a new one does not compile until it is said).
+    pub fn command(&self, sig: &Signature) -> CommandLine {
+        let mut w: Vec<String> = vec!["sigbench".into(), "run".into(), self.named()];
+        w.extend(self.options(sig));
+        CommandLine(w)
+    }
+
+    /// The signature as a command names it: a file whose name starts with `-` as `./-…`,
+    /// which no option parser reads as an option.
+    pub fn named(&self) -> String {
+        if self.signature.starts_with('-') {
+            format!("./{}", self.signature)
+        } else {
+            self.signature.clone()
+        }
+    }
+
+    /// The options of [`RunSpec::command`], the words after the signature: what `bisect`
+    /// and `minimize` take for the same plan.
+    pub fn options(&self, sig: &Signature) -> Vec<String> {
+        let RunSpec {
+            signature: _,
+            rounds,
+            fs,
+            dirs,
+            ns,
+            repetitions,
+            device,
+            mkfs_opts,
+            mount_opts,
+            force: _,
+            warmup,
+            shuffle,
+            seed,
+            probes,
+            no_default_probes,
+            settle,
+            op_log: _,
+            profile,
+            clients,
+            time,
+            warmup_time,
+            loadfile,
+        } = self;
+        let join = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+        let mut w: Vec<String> = Vec::new();
+        let opt = |w: &mut Vec<String>, flag: &str, value: String| {
+            w.push(flag.into());
+            w.push(value);
+        };
+        opt(
+            &mut w,
+            "--fs",
+            fs.iter().map(|f| f.name()).collect::<Vec<_>>().join(","),
+        );
+        let one_fs = fs.first().copied().unwrap_or(Fs::Btrfs);
+        if rounds.is_some_and(|r| r != sig.rounds) {
+            opt(&mut w, "--rounds", rounds.unwrap_or(1).to_string());
+        }
+        let default_dirs: Vec<String> = sig
+            .default_dirs
+            .iter()
+            .filter(|d| DirSpec::parse(d, one_fs).is_ok())
+            .cloned()
+            .collect();
+        if *dirs != default_dirs {
+            for d in dirs {
+                opt(&mut w, "--dir", d.clone());
+            }
+        }
+        // -n when it is not the signature's, or when a run for the signature's time would
+        // be made without it.
+        let timed_by_default = sig.default_time.is_some() && time.is_none();
+        if !ns.is_empty() && (*ns != [sig.default_n] || timed_by_default) {
+            opt(&mut w, "-n", join(ns));
+        }
+        if *repetitions != 1 {
+            opt(&mut w, "-r", repetitions.to_string());
+        }
+        // A RAM-backed device by name; never a path, which is a disk of this machine.
+        if matches!(
+            DeviceSpec::parse(device),
+            DeviceSpec::Brd | DeviceSpec::Zram
+        ) {
+            opt(&mut w, "--device", device.clone());
+        }
+        if !mkfs_opts.is_empty() {
+            opt(&mut w, "--mkfs-opts", mkfs_opts.clone());
+        }
+        if !mount_opts.is_empty() {
+            opt(&mut w, "--mount-opts", mount_opts.clone());
+        }
+        if *warmup != 0 {
+            opt(&mut w, "--warmup", warmup.to_string());
+        }
+        if *seed != super::DEFAULT_SEED {
+            opt(&mut w, "--seed", seed.to_string());
+        }
+        if let Some(p) = profile {
+            w.push(format!("--profile={p}"));
+        }
+        let default_clients: Vec<u32> = sig.default_clients.into_iter().collect();
+        if *clients != default_clients {
+            opt(
+                &mut w,
+                "--clients",
+                clients
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(","),
+            );
+        }
+        if let Some(t) = time
+            && (Some(*t) != sig.default_time || !ns.is_empty())
+        {
+            opt(&mut w, "--time", t.to_string());
+        }
+        if let (Some(t), Some(wt)) = (time, warmup_time)
+            && (wt - t / 5.0).abs() > 1e-9
+        {
+            opt(&mut w, "--warmup-time", wt.to_string());
+        }
+        let own_loadfile = sig.loadfile.as_ref().map(|l| PathBuf::from(&l.dbench));
+        if let Some(l) = loadfile
+            && Some(l) != own_loadfile.as_ref()
+        {
+            opt(&mut w, "--loadfile", l.display().to_string());
+        }
+        // The probes: none said when they are the defaults this plan takes.
+        let contended = sig.loadfile.is_some() || clients.iter().any(|&k| k > 1);
+        let defaults = RunSpec {
+            probes: Vec::new(),
+            no_default_probes: false,
+            ..self.clone()
+        }
+        .probe_specs(one_fs, contended)
+        .map(|v| v.iter().map(|p| p.arg()).collect::<Vec<_>>());
+        let probes_as_given = if *no_default_probes {
+            Some(probes.clone())
+        } else {
+            None
+        };
+        if probes_as_given.as_ref() != defaults.as_ref().ok() {
+            if *no_default_probes {
+                w.push("--no-default-probes".into());
+            }
+            for p in probes {
+                w.push("--probe".into());
+                w.push(p.clone());
+            }
+        }
+        if *shuffle {
+            w.push("--shuffle".into());
+        }
+        if *settle {
+            w.push("--settle".into());
+        }
+        w
+    }
+}
+
+/// The `sigbench run` command that makes `doc`'s plan again: from the run spec it keeps,
+/// else (a document written before specs were kept) from its plan's filesystem, N values
+/// and directories.
+/// `repetitions`: another number of them (a confirmation's).
+pub fn reproduce(doc: &RunDocument, repetitions: Option<u32>) -> CommandLine {
+    let named = match kept(doc, None) {
+        Some((spec, _)) => spec.named(),
+        None => doc.signature.name.clone(),
+    };
+    let mut w = vec!["sigbench".to_string(), "run".into(), named];
+    w.extend(plan_options(doc, repetitions));
+    CommandLine(w)
+}
+
+/// The options of [`reproduce`]: the words after the signature (what `bisect` takes too).
+pub fn plan_options(doc: &RunDocument, repetitions: Option<u32>) -> Vec<String> {
+    match kept(doc, repetitions) {
+        Some((spec, sig)) => spec.options(&sig),
+        None => {
+            let mut w = doc.plan_words();
+            if let Some(r) = repetitions {
+                w.extend(["-r".to_string(), r.to_string()]);
+            }
+            w
+        }
+    }
+}
+
+/// The spec `doc` keeps, when it keeps one (documents written before sigbench kept specs
+/// do not).
+pub fn kept_spec(doc: &RunDocument) -> Option<RunSpec> {
+    serde_json::from_value::<RunSpec>(doc.plan.spec.clone()?).ok()
+}
+
+/// The spec `doc` keeps (with `repetitions` when given) and its signature, when it keeps
+/// one.
+fn kept(doc: &RunDocument, repetitions: Option<u32>) -> Option<(RunSpec, Signature)> {
+    let mut spec = kept_spec(doc)?;
+    if let Some(r) = repetitions {
+        spec.repetitions = r;
+    }
+    let sig = Signature::parse(&doc.signature.source, &doc.signature.origin).ok()?;
+    Some((spec, sig))
 }
 
 /// Directories for a run of `sig` on `fs`: the user's (`--dir`, each once), or the

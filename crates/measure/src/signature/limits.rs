@@ -35,6 +35,10 @@ pub const MAX_SLOTS: usize = 64;
 pub const MAX_CLIENTS: u32 = 1024;
 /// Seconds of a run for a time (`time`, `--time`, `--warmup-time`): a day.
 pub const MAX_TIME_S: f64 = 86_400.0;
+/// Repetitions of a case (`-r`): a fresh filesystem each, so ten thousand are days.
+pub const MAX_REPETITIONS: u32 = 10_000;
+/// Warm-up repetitions of a case (`--warmup`).
+pub const MAX_WARMUP: u32 = 1_000;
 
 /// Every limit with its name as docs/signatures.md writes it.
 pub const ALL: &[(&str, u64)] = &[
@@ -51,6 +55,8 @@ pub const ALL: &[(&str, u64)] = &[
     ("slots", MAX_SLOTS as u64),
     ("clients", MAX_CLIENTS as u64),
     ("time", MAX_TIME_S as u64),
+    ("repetitions", MAX_REPETITIONS as u64),
+    ("warmup", MAX_WARMUP as u64),
 ];
 
 /// `Err` naming `what` and the limit when `v` exceeds `max`.

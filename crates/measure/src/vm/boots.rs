@@ -70,8 +70,7 @@ pub fn guest_plan(plan: &Plan, verbose: bool) -> Result<GuestPlan> {
     } else {
         (SIGNATURE.to_string(), Some(plan.signature.source.clone()))
     };
-    let t = &plan.testbed;
-    if let DeviceSpec::Path(p) = &t.device {
+    if let DeviceSpec::Path(p) = &plan.testbed.device {
         bail!(
             "--device {} cannot be used with --kernel: a guest has its own ramdisk",
             p.display()
@@ -80,33 +79,8 @@ pub fn guest_plan(plan: &Plan, verbose: bool) -> Result<GuestPlan> {
     let loadfile = plan.loadfile.as_ref();
     let spec = RunSpec {
         signature,
-        rounds: loadfile.is_none().then_some(plan.signature.rounds),
-        fs: vec![t.fs],
-        dirs: plan.dirs.iter().map(|d| d.text.clone()).collect(),
-        // A loadfile for a time counts no passes (its N is 0): no -n then.
-        ns: if loadfile.is_some() && plan.time.is_some() {
-            Vec::new()
-        } else {
-            plan.n_values.clone()
-        },
-        repetitions: plan.repetitions,
-        device: t.device.arg(),
-        mkfs_opts: t.mkfs_opts.join(" "),
-        mount_opts: t.mount_opts.clone(),
-        force: false,
-        warmup: plan.warmup,
-        shuffle: plan.shuffle,
-        seed: plan.seed,
-        // The plan's probes already include the defaults.
-        probes: plan.probes.iter().map(|p| p.arg()).collect(),
-        no_default_probes: true,
-        settle: plan.settle,
-        op_log: None,
-        profile: plan.profile.map(|r| r.to_string()),
-        clients: plan.clients.clone().unwrap_or_default(),
-        time: plan.time.map(|b| b.time.as_secs_f64()),
-        warmup_time: plan.time.map(|b| b.warmup.as_secs_f64()),
         loadfile: loadfile.map(|_| LOADFILE.into()),
+        ..RunSpec::resolved(plan)
     };
     Ok(GuestPlan {
         work: GuestWork::Run {

@@ -66,7 +66,13 @@ pub fn how_many(opts: &VmOptions, asked: Option<usize>) -> Result<usize> {
 pub fn run_on(k: &Kernel, plan: &Plan, opts: &VmOptions, verbose: bool) -> Result<GuestRun> {
     let icount = opts.expected_machine()?.clock == crate::clock::ClockKind::Icount;
     let guest = guest_plan(&in_guest(plan, icount), verbose)?;
-    super::run(k, plan.testbed.fs, &guest, opts)
+    let mut run = super::run(k, plan.testbed.fs, &guest, opts)?;
+    // The guest kept its own spec (its paths for a signature file or a loadfile): the
+    // document keeps the one that makes this plan again here.
+    if let Some(doc) = &mut run.doc {
+        doc.plan.spec = serde_json::to_value(crate::plan::spec::RunSpec::resolved(plan)).ok();
+    }
+    Ok(run)
 }
 
 /// Prepare and run one boot.

@@ -74,14 +74,6 @@ impl RunDocument {
         }
         c
     }
-
-    /// `sigbench run SIGNATURE --fs FS -n N --dir …` for this run's plan, quoted for a
-    /// shell (`signature`: how to name it, a built-in's name or a file).
-    pub fn run_command(&self, signature: &str) -> String {
-        let mut w = vec!["sigbench".to_string(), "run".into(), signature.into()];
-        w.extend(self.plan_words());
-        crate::shell::command(&w)
-    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -159,6 +151,11 @@ pub struct PlanMeta {
     /// `--time`: a run for a time.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub time: Option<TimeMeta>,
+    /// The run spec the plan was made from, resolved (`plan::spec::RunSpec::resolved` of
+    /// the measuring layer: what `sigbench run` needs to make the same plan again; absent
+    /// in documents written before sigbench 0.1 kept it).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub spec: Option<serde_json::Value>,
 }
 
 /// One measured case: a directory at one N, one repetition, on a fresh filesystem.
@@ -648,6 +645,7 @@ pub mod fixtures {
                 probes: vec![],
                 clients: None,
                 time: None,
+                spec: None,
             },
             cases,
             warnings: vec![],

@@ -27,7 +27,7 @@ pub struct Telling<'a> {
     pub bisect: Option<&'a crate::bisect::Report>,
     pub reproducer: Option<&'a Reproducer>,
     /// sigbench commands that measure it again.
-    pub commands: &'a [String],
+    pub commands: &'a [crate::shell::CommandLine],
 }
 
 /// A mail: its subject, its body, and the files attached to it (name, text).
@@ -96,12 +96,26 @@ fn percent(r: &Row) -> String {
     }
 }
 
-/// The subject: "[REGRESSION] FS: SIGNATURE WHAT +X % between BASE and NEW".
+/// The longest label a subject names whole; a longer one is cut with `…` (the body names
+/// it whole).
+const SUBJECT_LABEL: usize = 32;
+
+/// `s` at most `max` characters: cut with `…` at the end.
+fn cut(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        s.chars().take(max - 1).chain(['…']).collect()
+    }
+}
+
+/// The subject: "[REGRESSION] FS: SIGNATURE WHAT +X % between BASE and NEW" — labels cut
+/// at [`SUBJECT_LABEL`] characters, so it stays under 130 whatever they are.
 pub fn subject(t: &Telling) -> String {
     let c = t.comparison;
     let (base, new) = match c.pairs.first() {
-        Some(p) => (p.base.as_str(), p.other.as_str()),
-        None => ("?", "?"),
+        Some(p) => (cut(&p.base, SUBJECT_LABEL), cut(&p.other, SUBJECT_LABEL)),
+        None => ("?".into(), "?".into()),
     };
     let (fs, sig) = (&t.run.testbed.fs, &t.run.signature.name);
     match lead(c) {
@@ -215,7 +229,12 @@ pub fn mail(t: &Telling) -> Mail {
         b.push_str(&hang(&how, 4));
     }
     for cmd in t.commands {
-        b.push_str(&hang(&format!("  {cmd}"), 4));
+        // Lines a shell reads as one command: never broken inside a quoted word.
+        for l in cmd.wrapped(WIDTH - 2, 4) {
+            b.push_str("  ");
+            b.push_str(&l);
+            b.push('\n');
+        }
     }
     b.push_str("\n-- \nsigbench ");
     b.push_str(env!("CARGO_PKG_VERSION"));
@@ -376,8 +395,15 @@ fn quoted_printable(text: &str, width: usize) -> String {
     lines.join("\n")
 }
 
-/// A header line folded at the mail's width (continuation lines start with a space).
+/// A header line folded at the mail's width (continuation lines start with a space); a
+/// value with anything but printable ASCII is written as RFC 2047 encoded words
+/// (`=?UTF-8?Q?…?=`, each at most 62 characters and never splitting a character).
 fn header(name: &str, value: &str) -> String {
+    let value = if value.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        value.to_string()
+    } else {
+        encoded_words(value)
+    };
     let mut out = String::new();
     let mut line = format!("{name}:");
     for word in value.split(' ') {
@@ -394,13 +420,64 @@ fn header(name: &str, value: &str) -> String {
     out
 }
 
+/// `value` as RFC 2047 encoded words separated by spaces (Q encoding, UTF-8).
+fn encoded_words(value: &str) -> String {
+    const OPEN: &str = "=?UTF-8?Q?";
+    // RFC 2047 allows 75; 62 keeps `Subject: WORD` within the mail's 72 columns.
+    const MAX: usize = 62;
+    let mut words = Vec::new();
+    let mut w = String::from(OPEN);
+    for c in value.chars() {
+        let mut enc = String::new();
+        let mut b = [0; 4];
+        for &byte in c.encode_utf8(&mut b).as_bytes() {
+            match byte {
+                b' ' => enc.push('_'),
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'!' | b'*' | b'+' | b'-' | b'/' => {
+                    enc.push(byte as char)
+                }
+                _ => enc.push_str(&format!("={byte:02X}")),
+            }
+        }
+        if w.len() + enc.len() + 2 > MAX {
+            w.push_str("?=");
+            words.push(std::mem::replace(&mut w, String::from(OPEN)));
+        }
+        w.push_str(&enc);
+    }
+    w.push_str("?=");
+    words.push(w);
+    words.join(" ")
+}
+
+/// A MIME boundary found in none of `parts` (RFC 2046: a boundary must not occur in
+/// what it encloses): a label or a signature line holding a fixed one closed the
+/// multipart early and cut the attachment.
+fn boundary(parts: &[&str]) -> String {
+    (0u32..)
+        .map(|k| format!("sigbench-part-{k:04}"))
+        .find(|b| !parts.iter().any(|p| p.contains(b.as_str())))
+        .expect("some boundary is absent")
+}
+
 impl Mail {
-    /// The whole message (RFC 5322 with MIME): the subject, the body as text/plain and
-    /// each attachment as a text part with its file name, quoted-printable — ready for
-    /// `sendmail -t` after a To: line, or to import into a mail client.
-    pub fn message(&self) -> String {
-        let boundary = "sigbench-part-boundary";
-        let mut m = header("Subject", &self.subject);
+    /// The whole message (RFC 5322 with MIME): From, Date, the subject, the body as
+    /// text/plain and each attachment as a text part with its file name,
+    /// quoted-printable — ready for `sendmail -t` after a To: line, or to import into a
+    /// mail client. `from`: the sender (`sigbench <root@host>`); `date`: RFC 5322's date
+    /// of now.
+    pub fn message(&self, from: &str, date: &str) -> String {
+        let encoded: Vec<String> = self
+            .attachments
+            .iter()
+            .map(|(_, text)| quoted_printable(text, WIDTH))
+            .collect();
+        let mut parts = vec![self.body.as_str()];
+        parts.extend(encoded.iter().map(String::as_str));
+        let boundary = boundary(&parts);
+        let mut m = header("From", from);
+        m.push_str(&header("Date", date));
+        m.push_str(&header("Subject", &self.subject));
         m.push_str("MIME-Version: 1.0\n");
         if self.attachments.is_empty() {
             m.push_str("Content-Type: text/plain; charset=utf-8\n");
@@ -416,7 +493,7 @@ impl Mail {
         m.push_str("Content-Type: text/plain; charset=utf-8\n");
         m.push_str("Content-Transfer-Encoding: 8bit\n\n");
         m.push_str(&self.body);
-        for (name, text) in &self.attachments {
+        for ((name, _), text) in self.attachments.iter().zip(&encoded) {
             let _ = writeln!(m, "\n--{boundary}");
             let _ = writeln!(
                 m,
@@ -424,7 +501,7 @@ impl Mail {
             );
             let _ = writeln!(m, "Content-Disposition: attachment; filename=\"{name}\"");
             m.push_str("Content-Transfer-Encoding: quoted-printable\n\n");
-            m.push_str(&quoted_printable(text, WIDTH));
+            m.push_str(text);
         }
         let _ = writeln!(m, "\n--{boundary}--");
         m
@@ -457,6 +534,42 @@ mod tests {
             .replace("=3D", "=")
             .replace("=20", " ");
         assert_eq!(back, text);
+    }
+
+    /// Issue 56: a part holding the boundary a mail would use gets another one.
+    #[test]
+    fn the_boundary_is_in_no_part() {
+        let m = Mail {
+            subject: "s".into(),
+            body: "a label sigbench-part-0000 here\n".into(),
+            attachments: vec![("repro.c".into(), "/* sigbench-part-0001 */\n".into())],
+        };
+        let msg = m.message("sigbench <root@h>", "Fri, 27 Nov 2026 20:00:00 +0000");
+        assert!(msg.contains("boundary=\"sigbench-part-0002\""), "{msg}");
+        assert_eq!(msg.matches("\n--sigbench-part-0002").count(), 3, "{msg}");
+        assert!(
+            msg.starts_with("From: sigbench <root@h>\nDate: Fri, 27"),
+            "{msg}"
+        );
+    }
+
+    /// Non-ASCII in a header: RFC 2047 encoded words, folded, every line ≤ 72.
+    #[test]
+    fn a_subject_with_other_characters_is_encoded() {
+        let h = header(
+            "Subject",
+            &format!("[REGRESSION] ext4 between ünï-{} and 6.1", "é".repeat(40)),
+        );
+        assert!(h.is_ascii() && h.contains("=?UTF-8?Q?"), "{h}");
+        assert!(h.lines().all(|l| l.len() <= 72), "{h}");
+        let words: Vec<&str> = h
+            .split_whitespace()
+            .filter(|w| w.starts_with("=?"))
+            .collect();
+        assert!(
+            words.iter().all(|w| w.len() <= 75 && w.ends_with("?=")),
+            "{h}"
+        );
     }
 
     #[test]

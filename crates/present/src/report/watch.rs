@@ -29,7 +29,7 @@ pub struct Alert<'a> {
     /// measured), and whether it lies after the change.
     pub series: Vec<(String, Vec<f64>, bool)>,
     /// Commands that reproduce it.
-    pub commands: Vec<String>,
+    pub commands: Vec<crate::shell::CommandLine>,
     /// The profiles' flame graphs of the two kernels, the differential one first (none
     /// without `--profile`).
     pub flames: Vec<Figure>,
@@ -201,7 +201,9 @@ pub fn text(a: &Alert) -> String {
     }
     o.push_str("\nto reproduce:\n");
     for c in &a.commands {
-        o.push_str(&format!("  {c}\n"));
+        for l in c.wrapped(100, 6) {
+            o.push_str(&format!("  {l}\n"));
+        }
     }
     o
 }
@@ -233,7 +235,7 @@ pub fn document(a: &Alert) -> Result<Document> {
     }
     let mut commands = Table::new("to reproduce", &[("command", Align::Left)]);
     for cmd in &a.commands {
-        commands.push(vec![cmd.clone()]);
+        commands.push(vec![cmd.to_string()]);
     }
     tables.push(commands);
     Ok(Document {

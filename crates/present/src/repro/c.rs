@@ -145,6 +145,16 @@ fn comment(s: &str) -> String {
     crate::shell::escape_controls(s, &['\n', '\t'])
         .replace("*/", "* /")
         .replace("/*", "/ *")
+        // No trigraph (`??/` ends a line as a backslash would: -Wtrigraphs): a space
+        // between any two question marks.
+        .chars()
+        .fold(String::new(), |mut s, c| {
+            if c == '?' && s.ends_with('?') {
+                s.push(' ');
+            }
+            s.push(c);
+            s
+        })
 }
 
 /// A C string literal of `bytes` (octal escapes for anything but printable ASCII; `?`
@@ -192,6 +202,15 @@ fn header(out: &mut String, r: &Repro) {
     writeln!(h).unwrap();
     writeln!(h, "Cases: N = {}; directories {} (their properties checked for {}); {clients}; {} repetition(s); seed {:#x}.",
         ns.join(", "), dirs.join(", "), r.fs.name(), r.repetitions, r.seed).unwrap();
+    if let Some((t, w)) = r.time {
+        writeln!(
+            h,
+            "A run for a time: the clients pass over their work again and again for {:.1} s after a warm-up of {:.1} s; each case prints the calls per second over that time.",
+            t.as_secs_f64(),
+            w.as_secs_f64()
+        )
+        .unwrap();
+    }
     writeln!(h).unwrap();
     h.push_str(
         "Build: cc -O2 -pthread -o repro repro.c\n\
@@ -209,7 +228,8 @@ fn header(out: &mut String, r: &Repro) {
          to MOUNTED_DIR (each thread's root, by chroot; without root, inside a user \
          namespace of the user's own): no path a step resolves reaches outside it.\n\
          \n\
-         The signature:\n\n",
+         The signature (in a comment, where `*/` cannot stand; `./repro --signature` \
+         prints the file itself):\n\n",
     );
     for line in sig.source.lines() {
         writeln!(h, "    {line}").unwrap();
@@ -271,12 +291,29 @@ fn prologue(out: &mut String, r: &Repro, p: &Parts<'_>) {
     writeln!(out, "#define CLIENTS_TEXT \"{}\"", r.clients.unwrap_or(1)).unwrap();
     writeln!(out, "#define CLIENT_DIRS {}", u8::from(r.clients.is_some())).unwrap();
     writeln!(out, "#define ROUNDS {}", sig.rounds).unwrap();
+    // A run for a time: the clients loop over their work until it is up, after a warm-up.
+    let (time_ns, warmup_ns) = r.time.map_or((0, 0), |(t, w)| (t.as_nanos(), w.as_nanos()));
+    writeln!(out, "#define TIME_NS {time_ns}ULL").unwrap();
+    writeln!(out, "#define WARMUP_NS {warmup_ns}ULL").unwrap();
     writeln!(out, "#define PHASES {}", sig.phases.len()).unwrap();
     writeln!(out, "#define SLOTS {}", sig.slots.len().max(1)).unwrap();
     writeln!(out, "#define BUF_LEN {}", p.buf_len).unwrap();
     writeln!(out, "#define PATH_LEN 8192").unwrap();
     writeln!(out, "static const uint64_t NS[] = {{ {} }};", ns.join(", ")).unwrap();
     writeln!(out, "#define N_NS {}", r.ns.len()).unwrap();
+    // The signature file verbatim (`./repro --signature`): the header's copy is a comment,
+    // where `*/` cannot stand.
+    out.push_str("static const char SIGNATURE_TEXT[] =");
+    let bytes = sig.source.as_bytes();
+    if bytes.is_empty() {
+        out.push_str(" \"\"");
+    }
+    for piece in bytes.split_inclusive(|&b| b == b'\n') {
+        for chunk in piece.chunks(64) {
+            write!(out, "\n\t{}", lit(chunk)).unwrap();
+        }
+    }
+    out.push_str(";\n");
     out.push_str(STRUCTS);
 }
 
@@ -293,16 +330,31 @@ struct client {
 	unsigned char buf[BUF_LEN];
 	pthread_barrier_t *gate;
 	struct timespec start, end; /* of the segment under way */
+	uint64_t ops, passes; /* a run for a time: calls and whole passes done */
 };
 
 static volatile sig_atomic_t interrupted;
 static int failed;
+static int time_up; /* a run for a time: its time is up */
+
+/* A run for a time counts each call (the main thread reads the counts as they go). */
+#if TIME_NS
+#define COUNT_OP(c) __atomic_store_n(&(c)->ops, (c)->ops + 1, __ATOMIC_RELAXED)
+#else
+#define COUNT_OP(c) ((void)(c))
+#endif
 static pthread_mutex_t failure_lock = PTHREAD_MUTEX_INITIALIZER;
 static char failure[2 * PATH_LEN + 512];
 
 static int stopping(void)
 {
 	return interrupted || __atomic_load_n(&failed, __ATOMIC_RELAXED);
+}
+
+/* Whether a phase stops: the run stops, or its time is up. */
+static int halted(void)
+{
+	return stopping() || __atomic_load_n(&time_up, __ATOMIC_RELAXED);
 }
 
 /* The first failure of any client is the one reported; the others stop. */
@@ -646,7 +698,7 @@ fn step_c(out: &mut String, step: &Step, where_: &str, p: &Parts<'_>, sig_slots:
     let args = call_args(&step.op, p);
     let comma = if args.is_empty() { "" } else { ", " };
     writeln!(out, "\t\tr = syscall(SYS_{}{comma}{args});", step.syscall).unwrap();
-    writeln!(out, "\t\te = errno;").unwrap();
+    writeln!(out, "\t\te = errno;\n\t\tCOUNT_OP(c);").unwrap();
     let (want, want_name) = match step.expect {
         Expect::Ok => (0, "success".to_string()),
         Expect::Any => (-1, "any".to_string()),
@@ -759,7 +811,7 @@ fn phase_fn(out: &mut String, k: usize, phase: &Phase, p: &Parts<'_>, slots: &[S
         Select::Every(m) => writeln!(out, "\t\tif (i % {m} != 0)\n\t\t\tcontinue;").unwrap(),
         Select::AllButEvery(m) => writeln!(out, "\t\tif (i % {m} == 0)\n\t\t\tcontinue;").unwrap(),
     }
-    out.push_str("\t\tif (stopping())\n\t\t\treturn -1;\n");
+    out.push_str("\t\tif (halted())\n\t\t\treturn -1;\n");
     let mut body = String::new();
     for step in &phase.steps {
         step_c(&mut body, step, &phase.name, p, slots);
@@ -855,6 +907,7 @@ mod tests {
     #[test]
     fn comments_cannot_be_closed_or_nested_by_their_text() {
         assert_eq!(comment("a */ b /* c"), "a * / b / * c");
+        assert_eq!(comment("x???/"), "x? ? ?/");
         assert!(!comment("x\u{1b}[2J").contains('\u{1b}'));
     }
 

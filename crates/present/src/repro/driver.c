@@ -84,6 +84,21 @@ static void *client_main(void *arg)
 	if (!stopping())
 		setup(c);
 	pthread_barrier_wait(c->gate); /* every client ready */
+	if (TIME_NS) {
+		/* A run for a time: passes over the work, no gates between phases, until the
+		 * main thread says the time is up. */
+		pthread_barrier_wait(c->gate); /* go */
+		while (!halted()) {
+			for (s = 0; s < ROUNDS * PHASES && !halted(); s++) {
+				uint64_t round = (uint64_t)(s / PHASES);
+
+				phase[s % PHASES](c, round * c->n + 1, (round + 1) * c->n);
+			}
+			if (!halted())
+				__atomic_store_n(&c->passes, c->passes + 1, __ATOMIC_RELAXED);
+		}
+		pthread_barrier_wait(c->gate); /* every client done */
+	} else
 	for (s = 0; s < ROUNDS * PHASES; s++) {
 		uint64_t round = (uint64_t)(s / PHASES);
 
@@ -126,10 +141,46 @@ static double elapsed_ns(const struct timespec *a, const struct timespec *b)
 	return (double)(b->tv_sec - a->tv_sec) * 1e9 + (double)(b->tv_nsec - a->tv_nsec);
 }
 
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec t = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) };
+
+	while (nanosleep(&t, &t) < 0 && errno == EINTR && !stopping())
+		;
+}
+
+static uint64_t ops_of(struct client *c)
+{
+	uint64_t ops = 0;
+	int k;
+
+	for (k = 0; k < CLIENTS; k++)
+		ops += __atomic_load_n(&c[k].ops, __ATOMIC_RELAXED);
+	return ops;
+}
+
+/* A run for a time, the clients released: after the warm-up, the calls done over the
+ * window, as calls per second. */
+static double timed_window(struct client *c)
+{
+	struct timespec a, b;
+	uint64_t before, after;
+
+	sleep_ns(WARMUP_NS);
+	before = ops_of(c);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	sleep_ns(TIME_NS);
+	after = ops_of(c);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	__atomic_store_n(&time_up, 1, __ATOMIC_RELAXED);
+	return (double)(after - before) / (elapsed_ns(&a, &b) / 1e9);
+}
+
 /* One case: the directory made with its properties, CLIENTS threads prepared, each
  * segment timed from the first client's start to the last one's end (each client reads
- * the clock itself: this thread may wake long after the gate opened).
- * Returns 1 with the window's time in ms, or 0 after a failure. */
+ * the clock itself: this thread may wake long after the gate opened); or, for a run for
+ * a time, the calls per second over the window after the warm-up.
+ * Returns 1 with the window's time in ms (calls per second), or 0 after a failure. */
 static int run_case(const struct dir *d, uint64_t n, double *ms)
 {
 	char path[PATH_LEN], inside[PATH_LEN];
@@ -169,6 +220,12 @@ static int run_case(const struct dir *d, uint64_t n, double *ms)
 		}
 	}
 	pthread_barrier_wait(&gate); /* ready */
+	__atomic_store_n(&time_up, 0, __ATOMIC_RELAXED);
+	if (TIME_NS) {
+		pthread_barrier_wait(&gate); /* go */
+		ns = timed_window(c) * 1e6; /* calls per second, as *ms below */
+		pthread_barrier_wait(&gate); /* done */
+	} else
 	for (s = 0; s < ROUNDS * PHASES; s++) {
 		pthread_barrier_wait(&gate); /* go */
 		pthread_barrier_wait(&gate); /* done */
@@ -232,6 +289,12 @@ static void print_line(const char *prefix, const char *target, const struct dir 
 	char path[PATH_LEN + 1], t[32];
 
 	snprintf(path, sizeof(path), "%s/%s:", target, d->name);
+	if (TIME_NS) {
+		printf("%s...%s %*" PRIu64 " %s on %-*s %.0f calls/s over %.1f s%s\n", prefix, VERB,
+		       nw, n, UNIT, pw, path, ms, (double)TIME_NS / 1e9,
+		       CLIENT_DIRS ? " (" CLIENTS_TEXT " clients)" : "");
+		return;
+	}
 	format_ms(t, sizeof(t), ms);
 	printf("%s...%s %*" PRIu64 " %s on %-*s Job took %5s ms%s\n", prefix, VERB, nw, n, UNIT, pw,
 	       path, t, CLIENT_DIRS ? " (" CLIENTS_TEXT " clients)" : "");
@@ -250,7 +313,9 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* Every case's figure, and one case's over the repetitions (static: -r may be large). */
 static double ms[REPETITIONS][N_NS][N_DIRS];
+static double reps[REPETITIONS];
 
 int main(int argc, char **argv)
 {
@@ -260,9 +325,16 @@ int main(int argc, char **argv)
 	int rep, k, nw = 1, pw = 0, status = 0;
 	size_t d;
 
+	if (argc == 2 && !strcmp(argv[1], "--signature")) {
+		/* The signature file itself, byte for byte (its sha256 is in the header). */
+		fwrite(SIGNATURE_TEXT, 1, sizeof(SIGNATURE_TEXT) - 1, stdout);
+		return ferror(stdout) ? 1 : 0;
+	}
 	if (argc != 2 || argv[1][0] == '-') {
 		fprintf(stderr, "usage: %s MOUNTED_DIR\n"
-			"  MOUNTED_DIR: an empty directory on the filesystem under test\n", argv[0]);
+			"  MOUNTED_DIR: an empty directory on the filesystem under test\n"
+			"       %s --signature (prints the signature file it was made from)\n",
+			argv[0], argv[0]);
 		return 2;
 	}
 	target = argv[1];
@@ -310,13 +382,12 @@ int main(int argc, char **argv)
 	if (REPETITIONS > 1)
 		for (k = 0; k < N_NS; k++)
 			for (d = 0; d < N_DIRS; d++) {
-				double v[REPETITIONS];
 				char prefix[48];
 
 				for (rep = 0; rep < REPETITIONS; rep++)
-					v[rep] = ms[rep][k][d];
+					reps[rep] = ms[rep][k][d];
 				snprintf(prefix, sizeof(prefix), "median of %d: ", REPETITIONS);
-				print_line(prefix, target, &dirs[d], NS[k], median(v, REPETITIONS), nw, pw);
+				print_line(prefix, target, &dirs[d], NS[k], median(reps, REPETITIONS), nw, pw);
 			}
 	return 0;
 }

@@ -34,6 +34,9 @@ pub struct Repro {
     pub repetitions: u32,
     /// The seed `{token}` names are made from (`run --seed`).
     pub seed: u64,
+    /// A run for a time (`run --time`): the time and the warm-up before it. None: a fixed
+    /// amount of work.
+    pub time: Option<(std::time::Duration, std::time::Duration)>,
     /// How it was written, for the file's header: `as: sigbench repro …` or `from run …`.
     pub command: String,
 }
@@ -52,12 +55,17 @@ impl Repro {
         if dirs.is_empty() {
             bail!("a reproducer needs at least one test directory");
         }
+        let time = signature.default_time.map(|t| {
+            let t = std::time::Duration::from_secs_f64(t);
+            (t, t / 5)
+        });
         Ok(Repro {
             ns: vec![signature.default_n],
+            time,
+            clients: signature.default_clients,
             signature,
             fs,
             dirs,
-            clients: None,
             repetitions: 1,
             seed: DEFAULT_SEED,
             command: String::new(),
@@ -73,7 +81,7 @@ impl Repro {
 /// What reproduces a run: the C program, or for a loadfile signature the dbench command.
 pub enum Reproducer {
     C(Box<Repro>),
-    Dbench(String),
+    Dbench(crate::shell::CommandLine),
 }
 
 impl Reproducer {
@@ -88,7 +96,9 @@ impl Reproducer {
             .as_ref()
             .and_then(|k| k.iter().max().copied());
         let seconds = doc.plan.time.map(|t| t.time_ns as f64 / 1e9);
-        if let Some(cmd) = dbench_for(&sig, k, seconds) {
+        // The loadfile the run replayed (`--loadfile`), not the signature's own.
+        let replayed = crate::plan::spec::kept_spec(doc).and_then(|s| s.loadfile);
+        if let Some(cmd) = dbench_for(&sig, k, seconds, replayed.as_deref()) {
             return Ok(Reproducer::Dbench(cmd));
         }
         let fs = Fs::parse(&doc.testbed.fs)?;
@@ -103,6 +113,12 @@ impl Reproducer {
         r.clients = k;
         r.repetitions = doc.plan.repetitions.max(1);
         r.seed = doc.plan.seed;
+        r.time = doc.plan.time.map(|t| {
+            (
+                std::time::Duration::from_nanos(t.time_ns),
+                std::time::Duration::from_nanos(t.warmup_ns),
+            )
+        });
         r.command = format!("from run {} (label {})", doc.id, doc.label);
         Ok(Reproducer::C(Box::new(r)))
     }
@@ -135,16 +151,27 @@ impl Reproducer {
 }
 
 /// The dbench command that replays a loadfile signature (none for another signature):
-/// `clients` — else the signature's `clients`, else one — for `seconds` — else its `time`,
-/// else 10 s —, in `MOUNTED_DIR`, the directory the user puts in.
-pub fn dbench_for(sig: &Signature, clients: Option<u32>, seconds: Option<f64>) -> Option<String> {
-    use crate::shell::quote;
+/// `loadfile` — else the signature's own — with `clients` — else the signature's
+/// `clients`, else one — for `seconds` — else its `time`, else 10 s —, in `MOUNTED_DIR`,
+/// the directory the user puts in.
+pub fn dbench_for(
+    sig: &Signature,
+    clients: Option<u32>,
+    seconds: Option<f64>,
+    loadfile: Option<&std::path::Path>,
+) -> Option<crate::shell::CommandLine> {
     let l = sig.loadfile.as_ref()?;
+    let file = loadfile.map_or_else(|| l.dbench.clone(), |p| p.display().to_string());
     let clients = clients.or(sig.default_clients).unwrap_or(1);
     let seconds = seconds.or(sig.default_time).unwrap_or(10.0);
-    Some(format!(
-        "dbench -c {} -D MOUNTED_DIR -t {} {clients}",
-        quote(&l.dbench),
-        seconds.ceil() as u64
-    ))
+    Some(crate::shell::CommandLine::new([
+        "dbench".to_string(),
+        "-c".into(),
+        file,
+        "-D".into(),
+        "MOUNTED_DIR".into(),
+        "-t".into(),
+        (seconds.ceil() as u64).to_string(),
+        clients.to_string(),
+    ]))
 }
