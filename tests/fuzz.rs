@@ -308,3 +308,87 @@ proptest! {
         std::fs::remove_dir_all(&base).unwrap();
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Issue 56, item 12: whatever a stored report row holds, the site publishes no markup
+    /// of it: HTML is escaped into a sandboxed frame (no `<` of the row survives), a format
+    /// the site does not know is not published.
+    #[test]
+    fn stored_report_rows_publish_no_markup(
+        body in hostile_text().prop_map(|t| format!("{t}<script>x()</script><svg onload=y()>\"'")),
+        format in proptest::sample::select(vec!["html", "txt", "svg", "xhtml", "eml", "repro.c", "../x"]),
+    ) {
+        match sigbench::site::published(7, format, &body) {
+            Some(page) if format == "html" => {
+                prop_assert!(page.contains("<iframe sandbox "));
+                let inner = page.split_once("srcdoc=\"").unwrap().1.rsplit_once("\"></iframe>").unwrap().0;
+                prop_assert!(!inner.contains('<') && !inner.contains('"'), "{inner:?}");
+                prop_assert_eq!(page.matches("<script").count(), 0);
+            }
+            Some(text) => {
+                prop_assert!(["txt", "eml", "repro.c"].contains(&format));
+                prop_assert_eq!(text, body);
+            }
+            None => prop_assert!(!["html", "txt", "eml", "repro.c"].contains(&format)),
+        }
+    }
+
+    /// Issue 56, item 1: hostile names (control characters, comment and string
+    /// delimiters, trigraphs, `%`) in a signature's name, description, file template and
+    /// directory reach the C reproducer only inside string literals (octal escapes) and
+    /// comments (delimiters broken, no trigraph): the program's text outside them is
+    /// sigbench's own.
+    #[test]
+    fn hostile_names_stay_inside_the_reproducers_literals_and_comments(
+        name in "[a-z]{1,8}",
+        text in hostile_text().prop_map(|t| t.chars().filter(|c| *c != '\0').take(200).collect::<String>()),
+        piece in proptest::sample::select(vec!["*/", "??/", "\"", "%n", "\\", "\n#include <evil.h>\n", "/*"]),
+    ) {
+        let hostile = format!("{text}{piece}");
+        let escaped = serde_json::to_string(&hostile).unwrap();
+        let file = serde_json::to_string(&format!("f{{i}}{}", hostile.replace(['/', '{', '}', '\0'], "_").chars().take(100).collect::<String>())).unwrap();
+        let src = format!("format = 1\nname = \"{name}\"\ndescription = {escaped}\nfile = {file}\nverb = {escaped}\n[[phase]]\nname = {escaped}\nsteps = [{{ op = \"stat\", path = \"{{name}}\", expect = \"any\" }}]\n");
+        let sig = sigbench::signature::Signature::parse(&src, "fuzz.toml");
+        prop_assume!(sig.is_ok(), "{:?}", sig.err());
+        let sig = sig.unwrap();
+        let fs = sigbench::testbed::Fs::Ext4;
+        let dirs = vec![sigbench::testbed::DirSpec::parse("d", fs).unwrap()];
+        let c = sigbench::repro::Repro::new(sig, fs, dirs).unwrap().c_source();
+        // Outside comments and literals, no text of the signature's.
+        let code = c_code_only(&c);
+        prop_assert!(!code.contains("evil.h"), "{code}");
+        prop_assert!(!code.contains("??/"));
+        prop_assert!(!c.contains("??/"), "a trigraph");
+    }
+}
+
+/// `c` without its comments and string and character literals.
+fn c_code_only(c: &str) -> String {
+    let b: Vec<char> = c.chars().collect();
+    let mut out = String::new();
+    let mut k = 0;
+    while k < b.len() {
+        if b[k] == '/' && b.get(k + 1) == Some(&'*') {
+            let end = (k + 2..b.len().saturating_sub(1))
+                .find(|&j| b[j] == '*' && b[j + 1] == '/')
+                .map_or(b.len(), |j| j + 2);
+            k = end;
+        } else if b[k] == '"' || b[k] == '\'' {
+            let q = b[k];
+            k += 1;
+            while k < b.len() && b[k] != q {
+                if b[k] == '\\' {
+                    k += 1;
+                }
+                k += 1;
+            }
+            k += 1;
+        } else {
+            out.push(b[k]);
+            k += 1;
+        }
+    }
+    out
+}

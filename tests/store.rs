@@ -1237,3 +1237,60 @@ fn a_watch_over_busy_windows_says_it_could_not_judge() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 56, item 12: the site publishes what a store keeps, and a store is data —
+/// imported, or crafted. A change's HTML report holding a `<script>` and an `onerror=`
+/// (written into the store as a crafted one would be) is published inside a sandboxed
+/// frame, its markup escaped: rendered in Chromium, nothing of it runs. A report of a
+/// format the site does not know (`svg`, which a browser would run) is not published.
+#[test]
+fn a_crafted_report_in_the_store_runs_nothing_in_the_site() {
+    let dir = tmp("crafted-report");
+    let series = stepped_series_named(&dir, "crafted-");
+    let db = dir.join("c.db");
+    let d = db.to_str().unwrap();
+    assert_ok(&run(&["import", series.to_str().unwrap(), "--db", d]));
+    assert_ok(&run(&["watch", "--series-glob", "crafted-*", "--db", d]));
+    let evil = "<script>console.log('sigbench-pwned-script')</script>\
+                <img src=x onerror=\"console.log('sigbench-pwned-img')\">\
+                <p>the report</p>";
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let id: i64 = c
+            .query_row("SELECT MIN(id) FROM changes", [], |r| r.get(0))
+            .unwrap();
+        for (format, body) in [("html", evil), ("svg", "<svg onload=\"alert(1)\"/>")] {
+            c.execute(
+                "INSERT INTO change_reports (change_id, format, body) VALUES (?1, ?2, ?3)",
+                rusqlite::params![id, format, body],
+            )
+            .unwrap();
+        }
+    }
+    let site = dir.join("site");
+    assert_ok(&run(&["site", "-o", site.to_str().unwrap(), "--db", d]));
+    let reports: Vec<PathBuf> = std::fs::read_dir(site.join("reports"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(
+        reports.iter().all(|p| p.extension().unwrap() != "svg"),
+        "{reports:?}"
+    );
+    let page = reports
+        .iter()
+        .find(|p| p.extension().unwrap() == "html")
+        .unwrap_or_else(|| panic!("{reports:?}"));
+    let html = std::fs::read_to_string(page).unwrap();
+    assert!(
+        !html.contains("<script") && !html.contains("<img"),
+        "{html}"
+    );
+    assert!(html.contains("<iframe sandbox"), "{html}");
+    let (console, _) = render_in_chromium(page, &dir.join("shot.png"), &dir);
+    assert!(
+        !console.iter().any(|l| l.contains("sigbench-pwned")),
+        "{console:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

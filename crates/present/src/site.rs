@@ -108,8 +108,7 @@ pub fn build(
     let reports: Vec<(i64, String)> = reports
         .iter()
         .filter(|(id, f)| {
-            ["txt", "html", "eml", "repro.c"].contains(&f.as_str())
-                && changes.iter().any(|c| c.id == *id)
+            REPORT_FORMATS.contains(&f.as_str()) && changes.iter().any(|c| c.id == *id)
         })
         .cloned()
         .collect();
@@ -498,6 +497,39 @@ fn change_headers(with_series: bool) -> Vec<&'static str> {
     h
 }
 
+/// The formats of a change's report the site publishes (`change-ID.FORMAT`): no other
+/// (an `svg` or `xhtml` row of a crafted store would be a page a browser runs).
+pub const REPORT_FORMATS: [&str; 4] = ["txt", "html", "eml", "repro.c"];
+
+/// A stored report of change `id` as the site publishes it (None: a format it does not
+/// publish): HTML [`framed`], the others as they are.
+pub fn published(id: i64, format: &str, body: &str) -> Option<String> {
+    match format {
+        "html" => Some(framed(id, body)),
+        f if REPORT_FORMATS.contains(&f) => Some(body.to_string()),
+        _ => None,
+    }
+}
+
+/// A stored HTML report as the site publishes it: its markup escaped into the `srcdoc` of
+/// a sandboxed frame (no scripts, forms, pop-ups or navigation of the page around it) on a
+/// page of the site's own. A store is data — imported from elsewhere, or crafted — and the
+/// site promises no JavaScript: a `<script>` or an `onload=` kept in a report is shown
+/// inert, never run in the reader's browser. The other formats (text, mail, C) are
+/// written as they are: no browser runs them.
+fn framed(id: i64, html: &str) -> String {
+    html::page(
+        &format!("change {id}: its report"),
+        "\niframe { width: 100%; height: 85vh; border: 1px solid #ccc; }\n",
+        "<nav><a href=\"../index.html\">all series</a></nav>\n",
+        &format!(
+            "<iframe sandbox title=\"the report\" srcdoc=\"{}\"></iframe>\n",
+            escape(html)
+        ),
+        "static site, generated ",
+    )
+}
+
 /// A report's file name under `reports/`.
 fn report_file(id: i64, format: &str) -> String {
     format!("change-{id}.{format}")
@@ -529,7 +561,9 @@ pub fn write(store: &crate::store::Store, dir: &std::path::Path, flag: &str) -> 
     }
     for (id, format) in &site.reports {
         let body = store.report(*id, format)?.unwrap_or_default();
-        reports_dir.write(&report_file(*id, format), body.as_bytes())?;
+        if let Some(body) = published(*id, format, &body) {
+            reports_dir.write(&report_file(*id, format), body.as_bytes())?;
+        }
     }
     Ok(site.pages.len())
 }
