@@ -209,6 +209,10 @@ impl ChangeRecord {
 impl Store {
     /// The change points of a series (every series: `None`), oldest first.
     pub fn changes(&self, series: Option<&str>) -> Result<Vec<ChangeRecord>> {
+        // A store of schema 1, read as it is, has no change points.
+        if !self.has_schema(2) {
+            return Ok(Vec::new());
+        }
         let mut db = self.db.borrow_mut();
         let rows = match series {
             Some(s) => db.query(
@@ -362,6 +366,9 @@ impl Store {
 
     /// The formats of the reports kept for each change, by change id.
     pub fn report_formats(&self) -> Result<Vec<(i64, String)>> {
+        if !self.has_schema(3) {
+            return Ok(Vec::new());
+        }
         let rows = self.db.borrow_mut().query(
             "SELECT change_id, format FROM change_reports ORDER BY change_id, format",
             &[],
@@ -374,6 +381,9 @@ impl Store {
 
     /// The report kept for change `id` in `format`.
     pub fn report(&self, id: i64, format: &str) -> Result<Option<String>> {
+        if !self.has_schema(3) {
+            return Ok(None);
+        }
         let rows = self.db.borrow_mut().query(
             "SELECT body FROM change_reports WHERE change_id = $1 AND format = $2",
             &[Val::Int(id), Val::Text(format.into())],

@@ -4,7 +4,8 @@
 //! machines writing at once. Both hold the same schema and are read the same way.
 //!
 //! Schema (versioned — SQLite's `user_version`, PostgreSQL's `sigbench_schema` table —
-//! and migrated forward on open):
+//! and migrated forward when opened to write; a reader reads an older one as it is and
+//! never writes):
 //! - `runs`: one row per run — its id (UUID), label, signature, filesystem, kernel,
 //!   status, and the run document's metadata as JSON (everything but the cases);
 //! - `cases`: one row per finished case — directory, N, repetition, warm-up flag, and the
@@ -40,6 +41,9 @@ const RETRY_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 pub struct Store {
     db: RefCell<Box<dyn Backend>>,
     pub location: Location,
+    /// The schema version of what was opened: an older store opened to read is read as it
+    /// is (reading never writes), so what a later version added reads as nothing.
+    version: usize,
 }
 
 /// One line of `sigbench runs`.
@@ -212,11 +216,13 @@ impl Store {
             Location::Sqlite(p) => Box::new(open_sqlite(p)?),
             Location::Postgres(url) => Box::new(Postgres::connect(url)?),
         };
-        let store = Store {
+        let mut store = Store {
             db: RefCell::new(db),
             location: loc.clone(),
+            version: SCHEMA_VERSION,
         };
         store.migrate()?;
+        store.version = SCHEMA_VERSION;
         Ok(store)
     }
 
@@ -240,15 +246,20 @@ impl Store {
         Ok(store)
     }
 
-    /// Open an existing database for reading only (`runs`, `compare`, `export`, `report`).
+    /// Open an existing database for reading only (`runs`, `compare`, `export`, `report`,
+    /// `site`, `watch --changes`). An older schema is read as it is — never migrated here:
+    /// reading does not write (a read-only mount, a 0444 file, someone else's store) —; the
+    /// tables a later version added read as empty. A write (`run`, `import`, `watch`)
+    /// migrates it.
     pub fn open_read(loc: &Location) -> Result<Store> {
         let db: Box<dyn Backend> = match loc {
             Location::Sqlite(p) => Box::new(open_sqlite_read(p)?),
             Location::Postgres(url) => Box::new(Postgres::connect(url)?),
         };
-        let store = Store {
+        let mut store = Store {
             db: RefCell::new(db),
             location: loc.clone(),
+            version: SCHEMA_VERSION,
         };
         let version = store.version().with_context(|| open_err(loc))?;
         store.check_version(version)?;
@@ -262,18 +273,14 @@ impl Store {
             };
             bail!("{}", not_a_store_at(loc, what));
         }
-        if version < SCHEMA_VERSION {
-            // Migrated forward once, when it can be written; read as it is otherwise.
-            drop(store);
-            return Store::open(loc)
-                .and_then(|_| Store::open_read(loc))
-                .map_err(|e| {
-                    anyhow::anyhow!(
-                        "{loc} has schema version {version}, older than this sigbench ({SCHEMA_VERSION}), and cannot be migrated here ({e:#}): run sigbench where it can be written"
-                    )
-                });
-        }
+        store.version = version;
         Ok(store)
+    }
+
+    /// Whether the schema opened has the tables of `version` (an older store read as it
+    /// is has not).
+    pub(crate) fn has_schema(&self, version: usize) -> bool {
+        self.version >= version
     }
 
     fn version(&self) -> Result<usize> {
@@ -766,6 +773,49 @@ mod tests {
             "{e}"
         );
         let _ = std::fs::remove_file(p.path().unwrap());
+    }
+
+    /// Issue 56, item 13: reading never writes. A store of schema 1 (before change
+    /// points) is read as it is — its runs listed, no change points — and left byte for
+    /// byte as it was (it was migrated by every reader, even as a 0444 file, and could not
+    /// be read at all on a read-only mount); a write migrates it.
+    #[test]
+    fn an_old_store_is_read_as_it_is_and_migrated_only_by_a_write() {
+        let p = tmp("old-schema");
+        let path = p.path().unwrap().to_path_buf();
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(
+                &backend::MIGRATIONS[0]
+                    .replace("{id}", "INTEGER PRIMARY KEY")
+                    .replace("{int}", "INTEGER"),
+            )
+            .unwrap();
+            c.pragma_update(None, "user_version", 1).unwrap();
+        }
+        {
+            let mut s = Store::open(&p).unwrap();
+            s.import(&crate::results::fixtures::doc("old", &[1.0], &[0]))
+                .unwrap();
+        }
+        // Back to schema 1, as a store written by an older sigbench is.
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch("DROP TABLE change_reports; DROP TABLE changes;")
+                .unwrap();
+            c.pragma_update(None, "user_version", 1).unwrap();
+            c.pragma_update(None, "journal_mode", "DELETE").unwrap();
+        }
+        let before = std::fs::read(&path).unwrap();
+        let s = Store::open_read(&p).unwrap();
+        assert_eq!(s.runs().unwrap().len(), 1);
+        assert!(s.changes(None).unwrap().is_empty());
+        assert!(s.report_formats().unwrap().is_empty());
+        drop(s);
+        assert_eq!(std::fs::read(&path).unwrap(), before, "a reader wrote");
+        let s = Store::open(&p).unwrap();
+        assert_eq!(s.version().unwrap(), SCHEMA_VERSION);
+        let _ = std::fs::remove_file(&path);
     }
 
     #[test]
