@@ -7,6 +7,22 @@
 # the backports index is read into a directory of this script's own.
 set -euo pipefail
 dest=/opt/sigbench/qemu-10
+# It runs as root, and so does the QEMU it leaves: an install another user could have
+# changed (owned by them, or writable by group or others, or under such a directory) is
+# never run — refused, and said how to start again.
+for d in /opt /opt/sigbench; do
+    if [ -e "$d" ] && [ -n "$(find "$d" -maxdepth 0 \( ! -user root -o -perm -0002 -o -perm -0020 \) -print)" ]; then
+        echo "qemu10: $d is not root's alone (its owner, or group/other may write): fix it (chown root, chmod go-w) and run this again" >&2
+        exit 1
+    fi
+done
+if [ -e "$dest" ]; then
+    bad=$(find "$dest" \( ! -user root -o \( ! -type l \( -perm -0002 -o -perm -0020 \) \) \) -print -quit)
+    if [ -n "$bad" ]; then
+        echo "qemu10: $bad is not root's alone: remove $dest (rm -rf) and run this again" >&2
+        exit 1
+    fi
+fi
 [ -x "$dest/qemu-system-x86_64" ] && "$dest/qemu-system-x86_64" --version >/dev/null 2>&1 && exit 0
 [ "$(id -u)" -eq 0 ] || { echo "qemu10: run as root" >&2; exit 1; }
 work=$(mktemp -d)

@@ -552,3 +552,68 @@ fn repetitions_and_warmups_have_limits() {
         assert!(started.elapsed().as_secs() < 10);
     }
 }
+
+/// Issue 56, the low ones that are one line each: what is refused is refused in one line
+/// that says why, before anything runs, and shows no raw control character.
+#[test]
+fn the_low_ones_are_refused_in_one_line_that_says_why() {
+    let d = std::env::temp_dir().join(format!("sigbench-lows-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    let deb = d.join("k.deb");
+    std::fs::write(&deb, "not a package").unwrap();
+    let k = deb.to_str().unwrap();
+    let escape = d.join("esc.toml");
+    std::fs::write(
+        &escape,
+        "format = 1\nname = \"x\\u001b[2Jy\"\n[[phase]]\nsteps = [ { op = \"sync\" } ]\n",
+    )
+    .unwrap();
+    let e = escape.to_str().unwrap();
+    let plan = ["run", "churn", "--fs", "tmpfs", "-n", "5", "--no-store"];
+    let cases: Vec<(Vec<&str>, &str, Option<&str>)> = vec![
+        (
+            [&plan[..], &["--guest-cpus", "2", "--kernel", k]].concat(),
+            "says no version",
+            Some("false"),
+        ),
+        (
+            [&plan[..], &["--guest-cpus", "2", "--kernel", k]].concat(),
+            "not an executable file on the PATH",
+            Some("no-such-qemu"),
+        ),
+        (
+            [&plan[..], &["--interleave", "--kernel", k]].concat(),
+            "give at least two --kernel",
+            None,
+        ),
+        (
+            vec!["validate", e],
+            "must be one word of at most 64 visible",
+            None,
+        ),
+        (
+            vec!["run", e, "--fs", "tmpfs", "--no-store"],
+            "must be one word",
+            None,
+        ),
+        (
+            vec!["calibrate", "--loads", "0"],
+            "--loads 0: at least 1000",
+            None,
+        ),
+    ];
+    for (args, says, qemu) in cases {
+        let mut c = sigbench();
+        if let Some(q) = qemu {
+            c.env("SIGBENCH_QEMU", q);
+        }
+        let out = c.args(&args).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(!err.contains('\u{1b}'), "{args:?}: {err}");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}

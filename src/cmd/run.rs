@@ -123,11 +123,11 @@ fn run_slice(args: &Args, sel: &str, several_fs: bool) -> Result<i32> {
 fn run_one(args: Args) -> Result<i32> {
     check_outputs(&args)?;
     let plan = plan_of(&args)?;
+    if args.interleave && args.kernels.len() < 2 {
+        bail!("--interleave alternates kernels: give at least two --kernel");
+    }
     if !args.kernels.is_empty() {
         return run_kernels(&args, &plan);
-    }
-    if args.interleave {
-        bail!("--interleave alternates kernels: give at least two --kernel");
     }
     super::measure::refuse_guest_options(&args)?;
     let store = if args.no_store {

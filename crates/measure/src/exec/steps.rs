@@ -48,6 +48,25 @@ pub struct Executor<'s> {
     log: Option<Box<dyn std::io::Write + Send>>,
 }
 
+/// A field of the op log: a backslash, tab, line break or other control character (and a
+/// space, which separates a step's two paths) written as an escape, so every line has
+/// its five columns.
+fn tsv_field(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            ' ' => out.push_str("\\x20"),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 impl<'s> Executor<'s> {
     pub fn new(sig: &'s Signature, n: u64, seed: u64) -> Result<Self> {
         let mut names: Vec<&'static str> = Vec::new();
@@ -125,6 +144,8 @@ impl<'s> Executor<'s> {
             Ok(v) => v.to_string(),
             Err(e) => e.name(),
         };
+        // A path is bytes: a tab or a line break in a name would shift the columns.
+        let paths: Vec<String> = paths.iter().map(|p| tsv_field(p)).collect();
         let _ = writeln!(
             log,
             "{}\t{i}\t{}\t{}\t{result}",
@@ -596,6 +617,17 @@ fn issue(op: &Op, fd: i32, a: &CStr, b: &CStr, out: &mut [u8]) -> SysResult {
 
 #[cfg(test)]
 mod tests {
+
+    /// Issue 56: a tab or a line break in a path never shifts the op log's columns.
+    #[test]
+    fn op_log_fields_keep_their_columns() {
+        assert_eq!(
+            super::tsv_field("a\tb c\nd\\e\x1b"),
+            "a\\tb\\x20c\\nd\\\\e\\x1b"
+        );
+        assert_eq!(super::tsv_field("file_1"), "file_1");
+    }
+
     use super::*;
     use crate::signature::limits::MAX_IO_BYTES;
     use crate::signature::step::{op_fields, op_names};

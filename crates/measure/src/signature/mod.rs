@@ -431,8 +431,19 @@ impl Signature {
                 raw.format
             );
         }
-        if raw.name.is_empty() || raw.name.contains(char::is_whitespace) {
-            bail!("{origin}:1: `name` must be a non-empty word");
+        // A name is printed everywhere (run lines, reports, labels): one word of visible
+        // characters, nothing a terminal would read as a command.
+        if raw.name.is_empty()
+            || raw.name.chars().count() > 64
+            || raw
+                .name
+                .chars()
+                .any(|c| c.is_whitespace() || crate::shell::is_hidden(c))
+        {
+            bail!(
+                "{origin}: `name` must be one word of at most 64 visible characters (`{}`)",
+                crate::shell::escape_controls(&raw.name.chars().take(64).collect::<String>(), &[])
+            );
         }
         let src = Source { text, origin };
         let file = src.file(&raw)?;
@@ -447,6 +458,14 @@ impl Signature {
             slots.names.len() as u64,
             limits::MAX_SLOTS as u64,
         )?;
+        // The default directories as `--dir` reads them (a name of one component, known
+        // properties): checked here so `validate` says what `run` would refuse. Checked for
+        // btrfs, which can have every property; a filesystem without one skips it at run
+        // time, with a note.
+        for d in &raw.dirs {
+            crate::testbed::DirSpec::parse(d, crate::testbed::Fs::Btrfs)
+                .map_err(|e| anyhow::anyhow!("{origin}: dirs: {e}"))?;
+        }
         Ok(Signature {
             name: raw.name,
             description: raw.description.trim().to_string(),
@@ -669,6 +688,18 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("format 2 is not supported"), "{e}");
+    }
+
+    /// Issue 56: a default directory `run` would refuse is refused by `validate` too.
+    #[test]
+    fn default_directories_are_checked() {
+        for dirs in ["[\"../x\"]", "[\"a/b\"]", "[\"x:bogus=1\"]", "[\"\"]"] {
+            let text = format!(
+                "format = 1\nname = \"x\"\ndirs = {dirs}\n[[phase]]\nsteps = [ {{ op = \"sync\" }} ]\n"
+            );
+            let e = Signature::parse(&text, "d.toml").unwrap_err().to_string();
+            assert!(e.starts_with("d.toml: dirs: bad --dir"), "{dirs}: {e}");
+        }
     }
 
     #[test]

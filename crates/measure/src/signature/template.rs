@@ -175,9 +175,14 @@ impl Template {
     }
 
     /// Number of directory levels below the test directory the path's parent sits at,
-    /// used to check that a symlink target does not climb out.
+    /// used to check that a symlink target does not climb out: the components before the
+    /// last, `.` and empty ones (`./up`, `a//x`) not counted.
     pub fn depth(&self) -> usize {
-        self.text.matches('/').count()
+        let parts: Vec<&str> = self.text.split('/').collect();
+        parts[..parts.len().saturating_sub(1)]
+            .iter()
+            .filter(|c| !c.is_empty() && **c != ".")
+            .count()
     }
 
     /// Append the rendered template to `out`.
@@ -317,5 +322,8 @@ mod tests {
         assert!(Template::parse("{name}").unwrap().uses_name());
         assert!(!Template::parse("foo-{n}").unwrap().is_per_file());
         assert_eq!(Template::parse("a/b/c").unwrap().depth(), 2);
+        // Issue 56: `.` and empty components are no levels.
+        assert_eq!(Template::parse("./up").unwrap().depth(), 0);
+        assert_eq!(Template::parse("a//x").unwrap().depth(), 1);
     }
 }

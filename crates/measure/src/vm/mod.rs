@@ -262,10 +262,15 @@ fn failure(
                 .unwrap_or("")
                 .trim()
                 .to_string();
-            let console_said = if tail.is_empty() {
-                "nothing on the console: it reset before the kernel could print (a truncated or non-x86 image?)".to_string()
-            } else {
+            let console_said = if !tail.is_empty() {
                 format!("console: {tail}")
+            } else if qemu_said.is_empty() {
+                "nothing on the console: it reset before the kernel could print (a truncated or non-x86 image?)".to_string()
+            } else if qemu_said.contains("plugin") {
+                // QEMU said why: the cost model's plugin, not the kernel.
+                "nothing on the console: QEMU stopped before the guest (the cost model's plugin; --no-cost-model runs without it)".to_string()
+            } else {
+                "nothing on the console: QEMU stopped before the guest".to_string()
             };
             Some(anyhow::anyhow!(
                 "kernel {name} did not boot or died (qemu {qemu_status}{}); {console_said}",

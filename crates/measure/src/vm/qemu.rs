@@ -87,6 +87,13 @@ impl Machine {
         if cpus == 0 || cpus > MAX_GUEST_CPUS {
             anyhow::bail!("--guest-cpus {cpus}: give 1 to {MAX_GUEST_CPUS} CPUs");
         }
+        if clock == ClockKind::Icount && cpus > 1 && qemu_version().is_none() {
+            let q = qemu()?;
+            anyhow::bail!(
+                "{} --version says no version: it is not a QEMU this sigbench can run (SIGBENCH_QEMU chooses another)",
+                q.display()
+            );
+        }
         if clock == ClockKind::Icount && cpus > 1 && !icount_smp(qemu_version().as_deref()) {
             // QEMU 7.2 runs every CPU of an icount guest on one thread in turn, and a CPU
             // spinning on another (bringing up CPUs, IPIs, TLB shootdowns) keeps the thread
@@ -226,14 +233,26 @@ pub fn cached_probe(cache: &Path) -> Option<KvmProbe> {
 /// bookworm-backports' 10.0 that `scripts/qemu10.sh` unpacks beside the system's: icount
 /// guests of several CPUs need it), else `qemu-system-x86_64` on the PATH.
 pub fn qemu() -> Result<PathBuf> {
-    if let Some(q) = std::env::var_os("SIGBENCH_QEMU").filter(|q| !q.is_empty()) {
-        let q = PathBuf::from(q);
+    if let Some(given) = std::env::var_os("SIGBENCH_QEMU").filter(|q| !q.is_empty()) {
+        let given = PathBuf::from(given);
+        // The program that is checked is the one that runs: a name without a slash is
+        // looked up on the PATH (as exec would), a path made absolute here.
+        let q = if given.components().count() == 1 && !given.is_absolute() {
+            crate::testbed::find_tool(&given.to_string_lossy())
+        } else {
+            std::path::absolute(&given).ok()
+        };
         use std::os::unix::fs::PermissionsExt;
-        return match std::fs::metadata(&q) {
-            Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => Ok(q),
+        return match q.as_ref().and_then(|q| std::fs::metadata(q).ok()) {
+            Some(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => Ok(q.expect("found")),
             _ => anyhow::bail!(
-                "SIGBENCH_QEMU={}: not an executable file (unset it to use qemu-system-x86_64 from the PATH)",
-                q.display()
+                "SIGBENCH_QEMU={}: not an executable file{} (unset it to use qemu-system-x86_64 from the PATH)",
+                given.display(),
+                if given.components().count() == 1 {
+                    " on the PATH"
+                } else {
+                    ""
+                }
             ),
         };
     }
@@ -455,18 +474,41 @@ pub fn kvm_works(image: &Path, initrd: &Path, cache: &Path, workdir: &Path) -> R
         let limit = Duration::from_secs(10);
         let start = Instant::now();
         let mut seen = false;
+        let mut ended = None;
         while start.elapsed() < limit {
             if b.console_text().contains(READY) {
                 seen = true;
                 break;
             }
-            if let Ok(Some(_)) = b.child.try_wait() {
+            if let Ok(Some(status)) = b.child.try_wait() {
+                ended = Some(status);
                 break;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
         let took = start.elapsed();
         b.kill();
+        // QEMU that could not run at all says nothing about KVM: an error, not a verdict
+        // remembered for this machine.
+        if let (false, Some(status)) = (seen, ended) {
+            let mut said = String::new();
+            if let Some(mut e) = b.child.stderr.take() {
+                use std::io::Read;
+                let _ = e.read_to_string(&mut said);
+            }
+            let line = crate::child::first_line(&said);
+            if !said.to_lowercase().contains("kvm") {
+                anyhow::bail!(
+                    "QEMU ({}) could not start a test guest ({status}{}): not a KVM verdict, nothing remembered",
+                    qemu()?.display(),
+                    if line.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {line}")
+                    }
+                );
+            }
+        }
         if seen {
             (
                 true,
