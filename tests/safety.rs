@@ -520,6 +520,8 @@ fn no_output_can_name_an_input() {
             vec!["calibrate", "--kernel", &deb, "--json", &deb],
             "is a kernel (--kernel)",
         ),
+        (vec!["record", &load, "-o", &load], "is the trace"),
+        (vec!["record", &load, "--kept", &load], "is the trace"),
     ] {
         let out = run(&args);
         assert_eq!(out.status.code(), Some(1), "{args:?}");

@@ -57,18 +57,34 @@ fn word(s: &str) -> String {
     if w.is_empty() { "recorded".into() } else { w }
 }
 
-/// A trace file made by `-- CMD` and not asked to be kept: removed when recording ends.
+/// The private directory of a trace made by `-- CMD` and not asked to be kept: removed
+/// when recording ends.
 struct Temporary(Option<PathBuf>);
 
 impl Drop for Temporary {
     fn drop(&mut self) {
         if let Some(p) = &self.0 {
-            let _ = std::fs::remove_file(p);
+            let _ = std::fs::remove_dir_all(p);
         }
     }
 }
 
 pub fn run(args: Args) -> Result<i32> {
+    // No output may be the trace it reads, or another output.
+    let mut o = sigbench::outputs::Outputs::new(None);
+    if let Some(t) = &args.trace {
+        o = o.input("the trace", t);
+    }
+    for (flag, p) in [
+        ("-o", &args.output),
+        ("--kept", &args.kept),
+        ("--save-trace", &args.save_trace),
+    ] {
+        if let Some(p) = p {
+            o = o.output(flag, p);
+        }
+    }
+    o.check()?;
     let mut temporary = Temporary(None);
     let (path, source, cwd) = match (&args.trace, args.command.is_empty()) {
         (Some(_), false) => bail!("give either a trace file or `-- CMD`, not both"),
@@ -81,12 +97,14 @@ pub fn run(args: Args) -> Result<i32> {
             let strace = sigbench::testbed::require_tool("strace", "strace")?;
             let out = match &args.save_trace {
                 Some(p) => p.clone(),
-                None => std::env::temp_dir()
-                    .join(format!("sigbench-record-{}.trace", std::process::id())),
+                None => {
+                    // strace opens its log by name: in a directory of our own, never at a
+                    // name in /tmp someone could have planted a link at.
+                    let dir = sigbench::outputs::private_temp_dir("sigbench-record")?;
+                    temporary.0 = Some(dir.clone());
+                    dir.join("trace")
+                }
             };
-            if args.save_trace.is_none() {
-                temporary.0 = Some(out.clone());
-            }
             sigbench::interrupt::install()?;
             let status = sigbench::child::status(
                 Command::new(strace)

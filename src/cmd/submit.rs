@@ -69,7 +69,7 @@ pub fn run(args: SubmitArgs) -> Result<i32> {
         slices.len(),
         file.display(),
         log_dir.display(),
-        args.run.store.db
+        sigbench::shell::quote(&args.run.store.db.to_string())
     );
     super::out(&format!("{job}\n"))?;
     Ok(0)

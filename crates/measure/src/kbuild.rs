@@ -361,6 +361,8 @@ impl Variant {
 /// `git -C dir ARGS`, its stdout; an error with git's first line of complaint.
 fn git(dir: &Path, args: &[&str]) -> Result<String> {
     let out = Command::new("git")
+        // `git status` would refresh the user's index otherwise: their tree is only read.
+        .env("GIT_OPTIONAL_LOCKS", "0")
         .arg("-C")
         .arg(dir)
         .args(args)

@@ -383,6 +383,26 @@ impl OutDir {
 
 /// 64 bits no other process can predict: std's per-process random hash keys (seeded from
 /// the kernel's random source) over the time and a counter.
+/// A new directory of this process's own in the temporary directory (mode 0700, a name no
+/// one can predict, created exclusively): where a child writes a file by name (strace's
+/// log) without a planted link at a guessable name in /tmp redirecting it.
+pub fn private_temp_dir(prefix: &str) -> Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let base = std::env::temp_dir();
+    let mut attempt = 0;
+    loop {
+        let d = base.join(format!("{prefix}-{:016x}", unpredictable()));
+        match std::fs::DirBuilder::new().mode(0o700).create(&d) {
+            Ok(()) => return Ok(d),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("cannot create a directory in {}", base.display()));
+            }
+        }
+    }
+}
+
 fn unpredictable() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     use std::sync::atomic::{AtomicU64, Ordering};

@@ -189,7 +189,8 @@ impl Kept {
             crate::outputs::write_json(&export, &dest)?;
             if self.store_failed && dest != "-" {
                 crate::say!(
-                    "sigbench: the results are in {dest}: `sigbench import {dest}` adds them to a store"
+                    "sigbench: the results are in {dest}: `sigbench import {}` adds them to a store",
+                    crate::shell::quote(&dest.to_string())
                 );
             }
         }
@@ -236,7 +237,10 @@ pub fn keep(
     };
     let kept = match &written {
         Some(d) if d != "-" => {
-            format!("; the results are in {d}: `sigbench import {d}` adds them to a store")
+            format!(
+                "; the results are in {d}: `sigbench import {}` adds them to a store",
+                crate::shell::quote(d)
+            )
         }
         Some(_) => "; the results are in the JSON on stdout".into(),
         None => "; the results could not be written anywhere else either".into(),

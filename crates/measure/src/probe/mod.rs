@@ -213,8 +213,9 @@ impl Probes {
                     "this kernel has no tracepoint {subsys}:{event}"
                 ))),
                 None => bail!(
-                    "unknown probe `{}`: this kernel has no tracepoint {subsys}:{event} (see `sigbench doctor --events {subsys}`)",
-                    spec.source()
+                    "unknown probe `{}`: this kernel has no tracepoint {subsys}:{event} (see `sigbench doctor --events {}`)",
+                    spec.source(),
+                    crate::shell::quote(subsys)
                 ),
             },
             Kind::Kprobe { func } => {

@@ -213,9 +213,11 @@ static int run_case(const struct dir *d, uint64_t n, double *ms)
 		c[k].gate = &gate;
 		err = pthread_create(&thread[k], NULL, client_main, &c[k]);
 		if (err) {
-			/* The clients started wait at a gate that can no longer fill. */
-			fprintf(stderr, "repro: cannot start client %d: %s\n", k, strerror(err));
-			remove_tree();
+			/* The clients started wait at a gate that can no longer fill, or still run
+			 * their setup: nothing is removed under them (a client may be renaming what
+			 * a removal would walk). */
+			fprintf(stderr, "repro: cannot start client %d: %s; remove what %s holds by hand\n",
+				k, strerror(err), root);
 			exit(1);
 		}
 	}

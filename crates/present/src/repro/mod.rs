@@ -49,7 +49,7 @@ impl Repro {
             bail!(
                 "{} replays a dbench loadfile: dbench itself is its reproducer (see `sigbench repro {}`)",
                 signature.name,
-                signature.name
+                crate::shell::quote(&signature.name)
             );
         }
         if dirs.is_empty() {
