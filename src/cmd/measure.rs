@@ -6,6 +6,7 @@ use anyhow::{Result, bail};
 use sigbench::outputs::Outputs;
 use sigbench::plan::slice::{self, Slice};
 use sigbench::plan::spec::RunSpec;
+use sigbench::plan::states::States;
 use sigbench::plan::{DEFAULT_SEED, Plan};
 use sigbench::signature;
 use sigbench::testbed::Fs;
@@ -103,9 +104,22 @@ pub struct Args {
     /// (the default for --kernel), 4000 Hz in the window otherwise
     #[arg(long, value_name = "HZ|apart", num_args = 0..=1, require_equals = true, default_missing_value = "auto")]
     pub(crate) profile: Option<String>,
-    /// Seed for per-file tokens and shuffling
+    /// Seed for per-file tokens and shuffling, and of the states the repetitions start
+    /// from (--states)
     #[arg(long, default_value_t = DEFAULT_SEED)]
     pub(crate) seed: u64,
+    /// Which states of the machine the repetitions start from, in guests under the icount
+    /// clock: `sampled`, each repetition a boot of its own from the state of a seed made
+    /// from --seed and its number (where pages and buffers land differs; stored with the
+    /// repetition, and `--state SEED` runs it again to the digit); `fixed`, every
+    /// repetition in one boot from one state, which repeats itself exactly (an A/B of a
+    /// tiny code path on the same state)
+    #[arg(long, value_enum, default_value = "sampled")]
+    pub(crate) states: super::options::StatesChoice,
+    /// Run the repetitions in one boot from the state of this seed (a stored repetition's:
+    /// `sigbench runs -v` lists them), to the digit
+    #[arg(long, value_name = "SEED", value_parser = sigbench::plan::states::parse_seed, conflicts_with = "states")]
+    pub(crate) state: Option<u64>,
     /// Count a probe: tracepoint:SUBSYS:EVENT or kprobe:FUNC, optionally NAME=...; repeatable
     #[arg(long = "probe", value_name = "PROBE")]
     pub(crate) probes: Vec<String>,
@@ -293,6 +307,12 @@ pub(crate) fn spec(args: &Args) -> RunSpec {
         time: args.time,
         warmup_time: args.warmup_time,
         loadfile: args.loadfile.clone(),
+        states: match (args.state, args.states) {
+            (Some(s), _) => States::One(s),
+            (None, super::options::StatesChoice::Sampled) => States::Sampled,
+            (None, super::options::StatesChoice::Fixed) => States::Fixed,
+        },
+        first_state: 0,
     }
 }
 

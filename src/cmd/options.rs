@@ -65,6 +65,17 @@ impl ReportFormat {
     }
 }
 
+/// `--states`: which states of the machine repetitions start from (`plan::states`).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+pub enum StatesChoice {
+    /// Each repetition from a state of its own (a boot each under the icount clock)
+    Sampled,
+    /// Every repetition from one state, in one boot
+    Fixed,
+}
+
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum ExportFormat {
     /// sigbench's own, for import elsewhere

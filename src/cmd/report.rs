@@ -274,10 +274,13 @@ pub(crate) fn compare_command(
     extra: &[&str],
 ) -> sigbench::shell::CommandLine {
     let mut w = vec!["sigbench", "compare"];
-    w.extend_from_slice(extra);
     if base.starts_with('-') || new.starts_with('-') {
-        w.push("--");
+        // Options before `--`, the labels after it.
+        w.extend_from_slice(extra);
+        w.extend_from_slice(&["--", base, new]);
+    } else {
+        w.extend_from_slice(&[base, new]);
+        w.extend_from_slice(extra);
     }
-    w.extend_from_slice(&[base, new]);
     sigbench::shell::CommandLine::new(w)
 }

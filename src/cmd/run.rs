@@ -123,8 +123,10 @@ fn run_slice(args: &Args, sel: &str, several_fs: bool) -> Result<i32> {
 fn run_one(args: Args) -> Result<i32> {
     check_outputs(&args)?;
     let plan = plan_of(&args)?;
-    if args.interleave && args.kernels.len() < 2 {
-        bail!("--interleave alternates kernels: give at least two --kernel");
+    if args.interleave && args.kernels.is_empty() {
+        bail!(
+            "--interleave boots each repetition afresh, alternating the kernels: give --kernel (one, or several to alternate)"
+        );
     }
     if !args.kernels.is_empty() {
         return run_kernels(&args, &plan);

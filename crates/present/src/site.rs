@@ -502,10 +502,11 @@ fn change_headers(with_series: bool) -> Vec<&'static str> {
 pub const REPORT_FORMATS: [&str; 4] = ["txt", "html", "eml", "repro.c"];
 
 /// A stored report of change `id` as the site publishes it (None: a format it does not
-/// publish): HTML [`framed`], the others as they are.
-pub fn published(id: i64, format: &str, body: &str) -> Option<String> {
+/// publish): HTML [`framed`] (with links to the `siblings`, the change's other formats
+/// the site publishes), the others as they are.
+pub fn published(id: i64, format: &str, body: &str, siblings: &[&str]) -> Option<String> {
     match format {
-        "html" => Some(framed(id, body)),
+        "html" => Some(framed(id, body, siblings)),
         f if REPORT_FORMATS.contains(&f) => Some(body.to_string()),
         _ => None,
     }
@@ -517,11 +518,22 @@ pub fn published(id: i64, format: &str, body: &str) -> Option<String> {
 /// site promises no JavaScript: a `<script>` or an `onload=` kept in a report is shown
 /// inert, never run in the reader's browser. The other formats (text, mail, C) are
 /// written as they are: no browser runs them.
-fn framed(id: i64, html: &str) -> String {
+fn framed(id: i64, html: &str, siblings: &[&str]) -> String {
+    let what = |f: &str| match f {
+        "txt" => "the text",
+        "eml" => "the mail",
+        "repro.c" => "the reproducer",
+        _ => "",
+    };
+    let links: String = siblings
+        .iter()
+        .filter(|f| REPORT_FORMATS.contains(f) && **f != "html")
+        .map(|f| format!(" · <a href=\"{}\">{}</a>", report_file(id, f), what(f)))
+        .collect();
     html::page(
         &format!("change {id}: its report"),
         "\niframe { width: 100%; height: 85vh; border: 1px solid #ccc; }\n",
-        "<nav><a href=\"../index.html\">all series</a></nav>\n",
+        &format!("<nav><a href=\"../index.html\">all series</a>{links}</nav>\n"),
         &format!(
             "<iframe sandbox title=\"the report\" srcdoc=\"{}\"></iframe>\n",
             escape(html)
@@ -561,7 +573,13 @@ pub fn write(store: &crate::store::Store, dir: &std::path::Path, flag: &str) -> 
     }
     for (id, format) in &site.reports {
         let body = store.report(*id, format)?.unwrap_or_default();
-        if let Some(body) = published(*id, format, &body) {
+        let siblings: Vec<&str> = site
+            .reports
+            .iter()
+            .filter(|(i, f)| i == id && f != format)
+            .map(|(_, f)| f.as_str())
+            .collect();
+        if let Some(body) = published(*id, format, &body, &siblings) {
             reports_dir.write(&report_file(*id, format), body.as_bytes())?;
         }
     }

@@ -48,8 +48,9 @@ pub fn run(
 ) -> Result<()> {
     let schedule = boots::boots(kernels.len(), plan.repetitions, interleave);
     let total = schedule.len();
-    let with_reps = |reps: u32| Plan {
+    let with_reps = |reps: u32, first: u32| Plan {
         repetitions: reps,
+        first_state: plan.first_state + first,
         ..plan.clone()
     };
     let is_host = |k: usize| kernels[k].1 == KernelSpec::Host;
@@ -57,13 +58,13 @@ pub fn run(
     let mut at = 0;
     while at < total {
         interrupt::check()?;
-        let (k, reps) = schedule[at];
+        let (k, reps, first) = schedule[at];
         if is_host(k) {
             at += 1;
             if !broken[k] {
                 broken[k] = !each(Turn::Host {
                     kernel: k,
-                    plan: Box::new(with_reps(reps)),
+                    plan: Box::new(with_reps(reps, first)),
                 })?;
             }
             continue;
@@ -71,15 +72,15 @@ pub fn run(
         // A stretch of guests, side by side.
         let len = schedule[at..]
             .iter()
-            .take_while(|(k, _)| !is_host(*k))
+            .take_while(|(k, _, _)| !is_host(*k))
             .count();
         // Each boot's kernel and its place in the schedule, beside the boots.
         let (who, boots): (Vec<(usize, usize)>, Vec<Boot>) = (at..at + len)
             .map(|pos| (pos, schedule[pos]))
-            .filter(|(_, (k, _))| !broken[*k])
-            .map(|(pos, (k, reps))| {
+            .filter(|(_, (k, _, _))| !broken[*k])
+            .map(|(pos, (k, reps, first))| {
                 let (name, spec) = kernels[k].clone();
-                let plan = with_reps(reps);
+                let plan = with_reps(reps, first);
                 ((k, pos), Boot { name, spec, plan })
             })
             .unzip();

@@ -9,6 +9,7 @@
 
 pub mod slice;
 pub mod spec;
+pub mod states;
 
 use crate::exec::script::ScriptClient;
 use crate::exec::steps::Executor;
@@ -60,6 +61,12 @@ pub struct Plan {
     /// The loadfile a loadfile signature replays, compiled (`--loadfile`, or the
     /// signature's own).
     pub loadfile: Option<Loadfile>,
+    /// Which states the repetitions start from (`states`): in guests under the icount
+    /// clock, each repetition a boot of its own, from the state of its seed.
+    pub states: states::States,
+    /// The number of the first repetition's state: repetitions added to a stored run
+    /// (watch's confirmation, bisect's extra ones) measure new states, not copies.
+    pub first_state: u32,
 }
 
 /// The least space a loadfile's device is sized for (it is made twice that, plus room).
@@ -676,6 +683,10 @@ impl Plan {
             per_client: if many { timed.clients } else { Vec::new() },
             ticks: timed.ticks,
             cost: None,
+            state: match self.states {
+                states::States::One(s) => Some(s),
+                _ => None,
+            },
         }
     }
 
@@ -861,6 +872,8 @@ pub mod fixtures {
             clients: None,
             time: None,
             loadfile: None,
+            states: states::States::Sampled,
+            first_state: 0,
         }
     }
 

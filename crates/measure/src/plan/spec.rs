@@ -48,6 +48,12 @@ pub struct RunSpec {
     pub warmup_time: Option<f64>,
     /// `--loadfile FILE`: another dbench loadfile for a loadfile signature.
     pub loadfile: Option<PathBuf>,
+    /// `--states` / `--state SEED`: which states the repetitions start from.
+    #[serde(default)]
+    pub states: super::states::States,
+    /// The number of the first repetition's state (repetitions added to a stored run).
+    #[serde(default)]
+    pub first_state: u32,
 }
 
 /// The probe every run with several clients (or of a loadfile) counts: how often a task
@@ -126,6 +132,8 @@ impl RunSpec {
             clients,
             time,
             loadfile,
+            states: self.states,
+            first_state: self.first_state,
         })
     }
 
@@ -359,6 +367,8 @@ impl RunSpec {
             time: plan.time.map(|b| b.time.as_secs_f64()),
             warmup_time: plan.time.map(|b| b.warmup.as_secs_f64()),
             loadfile: loadfile.map(|l| PathBuf::from(&l.path)),
+            states: plan.states,
+            first_state: plan.first_state,
         }
     }
 
@@ -410,6 +420,8 @@ impl RunSpec {
             time,
             warmup_time,
             loadfile,
+            states,
+            first_state: _,
         } = self;
         let join = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
         let mut w: Vec<String> = Vec::new();
@@ -519,6 +531,7 @@ impl RunSpec {
                 w.push(p.clone());
             }
         }
+        w.extend(states.words());
         if *shuffle {
             w.push("--shuffle".into());
         }

@@ -535,6 +535,57 @@ pub fn mark(mark: sigbench_cost::Mark) {
     }
 }
 
+/// Anonymous memory whose pages were each touched (each one a page of the machine's
+/// memory), and given back to the kernel one at a time (`release`): what a guest's state
+/// uses to leave the page allocator's free lists fragmented its own way
+/// (`plan::states::churn`). What is not released stays for the process's life: the
+/// mapping is never unmapped (no `Drop`).
+pub struct TouchedPages {
+    at: *mut u8,
+    pages: usize,
+}
+
+impl TouchedPages {
+    /// `pages` pages, mapped and each written once.
+    pub fn new(pages: usize) -> Result<TouchedPages> {
+        let len = pages * 4096;
+        // SAFETY: an anonymous private mapping at an address the kernel chooses: no
+        // pointer is passed in, nothing existing is replaced; the result is checked.
+        let at = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if at == libc::MAP_FAILED {
+            return Err(Error::last_os_error());
+        }
+        let at = at.cast::<u8>();
+        for k in 0..pages {
+            // SAFETY: `at` maps `len` writable bytes and `k * 4096 < len`; this process
+            // holds the only reference to the mapping.
+            unsafe { at.add(k * 4096).write_volatile(0x5a) };
+        }
+        Ok(TouchedPages { at, pages })
+    }
+
+    /// Give page `k` back to the kernel (MADV_DONTNEED: its memory freed now; the
+    /// mapping stays, so no area is split).
+    pub fn release(&mut self, k: usize) {
+        if k < self.pages {
+            // SAFETY: the range is one page inside the mapping made in `new`; DONTNEED
+            // only drops its contents, which nothing reads.
+            unsafe {
+                libc::madvise(self.at.add(k * 4096).cast(), 4096, libc::MADV_DONTNEED);
+            }
+        }
+    }
+}
+
 /// Read the byte at every `stride` of `mem`, `reads` of them from its start, `rounds`
 /// times, and return their sum: five instructions a read whatever the stride or the
 /// compiler's mood (the cost model's calibration compares strides instruction for

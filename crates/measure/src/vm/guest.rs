@@ -71,7 +71,7 @@ fn drain_results() {
     }
 }
 
-/// The seed the guest's random number generator starts from: always the same.
+/// The seed the guest's random number generator starts from in the fixed state.
 const RANDOM_SEED: [u8; 32] = *b"sigbench guest: a constant seed.";
 
 /// Make the kernel's random number generator ready at once, from a constant seed. A guest
@@ -81,10 +81,12 @@ const RANDOM_SEED: [u8; 32] = *b"sigbench guest: a constant seed.";
 /// 533 ms at N = 20 000). A real machine's generator is ready within a second of boot;
 /// the constant seed keeps a guest under the icount clock deterministic. Nothing in a
 /// throwaway measuring guest needs secret random numbers.
-fn seed_random() {
+/// With a state (`plan::states`), the seed is the state's.
+fn seed_random(state: Option<u64>) {
+    let seed = state.map_or(RANDOM_SEED, crate::plan::states::random_seed);
     let done = std::fs::File::open("/dev/random").and_then(|f| {
         use std::os::fd::AsFd;
-        crate::sys::os::credit_entropy(f.as_fd(), &RANDOM_SEED)
+        crate::sys::os::credit_entropy(f.as_fd(), &seed)
     });
     if let Err(e) = done {
         crate::say!("sigbench-guest: cannot seed the random number generator: {e}");
@@ -130,17 +132,64 @@ fn wait_for_high_resolution_timers() {
     }
 }
 
+/// The state's churn of the page allocator (`plan::states::churn`): pages taken and
+/// touched, then a part of them given back one at a time in the state's order, so the
+/// per-CPU and buddy free lists the modules, the testbed and the window allocate from are
+/// the state's.
+fn churn_pages(state: u64) {
+    let (pages, order) = crate::plan::states::churn(state);
+    match crate::sys::os::TouchedPages::new(pages) {
+        Ok(mut taken) => {
+            // The pages not given back stay taken while the guest lives (the mapping is
+            // never unmapped): the free memory stays fragmented the state's way.
+            for k in order {
+                taken.release(k);
+            }
+        }
+        Err(e) => crate::say!("sigbench-guest: cannot churn the page allocator: {e}"),
+    }
+}
+
+/// Age the guest's memory the state's way before the modules load and the plan runs
+/// (`plan::states`): files written to /tmp and most of them removed, as an earlier case's
+/// ramdisk would leave it, and anonymous pages taken with a part given back one at a
+/// time; what stays taken fragments the free memory the plan allocates from.
+fn age_memory(state: u64) {
+    let page = [0x5au8; 4096];
+    for (k, (pages, removed)) in crate::plan::states::files(state).into_iter().enumerate() {
+        let path = format!("/tmp/sigbench-state-{k}");
+        let written = std::fs::File::create(&path).and_then(|mut f| {
+            use std::io::Write;
+            (0..pages).try_for_each(|_| f.write_all(&page))
+        });
+        if let Err(e) = written {
+            crate::say!("sigbench-guest: cannot age the memory ({path}): {e}");
+            return;
+        }
+        if removed {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+    churn_pages(state);
+}
+
 /// Prepare the guest; `None` when there is no plan (a boot test), else its work and the
 /// results port its JSON goes to.
 fn setup() -> Result<Option<(GuestWork, String)>> {
     mount("proc", "/proc", "proc");
     mount("sysfs", "/sys", "sysfs");
     mount("devtmpfs", "/dev", "devtmpfs");
-    seed_random();
+    let state = std::fs::read_to_string("/proc/cmdline")
+        .ok()
+        .and_then(|c| crate::plan::states::from_cmdline(&c));
+    seed_random(state);
     allow_fast_sampling();
     wait_for_high_resolution_timers();
     mount("tmpfs", "/run", "tmpfs");
     mount("tmpfs", "/tmp", "tmpfs");
+    if let Some(s) = state {
+        age_memory(s);
+    }
     load_modules();
     let Ok(plan) = std::fs::read_to_string(PLAN) else {
         crate::say!("{READY} (no plan: boot test)");

@@ -5,7 +5,7 @@
 //! timings, so J is 1 unless asked for. `run --kernel`, `bisect`, `judge` and `watch` boot
 //! their guests through here.
 
-use super::boots::{guest_plan, in_guest};
+use super::boots::{guest_plan, in_guest, per_state};
 use super::kernel::{self, Kernel, KernelSpec};
 use super::{GuestRun, VmOptions};
 use crate::clock::ClockKind;
@@ -62,30 +62,116 @@ pub fn how_many(opts: &VmOptions, asked: Option<usize>) -> Result<usize> {
     Ok(wanted)
 }
 
-/// Run `plan` on the prepared kernel `k` in one guest, as a guest runs it (settled).
-pub fn run_on(k: &Kernel, plan: &Plan, opts: &VmOptions, verbose: bool) -> Result<GuestRun> {
-    let icount = opts.expected_machine()?.clock == crate::clock::ClockKind::Icount;
-    let guest = guest_plan(&in_guest(plan, icount), verbose)?;
-    let mut run = super::run(k, plan.testbed.fs, &guest, opts)?;
-    // The guest kept its own spec (its paths for a signature file or a loadfile): the
-    // document keeps the one that makes this plan again here.
-    if let Some(doc) = &mut run.doc {
-        doc.plan.spec = serde_json::to_value(crate::plan::spec::RunSpec::resolved(plan)).ok();
-    }
-    Ok(run)
+/// Whether guests time with the icount clock (where states are sampled a boot each).
+fn icount(opts: &VmOptions) -> Result<bool> {
+    Ok(opts.expected_machine()?.clock == ClockKind::Icount)
 }
 
-/// Prepare and run one boot.
-fn boot_one(b: &Boot, opts: &VmOptions, verbose: bool) -> Booted {
+/// Run `plan` on the prepared kernel `k` as guests run it (settled): one guest, or with
+/// its states sampled under the icount clock one guest per repetition, one after another
+/// (`boots::per_state`), their documents made one (`merged`).
+pub fn run_on(k: &Kernel, plan: &Plan, opts: &VmOptions, verbose: bool) -> Result<GuestRun> {
+    let parts = per_state(plan, icount(opts)?);
+    let mut runs = Vec::new();
+    for p in &parts {
+        crate::interrupt::check()?;
+        runs.push(run_one(k, p, opts, verbose)?);
+    }
+    Ok(merged(plan, runs))
+}
+
+/// One guest of `plan`.
+fn run_one(k: &Kernel, plan: &Plan, opts: &VmOptions, verbose: bool) -> Result<GuestRun> {
+    let guest = guest_plan(&in_guest(plan, icount(opts)?), verbose)?;
+    super::run(k, plan.testbed.fs, &guest, opts)
+}
+
+/// The guests of one plan as one run: the first document with the repetitions of the
+/// others after its own (numbered on, each case keeping its state's seed), their warnings
+/// once each, the first error; and the spec that makes `plan` again here (a guest keeps
+/// its own, with its paths for a signature file or a loadfile).
+fn merged(plan: &Plan, runs: Vec<GuestRun>) -> GuestRun {
+    let mut runs = runs.into_iter();
+    let mut out = runs.next().expect("a plan has a boot");
+    for (k, r) in runs.enumerate() {
+        match (&mut out.doc, r.doc) {
+            (Some(doc), Some(more)) => {
+                for mut c in more.cases {
+                    if !c.warmup {
+                        c.rep += k as u32 + 1;
+                    }
+                    doc.cases.push(c);
+                }
+                for w in more.warnings {
+                    if !doc.warnings.contains(&w) {
+                        doc.warnings.push(w);
+                    }
+                }
+                doc.peak_rss_kib = doc.peak_rss_kib.max(more.peak_rss_kib);
+                if more.status != "complete" && doc.status == "complete" {
+                    doc.status = more.status;
+                    doc.error = more.error;
+                }
+            }
+            (None, Some(more)) => out.doc = Some(more),
+            _ => {}
+        }
+        if out.error.is_none() {
+            out.error = r.error;
+        }
+    }
+    if let Some(doc) = &mut out.doc {
+        doc.plan.repetitions = plan.repetitions;
+        doc.plan.spec = serde_json::to_value(crate::plan::spec::RunSpec::resolved(plan)).ok();
+    }
+    out
+}
+
+/// One guest of a boot: its kernel prepared (cached after the first), and its plan run.
+fn part(b: &Boot, plan: &Plan, opts: &VmOptions, verbose: bool) -> Booted {
     let k = kernel::prepare(&b.spec, &b.name, &opts.cache)?;
-    let run = run_on(&k, &b.plan, opts, verbose)?;
+    let run = run_one(&k, plan, opts, verbose)?;
     Ok((k, run))
 }
 
-/// Run `boots` with up to `jobs` at once, calling `done` with each one's outcome in the
-/// order of `boots` (a boot's result waits for the ones before it). `started` is told when
-/// a boot begins. An error from `done` (or an interruption) stops the boots not yet begun;
-/// those running end by themselves (they see the interruption).
+/// A boot's guests as the boot's outcome: their runs made one (`merged`); an
+/// interruption, or an error where no guest ran, as the error; a guest that could not be
+/// started beside others that ran, as the run's error (what the others measured is kept).
+fn joined(b: &Boot, parts: Vec<Booted>) -> Booted {
+    let mut kernel = None;
+    let mut runs = Vec::new();
+    let mut failure: Option<anyhow::Error> = None;
+    for p in parts {
+        match p {
+            Ok((k, r)) => {
+                kernel.get_or_insert(k);
+                runs.push(r);
+            }
+            Err(e) if crate::interrupt::Interrupted::caused(&e) => return Err(e),
+            Err(e) => {
+                failure.get_or_insert(e);
+            }
+        }
+    }
+    match (kernel, failure) {
+        (Some(k), failure) => {
+            let mut run = merged(&b.plan, runs);
+            if run.error.is_none() {
+                run.error = failure;
+            }
+            Ok((k, run))
+        }
+        (None, Some(e)) => Err(e),
+        (None, None) => anyhow::bail!("{}: no guest ran", b.name),
+    }
+}
+
+/// Run `boots` with up to `jobs` guests at once — a boot whose states are sampled is a
+/// guest per repetition (`boots::per_state`), and those run side by side too —, calling
+/// `done` with each boot's outcome in the order of `boots` (a boot's result waits for the
+/// ones before it). `started` is told when a boot begins. An error from `done` (or an
+/// interruption) stops the guests not yet begun; those running end by themselves (they
+/// see the interruption).
 pub fn run_boots(
     boots: &[Boot],
     jobs: usize,
@@ -94,23 +180,46 @@ pub fn run_boots(
     started: &(dyn Fn(usize, &Boot) + Sync),
     done: &mut dyn FnMut(usize, Booted) -> Result<()>,
 ) -> Result<()> {
-    let jobs = jobs.clamp(1, boots.len().max(1));
+    let icount = icount(opts)?;
+    // Every guest: its boot, its plan, whether it is its boot's first and last.
+    let mut parts: Vec<(usize, Plan, bool, bool)> = Vec::new();
+    for (i, b) in boots.iter().enumerate() {
+        let plans = per_state(&b.plan, icount);
+        let n = plans.len();
+        for (k, p) in plans.into_iter().enumerate() {
+            parts.push((i, p, k == 0, k + 1 == n));
+        }
+    }
+    let jobs = jobs.clamp(1, parts.len().max(1));
+    let mut pending: Vec<Booted> = Vec::new();
+    let mut deliver = |j: usize, r: Booted, done: &mut dyn FnMut(usize, Booted) -> Result<()>| {
+        pending.push(r);
+        let (i, _, _, last) = &parts[j];
+        if *last {
+            done(*i, joined(&boots[*i], std::mem::take(&mut pending)))
+        } else {
+            Ok(())
+        }
+    };
     if jobs == 1 {
         // One at a time, on this thread.
-        for (k, b) in boots.iter().enumerate() {
+        for (j, (i, plan, first, _)) in parts.iter().enumerate() {
             crate::interrupt::check()?;
-            started(k, b);
-            done(k, boot_one(b, opts, verbose))?;
+            if *first {
+                started(*i, &boots[*i]);
+            }
+            let r = part(&boots[*i], plan, opts, verbose);
+            deliver(j, r, done)?;
         }
         return Ok(());
     }
-    let queue: Mutex<VecDeque<usize>> = Mutex::new((0..boots.len()).collect());
+    let queue: Mutex<VecDeque<usize>> = Mutex::new((0..parts.len()).collect());
     let stop = std::sync::atomic::AtomicBool::new(false);
     let (tx, rx) = mpsc::channel::<(usize, Booted)>();
     std::thread::scope(|scope| -> Result<()> {
         for _ in 0..jobs {
             let tx = tx.clone();
-            let (queue, stop) = (&queue, &stop);
+            let (queue, stop, parts) = (&queue, &stop, &parts);
             scope.spawn(move || {
                 loop {
                     if stop.load(std::sync::atomic::Ordering::Relaxed)
@@ -118,26 +227,29 @@ pub fn run_boots(
                     {
                         return;
                     }
-                    let Some(k) = queue.lock().expect("queue").pop_front() else {
+                    let Some(j) = queue.lock().expect("queue").pop_front() else {
                         return;
                     };
-                    started(k, &boots[k]);
-                    if tx.send((k, boot_one(&boots[k], opts, verbose))).is_err() {
+                    let (i, plan, first, _) = &parts[j];
+                    if *first {
+                        started(*i, &boots[*i]);
+                    }
+                    if tx.send((j, part(&boots[*i], plan, opts, verbose))).is_err() {
                         return;
                     }
                 }
             });
         }
         drop(tx);
-        // Results in the boots' order.
+        // Results in the guests' order, so each boot's come together and in turn.
         let mut waiting: BTreeMap<usize, Booted> = BTreeMap::new();
         let mut next = 0;
         let mut failure = None;
-        for (k, r) in rx {
-            waiting.insert(k, r);
+        for (j, r) in rx {
+            waiting.insert(j, r);
             while let Some(r) = waiting.remove(&next) {
                 if failure.is_none()
-                    && let Err(e) = done(next, r)
+                    && let Err(e) = deliver(next, r, done)
                 {
                     stop.store(true, std::sync::atomic::Ordering::Relaxed);
                     failure = Some(e);

@@ -100,6 +100,7 @@ pub fn calibrate(kernel: &Kernel, opts: &VmOptions) -> Result<(String, String)> 
         work: boots::GuestWork::Calibrate,
         signature: None,
         loadfile: None,
+        state: None,
     };
     with_guest(kernel, Fs::Tmpfs, opts, |base, workdir, machine| {
         if machine.clock != ClockKind::Icount {
@@ -190,6 +191,12 @@ fn boot_guest(
     let initrd = workdir.join("initrd.cpio");
     let mut bytes = std::fs::read(base)?;
     bytes.extend(initramfs::plan_archive(guest)?);
+    // Zeros after the last archive (the kernel skips them): a whole number of MiB, and
+    // the state's steps more — the kernel's placement is the state's, not the plan's size.
+    bytes.resize(
+        crate::plan::states::initramfs_len(bytes.len(), guest.state),
+        0,
+    );
     std::fs::write(&initrd, bytes)?;
     // Under the icount clock the cost model counts every timed window (one host thread
     // runs the guest: the plugin's counts are the same every boot).
@@ -209,6 +216,7 @@ fn boot_guest(
         workdir,
         &extra,
         plugin.as_ref().map(cost::Plugin::fd),
+        guest.state,
     )?;
     drop(plugin);
     // Limits that only catch a hang, never a slow machine: emulation boots in 3–5 s on a

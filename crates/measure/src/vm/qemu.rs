@@ -291,8 +291,13 @@ const EXIT_GRACE: Duration = Duration::from_secs(3);
 /// made churn's first repetition 26 % slower and the next ones vary by 50 %.
 /// `SIGBENCH_GUEST_END=halt` in the environment makes the guest halt instead of resetting
 /// at the end (a test hook: see `guest::init`).
-fn cmdline() -> String {
+/// The guest kernel's command line; with a state, its seed (`plan::states::cmdline`).
+fn cmdline(state: Option<u64>) -> String {
     let mut c = String::from("console=ttyS0 panic=-1 loglevel=4 rdinit=/init cryptomgr.notests");
+    if let Some(s) = state {
+        c.push(' ');
+        c.push_str(&crate::plan::states::cmdline(s));
+    }
     if std::env::var("SIGBENCH_GUEST_END").as_deref() == Ok("halt") {
         c.push_str(" sigbench.end=halt");
     }
@@ -314,7 +319,8 @@ fn exit_code(console: &str) -> Option<i32> {
 /// emulated UARTs gave the same times to the nanosecond — QEMU serves virtio's control
 /// queue from its main loop, whose timing the guest then sees. `inherit`: a descriptor
 /// QEMU keeps open across its exec (the cost model's plugin, which `extra` names as
-/// `/proc/self/fd/N`).
+/// `/proc/self/fd/N`). `state`: the seed of the state the guest boots in.
+#[allow(clippy::too_many_arguments)]
 pub fn start(
     image: &Path,
     initrd: &Path,
@@ -323,6 +329,7 @@ pub fn start(
     workdir: &Path,
     extra: &[String],
     inherit: Option<std::os::fd::BorrowedFd<'_>>,
+    state: Option<u64>,
 ) -> Result<Boot> {
     let console = workdir.join("console.log");
     let results = workdir.join("results.json");
@@ -350,7 +357,7 @@ pub fn start(
         .arg("-initrd")
         .arg(initrd)
         .arg("-append")
-        .arg(cmdline())
+        .arg(cmdline(state))
         .arg("-serial")
         .arg(format!("file:{}", console.display()))
         .arg("-serial")
@@ -470,7 +477,7 @@ pub fn kvm_works(image: &Path, initrd: &Path, cache: &Path, workdir: &Path) -> R
             clock: ClockKind::Host,
             cpus: 1,
         };
-        let mut b = start(image, initrd, &kvm, 512, &dir, &[], None)?;
+        let mut b = start(image, initrd, &kvm, 512, &dir, &[], None, None)?;
         let limit = Duration::from_secs(10);
         let start = Instant::now();
         let mut seen = false;

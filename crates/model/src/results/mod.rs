@@ -212,6 +212,11 @@ pub struct CaseResult {
     /// memory accesses and cache misses, from which `cost_ms` is priced.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub cost: Option<sigbench_cost::Counters>,
+    /// The seed of the state of the machine the case started from (a guest booted in it:
+    /// `run --state SEED` runs it again, to the digit); absent where the states were not
+    /// sampled (`--states fixed`, the host's clock).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub state: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -555,6 +560,7 @@ pub mod fixtures {
             ticks: vec![],
             load: None,
             cost: None,
+            state: None,
             dir: "churn".into(),
             n: 20000,
             rep: k as u32 + 1,

@@ -65,12 +65,17 @@ fn labels_table(c: &Comparison) -> Table {
         ],
     );
     for l in &c.labels {
+        let note = [l.states.as_deref(), l.clock_note.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join("; ");
         t.push(vec![
             l.label.clone(),
             l.runs.to_string(),
             l.kernels.join(", "),
             l.filesystems.join(", "),
-            l.clock_note.clone().unwrap_or_default(),
+            note,
         ]);
     }
     t

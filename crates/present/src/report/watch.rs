@@ -201,9 +201,7 @@ pub fn text(a: &Alert) -> String {
     }
     o.push_str("\nto reproduce:\n");
     for c in &a.commands {
-        for l in c.wrapped(100, 6) {
-            o.push_str(&format!("  {l}\n"));
-        }
+        o.push_str(&format!("  {c}\n"));
     }
     o
 }

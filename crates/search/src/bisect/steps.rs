@@ -66,12 +66,20 @@ impl Steps<'_> {
     /// The metric in its case, per repetition, at `i`.
     pub fn samples(&self, i: usize) -> Vec<f64> {
         let (dir, n) = self.case_of();
+        // Under a deterministic clock a state repeated is a copy: counted once.
+        let mut seen = std::collections::BTreeSet::new();
         self.docs[i]
             .iter()
             .flatten()
-            .flat_map(|d| d.cases.iter())
-            .filter(|c| !c.warmup && c.dir == dir && c.n == n)
-            .map(|c| {
+            .flat_map(|d| {
+                let exact = d.host.timebase().deterministic();
+                d.cases.iter().map(move |c| (exact, c))
+            })
+            .filter(|(_, c)| !c.warmup && c.dir == dir && c.n == n)
+            .filter(|(exact, c)| {
+                !exact || seen.insert((c.state, c.state.is_none().then_some(c.rep), c.wall_ns))
+            })
+            .map(|(_, c)| {
                 crate::stats::compare::metrics_of(c)
                     .into_iter()
                     .find(|(m, _)| *m == self.metric)
@@ -101,7 +109,20 @@ impl Steps<'_> {
         Ok(self.samples(i).len() as u32)
     }
 
-    /// Measure `reps - have` more repetitions of `i` on kernel `k`, store them as `label`.
+    /// How many repetitions of `i`'s case are stored (copies of a state included): the
+    /// number the next repetitions' states start from, so they are new ones.
+    pub fn stored_reps(&self, i: usize) -> u32 {
+        let (dir, n) = self.case_of();
+        self.docs[i]
+            .iter()
+            .flatten()
+            .flat_map(|d| d.cases.iter())
+            .filter(|c| !c.warmup && c.dir == dir && c.n == n)
+            .count() as u32
+    }
+
+    /// Measure `more` repetitions of `i` on kernel `k`, from states not measured yet, and
+    /// store them as `label`.
     pub fn top_up(
         &mut self,
         i: usize,
@@ -109,7 +130,8 @@ impl Steps<'_> {
         label: &str,
         more: u32,
     ) -> Result<Measured> {
-        let run = boot(self.plan, &self.opts, k, label, more, self.verbose);
+        let first = self.stored_reps(i);
+        let run = boot(self.plan, &self.opts, k, label, more, first, self.verbose);
         self.kept(i, label, run)
     }
 
@@ -143,19 +165,22 @@ impl Steps<'_> {
 /// A step's guest run, and how long it took.
 pub type Booted = (Result<vm::GuestRun>, std::time::Duration);
 
-/// Boot `k` for `more` repetitions of `plan` (said as `label`): the guest's run and how
-/// long it took. Apart from `Steps` (whose store stays on one thread), so that a round's
-/// guests can run side by side.
+/// Boot `k` for `more` repetitions of `plan` (said as `label`), their states from the
+/// `first`-th on (those before it are measured): the guest's run and how long it took.
+/// Apart from `Steps` (whose store stays on one thread), so that a round's guests can run
+/// side by side.
 pub fn boot(
     plan: &Plan,
     opts: &VmOptions,
     k: &kernel::Kernel,
     label: &str,
     more: u32,
+    first: u32,
     verbose: bool,
 ) -> Booted {
     let plan = Plan {
         repetitions: more,
+        first_state: plan.first_state + first,
         ..plan.clone()
     };
     crate::say!("sigbench: bisect: {label}: {more} repetition(s)");
@@ -239,6 +264,8 @@ struct Short {
     i: usize,
     release: String,
     more: u32,
+    /// Repetitions stored already: where the new ones' states start.
+    stored: u32,
 }
 
 impl Kernels<'_> {
@@ -263,6 +290,7 @@ impl Kernels<'_> {
                     i,
                     release: k.release,
                     more: reps - have,
+                    stored: self.steps.stored_reps(i),
                 });
             }
         }
@@ -334,6 +362,7 @@ impl Measure for Kernels<'_> {
             let (name, spec) = self.specs[s.i].clone();
             let plan = Plan {
                 repetitions: s.more,
+                first_state: self.steps.plan.first_state + s.stored,
                 ..self.steps.plan.clone()
             };
             crate::say!(

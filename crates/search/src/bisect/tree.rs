@@ -110,7 +110,7 @@ impl Measure for Commits<'_> {
         for &(i, reps) in wanted {
             let have = self.steps.load(i, &label(&self.list[i]), None)?;
             if have < reps && !self.ahead.contains_key(&i) {
-                todo.push((i, reps - have));
+                todo.push((i, reps - have, self.steps.stored_reps(i)));
             }
         }
         if todo.len() < 2 {
@@ -124,14 +124,14 @@ impl Measure for Commits<'_> {
             ..
         } = self;
         let list = &*list;
-        let (tx, rx) = std::sync::mpsc::channel::<(usize, u32, Result<Kernel, String>)>();
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, (u32, u32), Result<Kernel, String>)>();
         let (verbose, plan, opts) = (steps.verbose, steps.plan, &steps.opts);
         let runs = std::thread::scope(|scope| -> Result<Vec<_>> {
             let todo = &todo;
             let building = scope.spawn(move || -> Result<()> {
-                for &(i, more) in todo {
+                for &(i, more, stored) in todo {
                     let built = builder.build(&list[i])?;
-                    if tx.send((i, more, built)).is_err() {
+                    if tx.send((i, (more, stored), built)).is_err() {
                         break;
                     }
                 }
@@ -140,9 +140,11 @@ impl Measure for Commits<'_> {
             // Each built commit boots at once; one that did not build is a skip.
             let guests: Vec<_> = rx
                 .into_iter()
-                .map(|(i, more, built)| {
+                .map(|(i, (more, stored), built)| {
                     let guest = built.map(|k| {
-                        scope.spawn(move || boot(plan, opts, &k, &label(&list[i]), more, verbose))
+                        scope.spawn(move || {
+                            boot(plan, opts, &k, &label(&list[i]), more, stored, verbose)
+                        })
                     });
                     (i, guest)
                 })

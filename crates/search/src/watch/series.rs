@@ -63,21 +63,39 @@ impl Watch<'_> {
         crate::say!("sigbench: watch: {msg}");
     }
 
+    /// The repetitions kernel `i`'s stored runs hold (each run's, copies included).
+    fn stored_reps(&self, i: usize) -> u32 {
+        self.points
+            .get(i)
+            .map_or(0, |runs| runs.iter().map(|d| d.plan.repetitions).sum())
+    }
+
     /// Runs of `plan` on kernel `i` as boots (`reps` repetitions each), `jobs` at once;
     /// each stored under the kernel's release as it comes. Returns the documents, per boot.
     pub fn boot(&mut self, wanted: &[(usize, u32)]) -> Result<Vec<Option<RunDocument>>> {
         if self.remote.is_some() {
             return self.remotely(wanted);
         }
+        // Each boot's states are new ones: after those the kernel's stored runs measured,
+        // and those of the boots of it before in this list (a confirmation measures
+        // states, not copies of them).
+        let mut first: Vec<u32> = (0..self.points.len())
+            .map(|i| self.stored_reps(i))
+            .collect();
         let boots: Vec<guests::Boot> = wanted
             .iter()
-            .map(|&(i, reps)| guests::Boot {
-                name: self.specs[i].0.clone(),
-                spec: self.specs[i].1.clone(),
-                plan: Plan {
-                    repetitions: reps,
-                    ..self.plan.clone()
-                },
+            .map(|&(i, reps)| {
+                let from = first[i];
+                first[i] += reps;
+                guests::Boot {
+                    name: self.specs[i].0.clone(),
+                    spec: self.specs[i].1.clone(),
+                    plan: Plan {
+                        repetitions: reps,
+                        first_state: self.plan.first_state + from,
+                        ..self.plan.clone()
+                    },
+                }
             })
             .collect();
         let mut out = vec![None; boots.len()];

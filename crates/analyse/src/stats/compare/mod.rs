@@ -53,6 +53,18 @@ pub struct Row {
     /// certain — the icount clock repeats a one-sample difference exactly.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unresolved: bool,
+    /// Each side's values in two clusters, where they fall in two (base, other): states in
+    /// two modes, which a median hides (`summary::modes`).
+    #[serde(default, skip_serializing_if = "no_modes")]
+    pub modes: [Option<super::summary::Modes>; 2],
+    /// A time of two labels measured in separate blocks of time on the host's clock that
+    /// moved by less than the machine drifts between blocks ([`Drift`]): never a change.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub drift: bool,
+}
+
+fn no_modes(m: &[Option<super::summary::Modes>; 2]) -> bool {
+    m.iter().all(Option::is_none)
 }
 
 fn undecidable() -> Evidence {
@@ -142,6 +154,10 @@ pub struct LabelInfo {
     /// What its times count, when it is not the hardware's clock: one sentence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_note: Option<String>,
+    /// Under a deterministic clock, the states its repetitions sampled
+    /// (`samples::States::describe`: `8 sampled states`, copies left out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub states: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -218,6 +234,11 @@ fn compare_metric(
         significant: exact && p == 0.0,
         insufficient: ev == Evidence::Undecidable,
         unresolved: false,
+        drift: false,
+        modes: [
+            super::summary::modes(a, floor),
+            super::summary::modes(b, floor),
+        ],
     })
 }
 
@@ -237,8 +258,11 @@ fn adjust(rows: &mut [Row], alpha: f64) {
         for (k, adj) in tested.iter().zip(holm(&ps)) {
             let r = &mut rows[*k];
             r.p_adjusted = r.p_value.map(|_| adj);
-            r.significant =
-                r.p_value.is_some() && adj < alpha && !r.unresolved && !r.metric.split_estimate();
+            r.significant = r.p_value.is_some()
+                && adj < alpha
+                && !r.unresolved
+                && !r.drift
+                && !r.metric.split_estimate();
         }
     }
 }
@@ -290,6 +314,7 @@ pub fn compare_metrics(
                 filesystems: s.filesystems.iter().cloned().collect(),
                 emulated: s.emulated,
                 clock_note: clock_note(&s.timebases),
+                states: s.states.describe(),
             })
             .collect(),
         pairs,
@@ -356,7 +381,20 @@ fn pair(
             warnings.extend(stability_warnings(s, case, wall));
         }
     }
+    // Two blocks of time on the host's clock: a time must move by more than the machine
+    // drifts between blocks.
+    let drift = Drift::of(base, other);
+    if let Some(d) = &drift {
+        for r in rows
+            .iter_mut()
+            .filter(|r| matches!(r.kind, Kind::Time | Kind::Throughput))
+        {
+            r.drift = r.change_percent().abs() < d.allowance() * 100.0;
+        }
+        warnings.push(d.describe());
+    }
     adjust(&mut rows, alpha);
+    warnings.extend(modes_warnings(base, other, &rows));
     if let Some(m) = &mixed_clocks {
         warnings.push(format!("{} vs {}: {m}", base.label, other.label));
     }
@@ -371,6 +409,122 @@ fn pair(
         rows,
         mixed_clocks,
         busy,
+    }
+}
+
+/// How far two labels' times may be apart from the machine alone: they were measured in
+/// separate blocks of time on the host's clock, and between blocks a machine drifts
+/// (frequency, temperature, neighbours, memory layout) by more than it does within one —
+/// ten sequential A/A pairs at `-r 10`, judged by repetitions alone, called 4 in 40 a
+/// regression. A time change must exceed [`DRIFT_K`] × the drift between blocks (its CV):
+/// estimated from the labels' own blocks (runs) where one has two or more, else
+/// [`crate::clock::HOST_NOISE_FLOOR`], said as not measured (docs/statistics.md, "States
+/// in time").
+#[derive(Clone, Debug, PartialEq)]
+pub struct Drift {
+    /// "A (first) and B".
+    pub order: String,
+    /// The drift between blocks, as a coefficient of variation of a block's median.
+    pub cv: f64,
+    /// How many blocks it was estimated from (0: not measured, the default taken).
+    pub blocks: usize,
+}
+
+/// How many drifts a time change between blocks must exceed.
+pub const DRIFT_K: f64 = 3.0;
+
+impl Drift {
+    /// The drift of a pair measured in separate blocks on the host's clock; None when the
+    /// labels are interleaved in time or timed by a deterministic clock.
+    pub fn of(base: &Samples, other: &Samples) -> Option<Drift> {
+        if base
+            .timebases
+            .iter()
+            .chain(&other.timebases)
+            .any(TimeBase::deterministic)
+        {
+            return None;
+        }
+        let order = separate_blocks(base, other)?;
+        // The relative variance of block medians within each label that has two blocks
+        // or more, pooled over the cases and labels.
+        let (mut sum, mut n, mut blocks) = (0.0, 0usize, 0usize);
+        for s in [base, other] {
+            for medians in s.blocks.values().filter(|m| m.len() >= 2) {
+                let level = super::summary::median_of(medians);
+                if level <= 0.0 {
+                    continue;
+                }
+                let rel: Vec<f64> = medians.iter().map(|m| m / level).collect();
+                sum += super::summary::stdev(&rel).powi(2);
+                n += 1;
+                blocks += medians.len();
+            }
+        }
+        let measured = (n > 0).then(|| (sum / n as f64).sqrt());
+        Some(Drift {
+            order,
+            cv: measured.unwrap_or(crate::clock::HOST_NOISE_FLOOR),
+            blocks: if measured.is_some() { blocks } else { 0 },
+        })
+    }
+
+    /// The smallest change (a fraction) a time may show and be called.
+    pub fn allowance(&self) -> f64 {
+        DRIFT_K * self.cv
+    }
+
+    pub fn describe(&self) -> String {
+        let how = if self.blocks > 0 {
+            format!(
+                "the drift between blocks, from their {} runs, is {:.1} %",
+                self.blocks,
+                self.cv * 100.0
+            )
+        } else {
+            format!(
+                "the drift between blocks is not measured here (each label is one block), so {:.0} % is assumed",
+                self.cv * 100.0
+            )
+        };
+        format!(
+            "{} were measured in separate blocks of time: {how}, and a time change under {:.1} % is not called (interleave them: `run --kernel A --kernel B --interleave`, or runs with alternating --label; or measure each label again later)",
+            self.order,
+            self.allowance() * 100.0
+        )
+    }
+}
+
+/// Where a side's values of a primary metric fall in two clusters (states in two modes):
+/// one line each, both clusters said — a median hides which one a side sampled.
+fn modes_warnings(base: &Samples, other: &Samples, rows: &[Row]) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in rows.iter().filter(|r| r.metric.primary() && !r.exact) {
+        for (side, label) in [(0, &base.label), (1, &other.label)] {
+            if let Some(m) = &r.modes[side] {
+                out.push(format!(
+                    "{} {}: {label}'s values fall in two clusters — {} near {}, {} near {} (states in two modes: the median hides which a side sampled; the row is decided on all of them)",
+                    r.case.short(),
+                    r.metric,
+                    m.low.0,
+                    num(m.low.1),
+                    m.high.0,
+                    num(m.high.1)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// A value in four significant figures or so, for a line of text.
+fn num(x: f64) -> String {
+    if x.abs() >= 100.0 {
+        format!("{x:.1}")
+    } else if x.abs() >= 1.0 {
+        format!("{x:.3}")
+    } else {
+        format!("{x:.4}")
     }
 }
 

@@ -354,6 +354,59 @@ pub struct Samples {
     pub(super) profile_steps: BTreeMap<CaseKey, BTreeMap<Option<String>, Vec<ProfileSpan>>>,
     /// Per case, how many of its windows the machine was busy in ([`busy_share`]).
     pub busy: BTreeMap<CaseKey, Busy>,
+    /// What the repetitions sampled of the machine's states ([`States`]).
+    pub states: States,
+    /// Per case, the median wall time of each run: a run is a block of time, and on the
+    /// host's clock blocks drift apart (`drift_cv`).
+    pub(super) blocks: BTreeMap<CaseKey, Vec<f64>>,
+}
+
+/// What a label's repetitions sampled of the machine's states (docs/statistics.md,
+/// "States"). Under a deterministic clock a repetition is one state, exactly: one that
+/// repeats another's state (the same seed, or in the fixed state the same place in a
+/// boot) and its value is a copy, counted once — six repetitions that are three values
+/// stored twice are three samples, not six.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct States {
+    /// Repetitions from sampled states (a seed each), as counted.
+    pub sampled: usize,
+    /// Repetitions from the fixed state (or before states were kept), as counted.
+    pub fixed: usize,
+    /// Repetitions not counted: copies of a state already counted.
+    pub copies: usize,
+}
+
+impl States {
+    /// How a report says it: `3 sampled states`, `3 repetitions of one state (fixed)`,
+    /// with the copies left out.
+    pub fn describe(&self) -> Option<String> {
+        let copies = if self.copies > 0 {
+            format!(
+                " ({} cop{} of a state counted once)",
+                self.copies,
+                if self.copies == 1 { "y" } else { "ies" }
+            )
+        } else {
+            String::new()
+        };
+        match (self.sampled, self.fixed) {
+            (0, 0) => None,
+            (s, 0) => Some(format!("{s} sampled state{}{copies}", plural(s))),
+            (0, f) => Some(format!(
+                "{f} repetition{} from one state (fixed){copies}",
+                plural(f)
+            )),
+            (s, f) => Some(format!(
+                "{s} sampled state{} and {f} repetition{} from one state{copies}",
+                plural(s),
+                plural(f)
+            )),
+        }
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 impl Samples {
@@ -363,6 +416,9 @@ impl Samples {
             runs: runs.len(),
             ..Default::default()
         };
+        let mut seen = BTreeSet::new();
+        // The states counted and those seen again (by seed, or a fixed boot's place).
+        let (mut counted, mut copied) = (BTreeSet::new(), BTreeSet::new());
         for r in runs {
             s.started.push(r.started_at.clone());
             s.kernels.insert(r.host.kernel_release.clone());
@@ -370,8 +426,32 @@ impl Samples {
             s.emulated |= r.host.emulated;
             let timebase = r.host.timebase();
             s.timebases.insert(timebase.clone());
+            let mut block: BTreeMap<CaseKey, Vec<f64>> = BTreeMap::new();
+            for c in r.cases.iter().filter(|c| !c.warmup) {
+                block
+                    .entry(CaseKey::of(&r.signature.name, c))
+                    .or_default()
+                    .push(c.wall_ns as f64 / 1e6);
+            }
+            for (key, walls) in block {
+                s.blocks
+                    .entry(key)
+                    .or_default()
+                    .push(crate::stats::summary::median_of(&walls));
+            }
             for c in r.cases.iter().filter(|c| !c.warmup) {
                 let key = CaseKey::of(&r.signature.name, c);
+                if timebase.deterministic() {
+                    // A state is counted once: its seed (or, fixed, its place in a boot)
+                    // and what it measured, seen before for this case, is a copy.
+                    let id = (c.state, c.state.is_none().then_some((r.id.clone(), c.rep)));
+                    let state = (c.state, c.state.is_none().then_some(c.rep), c.wall_ns);
+                    if !seen.insert((key.clone(), state)) {
+                        copied.insert((r.id.clone(), c.rep));
+                        continue;
+                    }
+                    counted.insert(id);
+                }
                 if let Some(share) = busy_share(c, &timebase) {
                     let b = s.busy.entry(key.clone()).or_default();
                     b.windows += 1;
@@ -412,6 +492,11 @@ impl Samples {
                 s.first_wall.entry(key).or_insert(c.wall_ns as f64 / 1e6);
             }
         }
+        s.states = States {
+            sampled: counted.iter().filter(|(seed, _)| seed.is_some()).count(),
+            fixed: counted.iter().filter(|(seed, _)| seed.is_none()).count(),
+            copies: copied.len(),
+        };
         s
     }
 }
@@ -439,5 +524,64 @@ mod signature_tests {
             "{}",
             found[0]
         );
+    }
+}
+
+#[cfg(test)]
+mod state_tests {
+    use super::*;
+    use crate::results::fixtures;
+
+    fn icount(walls: &[f64], states: Option<&[u64]>, id: &str) -> RunDocument {
+        let mut d = fixtures::doc("l", walls, &vec![0; walls.len()]);
+        d.id = id.into();
+        d.host.clock = Some(crate::clock::Clock {
+            kind: crate::clock::ClockKind::Icount,
+            shift: Some(0),
+            qemu: Some("7.2.22".into()),
+            cpu: Some("max".into()),
+            cost_model: None,
+        });
+        if let Some(s) = states {
+            for (c, &seed) in d.cases.iter_mut().zip(s) {
+                c.state = Some(seed);
+            }
+        }
+        d
+    }
+
+    /// Issue 57: under the icount clock, a repetition that repeats a state already
+    /// counted is a copy: three boots of the fixed state, each with the same three values,
+    /// are three samples, not nine; sampled states with the same seed likewise; distinct
+    /// seeds are distinct states even where their values happen to agree. On the host's
+    /// clock nothing is a copy.
+    #[test]
+    fn copies_of_a_state_count_once() {
+        let w = [62.1, 62.2, 62.3];
+        let fixed: Vec<RunDocument> = (0..3).map(|k| icount(&w, None, &format!("f{k}"))).collect();
+        let s = Samples::from_runs("l", &fixed);
+        let key = s.cases.keys().next().unwrap().clone();
+        assert_eq!(s.cases[&key][&Metric::wall()].len(), 3);
+        assert_eq!((s.states.fixed, s.states.copies), (3, 6));
+        assert!(
+            s.states.describe().unwrap().contains("6 copies"),
+            "{:?}",
+            s.states
+        );
+        let seeds = [1, 2, 3];
+        let sampled = [
+            icount(&w, Some(&seeds), "s0"),
+            icount(&w, Some(&seeds), "s1"),
+        ];
+        let s = Samples::from_runs("l", &sampled);
+        assert_eq!(s.cases[&key][&Metric::wall()].len(), 3);
+        assert_eq!((s.states.sampled, s.states.copies), (3, 3));
+        let same = [62.1; 3];
+        let s = Samples::from_runs("l", &[icount(&same, Some(&seeds), "d")]);
+        assert_eq!(s.cases[&key][&Metric::wall()].len(), 3);
+        let host: Vec<RunDocument> = (0..3).map(|_| fixtures::doc("l", &w, &[0; 3])).collect();
+        let s = Samples::from_runs("l", &host);
+        assert_eq!(s.cases[&key][&Metric::wall()].len(), 9);
+        assert_eq!(s.states, States::default());
     }
 }

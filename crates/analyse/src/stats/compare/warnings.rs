@@ -45,12 +45,9 @@ pub(super) fn stability_warnings(s: &Samples, case: &CaseKey, wall: &[f64]) -> V
 /// What a pair of labels should be told: measured in separate blocks of time, cases only
 /// one side has, nothing in common.
 pub(super) fn pair_warnings(base: &Samples, other: &Samples, no_rows: bool) -> Vec<String> {
+    // Separate blocks on the host's clock: said with the drift allowed (`Drift`); a
+    // deterministic clock does not drift (its states are said with the labels).
     let mut v = Vec::new();
-    if let Some(order) = separate_blocks(base, other) {
-        v.push(format!(
-            "{order} were measured in separate blocks of time: drift of the machine can pose as a difference (alternate them: `run --kernel A --kernel B --interleave`, or runs with alternating --label)"
-        ));
-    }
     let unmatched: Vec<String> = base
         .cases
         .keys()
