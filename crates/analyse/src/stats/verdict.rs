@@ -294,6 +294,69 @@ mod tests {
         assert!(rate_with_floor(8, 3, Noise::Normal, 0.05, 0.007, 1, floor) >= 0.9);
     }
 
+    /// Issue 57: a state model. Each state of the machine offsets a kernel's time by a
+    /// draw of CV `state_cv` (where pages and buffers landed), and from the first bad one a
+    /// state lands in a slow mode with probability `slow`, `extra` slower; within a state
+    /// the icount clock repeats to 0.02 %. A side of n repetitions is either **one state**
+    /// (today's fixed state: n copies of one draw, as a boot per repetition gave) or n
+    /// **sampled states** (a draw each). Prints the false-alert rate of an A/A (the same
+    /// kernel, other seeds: other states) and the power for a change, one metric.
+    #[test]
+    fn verdicts_over_sampled_states() {
+        let floor = crate::clock::ICOUNT_NOISE_FLOOR;
+        let side = |rng: &mut Rng, n: usize, level: f64, state_cv: f64, sampled: bool| {
+            let one = level * (1.0 + state_cv * rng.normal());
+            (0..n)
+                .map(|_| {
+                    let state = if sampled {
+                        level * (1.0 + state_cv * rng.normal())
+                    } else {
+                        one
+                    };
+                    state * (1.0 + 0.0002 * rng.normal())
+                })
+                .collect::<Vec<f64>>()
+        };
+        let called = |seed: u64, n: usize, shift: f64, state_cv: f64, sampled: bool| {
+            let mut rng = Rng(seed);
+            let hits = (0..TRIALS)
+                .filter(|_| {
+                    let a = side(&mut rng, n, 100.0, state_cv, sampled);
+                    let b = side(&mut rng, n, 100.0 * (1.0 + shift), state_cv, sampled);
+                    let (ev, p) = evidence(&a, &b, false, Test::MannWhitney, 0.05, 1, floor);
+                    ev != Evidence::Undecidable && p < 0.05
+                })
+                .count();
+            hits as f64 / TRIALS as f64
+        };
+        for state_cv in [0.005, 0.01] {
+            for n in [3, 6] {
+                let fixed = called(21, n, 0.0, state_cv, false);
+                let sampled = called(22, n, 0.0, state_cv, true);
+                println!(
+                    "states at CV {:.1} %, n = {n}: A/A called {:.1} % with one state a side, {:.1} % with sampled states",
+                    state_cv * 100.0,
+                    fixed * 100.0,
+                    sampled * 100.0
+                );
+                assert!(sampled <= 0.05, "A/A over sampled states: {sampled}");
+                for shift in [0.02, 0.03, 0.05, 0.1] {
+                    let power = called(23, n, shift, state_cv, true);
+                    println!(
+                        "  +{:.0} %: called {:.1} % over sampled states",
+                        shift * 100.0,
+                        power * 100.0
+                    );
+                }
+            }
+        }
+        // One state a side calls an A/A that differs by its states: the fault sampling
+        // removes.
+        assert!(called(21, 3, 0.0, 0.01, false) > 0.5);
+        // Power kept where the change stands out of the states' spread.
+        assert!(called(23, 6, 0.05, 0.01, true) >= 0.9);
+    }
+
     #[test]
     fn a_count_that_appears_is_found_with_three_samples() {
         // Reference 004: a slab cache that does not move on one kernel and grows by 1424
