@@ -8,6 +8,9 @@ use sigbench::store::{RunRow, Store};
 pub struct Args {
     #[command(flatten)]
     store: super::options::StoreOptions,
+    /// Also each repetition's state (its seed) and the command that runs it again
+    #[arg(short, long)]
+    verbose: bool,
 }
 
 /// The widest a column is padded to: a label stored by an older sigbench (or imported
@@ -31,8 +34,44 @@ pub fn run(args: Args) -> Result<i32> {
         return Ok(0);
     }
     o.push_str(&listing(&runs));
+    if args.verbose {
+        for r in &runs {
+            for d in store.load(&sigbench::store::Selector::Run(r.id))? {
+                o.push_str(&states(r.id, &d));
+            }
+        }
+    }
     super::out(&o)?;
     Ok(0)
+}
+
+/// A run's repetitions and the state each started from, with the command that runs one
+/// again to the digit (`--state SEED`); nothing for a run whose states were not sampled.
+fn states(id: i64, d: &sigbench::results::RunDocument) -> String {
+    let mut seen: Vec<(u32, u64)> = d
+        .cases
+        .iter()
+        .filter(|c| !c.warmup)
+        .filter_map(|c| c.state.map(|s| (c.rep, s)))
+        .collect();
+    seen.sort();
+    seen.dedup();
+    let mut o = String::new();
+    for (rep, seed) in seen {
+        let mut cmd = sigbench::plan::spec::reproduce(d, Some(1));
+        cmd.0.extend(["--state".to_string(), format!("{seed:#x}")]);
+        if d.host.clock.is_some() {
+            cmd.0.extend([
+                "--kernel".to_string(),
+                format!("<{}'s kernel>", d.host.kernel_release),
+            ]);
+        }
+        super::outln!(
+            o,
+            "  run {id} repetition {rep}: state {seed:#x} (again: {cmd})"
+        );
+    }
+    o
 }
 
 /// The runs as a table, one line each.
