@@ -229,6 +229,28 @@ pub fn summary(doc: &RunDocument, verbose: bool, slab: bool) -> String {
     out
 }
 
+/// Which states a guest's repetitions started from (docs/statistics.md, "States").
+fn states_line(doc: &RunDocument) -> String {
+    let mut seeds: Vec<u64> = doc
+        .cases
+        .iter()
+        .filter(|c| !c.warmup)
+        .filter_map(|c| c.state)
+        .collect();
+    seeds.sort();
+    seeds.dedup();
+    match seeds.len() {
+        0 => "states: one, fixed: the repetitions share one boot's history (--states fixed; by default each is a boot from a state of its own)\n".into(),
+        1 => format!(
+            "states: one, seed {:#x} (every repetition from it; `sigbench runs -v` lists the seeds)\n",
+            seeds[0]
+        ),
+        n => format!(
+            "states: {n} sampled, a boot each from a seed of its own (`sigbench runs -v` lists them; `--state SEED` runs one again)\n"
+        ),
+    }
+}
+
 /// What ran where, and how each counter was counted.
 fn header(doc: &RunDocument) -> String {
     let reps = doc.plan.repetitions;
@@ -259,6 +281,7 @@ fn header(doc: &RunDocument) -> String {
     match timebase {
         crate::clock::TimeBase::Icount { .. } => {
             out.push_str(&format!("times: {}\n", crate::clock::ICOUNT_NOTE));
+            out.push_str(&states_line(doc));
             if let Some(m) = doc.host.clock.as_ref().and_then(|c| c.cost_model.as_ref()) {
                 out.push_str(&format!("cost: {} ({m})\n", crate::clock::cost_note()));
             }

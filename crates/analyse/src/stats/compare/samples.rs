@@ -377,8 +377,9 @@ pub struct States {
 }
 
 impl States {
-    /// How a report says it: `3 sampled states`, `3 repetitions of one state (fixed)`,
-    /// with the copies left out.
+    /// How a report says it: `3 sampled states`, `3 repetitions from one state (fixed) (6
+    /// copies of a state counted once)`; nothing for repetitions of one state without
+    /// copies (what a run was before states were sampled).
     pub fn describe(&self) -> Option<String> {
         let copies = if self.copies > 0 {
             format!(
@@ -391,6 +392,8 @@ impl States {
         };
         match (self.sampled, self.fixed) {
             (0, 0) => None,
+            // One state, no copies: what a run always was; nothing to say.
+            (0, _) if self.copies == 0 => None,
             (s, 0) => Some(format!("{s} sampled state{}{copies}", plural(s))),
             (0, f) => Some(format!(
                 "{f} repetition{} from one state (fixed){copies}",
