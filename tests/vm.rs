@@ -1438,10 +1438,16 @@ fn each_repetition_is_a_state_that_runs_again_from_its_seed() {
     let plan = ["churn", "--fs", "tmpfs", "-n", "5000"];
     let mut args = vec!["run"];
     args.extend(plan);
-    args.extend(["-r", "4", "--kernel", k, "--db", d, "--label", "states", "--json", "-"]);
+    args.extend([
+        "-r", "4", "--kernel", k, "--db", d, "--label", "states", "--json", "-",
+    ]);
     let out = run_with_cost_model(&args);
     assert_ok(&out);
-    assert!(stderr(&out).contains("states: 4 sampled"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("states: 4 sampled"),
+        "{}",
+        stderr(&out)
+    );
     let doc = &export_runs(&out)[0];
     let cases: Vec<&serde_json::Value> = doc["cases"]
         .as_array()
@@ -1453,8 +1459,10 @@ fn each_repetition_is_a_state_that_runs_again_from_its_seed() {
     let seeds: std::collections::BTreeSet<u64> =
         cases.iter().map(|c| c["state"].as_u64().unwrap()).collect();
     assert_eq!(seeds.len(), 4, "four states");
-    let walls: std::collections::BTreeSet<u64> =
-        cases.iter().map(|c| c["wall_ns"].as_u64().unwrap()).collect();
+    let walls: std::collections::BTreeSet<u64> = cases
+        .iter()
+        .map(|c| c["wall_ns"].as_u64().unwrap())
+        .collect();
     assert!(walls.len() > 1, "the states differ: {walls:?}");
     // Two of them again, each from its seed alone: to the digit.
     for c in [cases[1], cases[3]] {
@@ -1472,7 +1480,10 @@ fn each_repetition_is_a_state_that_runs_again_from_its_seed() {
     }
     let listed = stdout(&run(&["runs", "-v", "--db", d]));
     for s in &seeds {
-        assert!(listed.contains(&format!("state {s:#x} (again: sigbench run churn")), "{listed}");
+        assert!(
+            listed.contains(&format!("state {s:#x} (again: sigbench run churn")),
+            "{listed}"
+        );
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -1499,8 +1510,21 @@ fn a_bisect_over_sampled_states_names_the_first_612_package_whatever_the_seed() 
     for seed in ["1", "22", "333", "4444444", "55555555555"] {
         let db = dir.join(format!("b{seed}.db"));
         let mut args = vec![
-            "bisect", "test3", "--fs", "btrfs", "-n", "250", "--dir", "zstd:compression=zstd:1",
-            "--metric", "wall_ms", "--seed", seed, "--db", db.to_str().unwrap(), "--kernels",
+            "bisect",
+            "test3",
+            "--fs",
+            "btrfs",
+            "-n",
+            "250",
+            "--dir",
+            "zstd:compression=zstd:1",
+            "--metric",
+            "wall_ms",
+            "--seed",
+            seed,
+            "--db",
+            db.to_str().unwrap(),
+            "--kernels",
         ];
         args.extend(kernels.iter().map(String::as_str));
         let out = run(&args);

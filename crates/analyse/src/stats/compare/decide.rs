@@ -129,5 +129,17 @@ pub fn verdict(cmp: &Comparison, metrics: &[Metric], pct: f64) -> Verdict {
     if rows.iter().any(|r| r.insufficient && !rules_out(r, pct)) {
         return Verdict::Undecidable;
     }
+    // Worse by more than `pct` but within the drift between two blocks of time (`Drift`):
+    // neither a regression nor ruled out.
+    if rows.iter().any(|r| r.drift && worse_by(r) > pct) {
+        return Verdict::Undecidable;
+    }
     Verdict::NoRegression
+}
+
+/// How much worse the other side's median is, in percent (a throughput that fell, a time
+/// that rose); negative when it is better.
+fn worse_by(r: &Row) -> f64 {
+    let x = r.change_percent();
+    if r.kind.higher_is_better() { -x } else { x }
 }
