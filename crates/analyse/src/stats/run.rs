@@ -85,6 +85,9 @@ pub struct CaseSummary {
     /// Per counter of the run (in the first case's order): the median, or None when a
     /// repetition could not count it.
     pub counters: Vec<Option<f64>>,
+    /// The wall times' two clusters, where the repetitions fall in two (states in two
+    /// modes: `summary::modes`, at the floor of the run's clock).
+    pub modes: Option<super::summary::Modes>,
 }
 
 /// One syscall (or loadfile operation) of one (directory, N, K): the first repetition's
@@ -196,7 +199,7 @@ impl RunSummary {
             .collect();
         let cases: Vec<CaseSummary> = groups
             .iter()
-            .map(|g| case_summary(g, &counter_names))
+            .map(|g| case_summary(g, &counter_names, doc.host.timebase().noise_floor()))
             .collect();
         let latency: Vec<LatencyRow> = groups.iter().flat_map(latency_rows).collect();
         Some(RunSummary {
@@ -212,9 +215,11 @@ impl RunSummary {
     }
 }
 
-fn case_summary(g: &Group, counters: &[String]) -> CaseSummary {
+fn case_summary(g: &Group, counters: &[String], floor: f64) -> CaseSummary {
     let cases = &g.cases;
+    let walls: Vec<f64> = cases.iter().map(|c| c.wall_ns as f64 / 1e6).collect();
     CaseSummary {
+        modes: super::summary::modes(&walls, floor),
         dir: g.dir.clone(),
         n: g.n,
         clients: g.clients,

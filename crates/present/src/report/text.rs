@@ -193,6 +193,14 @@ pub fn summary(doc: &RunDocument, verbose: bool, slab: bool) -> String {
         out.push_str(&cases_table(&s, doc.plan.repetitions, &w));
         out.push_str(&latency_table(&s, &w));
     }
+    for c in &s.cases {
+        if let Some(m) = &c.modes {
+            out.push_str(&format!(
+                "{} N={}: the repetitions fall in two clusters — {} near {:.3} ms, {} near {:.3} ms (the states a kernel reaches fall in two modes; the median hides which)\n",
+                c.dir, c.n, m.low.0, m.low.1, m.high.0, m.high.1
+            ));
+        }
+    }
     out.push_str(&scaling_lines(&s, &w));
     if let Some(p) = &s.phases {
         let mut headers: Vec<(&str, Align)> = vec![("dir", Align::Left), ("N", Align::Right)];
