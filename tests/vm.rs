@@ -1441,7 +1441,7 @@ fn each_repetition_is_a_state_that_runs_again_from_its_seed() {
     args.extend([
         "-r", "4", "--kernel", k, "--db", d, "--label", "states", "--json", "-",
     ]);
-    let out = run_with_cost_model(&args);
+    let out = run_as_users_do(&args);
     assert_ok(&out);
     assert!(
         stderr(&out).contains("states: 4 sampled"),
@@ -1527,7 +1527,7 @@ fn a_bisect_over_sampled_states_names_the_first_612_package_whatever_the_seed() 
             "--kernels",
         ];
         args.extend(kernels.iter().map(String::as_str));
-        let out = run(&args);
+        let out = run_over_states(&args);
         let (text, err) = (stdout(&out), stderr(&out));
         assert!(out.status.success(), "--seed {seed}: {err}");
         assert!(

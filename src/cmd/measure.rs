@@ -113,12 +113,13 @@ pub struct Args {
     /// from --seed and its number (where pages and buffers land differs; stored with the
     /// repetition, and `--state SEED` runs it again to the digit); `fixed`, every
     /// repetition in one boot from one state, which repeats itself exactly (an A/B of a
-    /// tiny code path on the same state)
-    #[arg(long, value_enum, default_value = "sampled")]
+    /// tiny code path on the same state). SIGBENCH_STATES sets it for a whole session (the
+    /// test suite runs `fixed` unless a test is about states)
+    #[arg(long, value_enum, default_value = "sampled", env = "SIGBENCH_STATES")]
     pub(crate) states: super::options::StatesChoice,
     /// Run the repetitions in one boot from the state of this seed (a stored repetition's:
-    /// `sigbench runs -v` lists them), to the digit
-    #[arg(long, value_name = "SEED", value_parser = sigbench::plan::states::parse_seed, conflicts_with = "states")]
+    /// `sigbench runs -v` lists them), to the digit; it takes the place of --states
+    #[arg(long, value_name = "SEED", value_parser = sigbench::plan::states::parse_seed)]
     pub(crate) state: Option<u64>,
     /// Count a probe: tracepoint:SUBSYS:EVENT or kprobe:FUNC, optionally NAME=...; repeatable
     #[arg(long = "probe", value_name = "PROBE")]

@@ -25,6 +25,10 @@ pub fn sigbench() -> Command {
     // Guests run without the cost model (2-5× faster) unless a test is about it and
     // removes this: CI's 45 minutes on a cold machine.
     c.env("SIGBENCH_COST_MODEL", "off");
+    // Repetitions in guests start from one state, in one boot, unless a test is about
+    // states and removes this ([`run_over_states`]): a boot per repetition would multiply
+    // the suite's guest time by its repetitions.
+    c.env("SIGBENCH_STATES", "fixed");
     c
 }
 
@@ -58,6 +62,22 @@ pub fn run(args: &[&str]) -> Output {
 pub fn run_with_cost_model(args: &[&str]) -> Output {
     let mut c = sigbench();
     c.env_remove("SIGBENCH_COST_MODEL");
+    run_cmd(c, args)
+}
+
+/// [`run`] with each repetition from a state of its own, as a user's runs have it: for
+/// tests about states.
+pub fn run_over_states(args: &[&str]) -> Output {
+    let mut c = sigbench();
+    c.env_remove("SIGBENCH_STATES");
+    run_cmd(c, args)
+}
+
+/// [`run`] as a user's runs are: the cost model on, each repetition from a state of its own.
+pub fn run_as_users_do(args: &[&str]) -> Output {
+    let mut c = sigbench();
+    c.env_remove("SIGBENCH_COST_MODEL");
+    c.env_remove("SIGBENCH_STATES");
     run_cmd(c, args)
 }
 
