@@ -42,6 +42,52 @@ impl Kind {
     }
 }
 
+/// Which family of rows a metric belongs to: what produced it, so a report can group its
+/// rows (the cost model's counts under the cost model, not among the kernel-wide deltas)
+/// and say what kind of evidence a row is. Decided by [`Metric::family`], one `match` on
+/// the source with no wildcard: a new source must say its family. In the order a reader
+/// wants them: what users feel, then the evidence from the most telling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Family {
+    /// The window's or a phase's wall time, and CPU time.
+    Time,
+    /// The cost model's price (`cost_ms`) and its counts (`cost.NAME`).
+    CostModel,
+    /// Counts of the workload's own operations: syscalls, probes of its operations, a
+    /// loadfile's operations.
+    Counts,
+    /// Work per second.
+    Throughput,
+    /// A function's profiled time.
+    Profile,
+    /// Kernel-wide behaviour: probes that count the kernel's (lock contention), slab,
+    /// vmstat and block deltas.
+    KernelWide,
+    /// A syscall's or a loadfile operation's latency statistic.
+    Latency,
+    /// The clients' experience: the slowest operation, time off the CPU, blocking.
+    Clients,
+    /// The kernel's estimate of the user/system split of CPU time.
+    UserSystem,
+}
+
+impl Family {
+    /// The family in a word or two, as reports and watch's notes say it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Family::Time => "time",
+            Family::UserSystem => "user/system",
+            Family::CostModel => "cost model",
+            Family::Counts => "counts",
+            Family::Throughput => "throughput",
+            Family::Latency => "latency",
+            Family::Clients => "clients",
+            Family::KernelWide => "kernel-wide",
+            Family::Profile => "profile",
+        }
+    }
+}
+
 /// Probes that count kernel-wide behaviour rather than the workload's own operations (the
 /// default probes of runs with clients: lock contention, btrfs's space flushes —
 /// `plan::spec::CONTENTION_PROBE`, `Fs::contention_probes`): compared as kernel-wide
@@ -294,6 +340,50 @@ impl Metric {
         &self.name
     }
 
+    /// Which family of rows it belongs to (what produced it).
+    pub fn family(&self) -> Family {
+        match &self.source {
+            Source::Wall | Source::Cpu => Family::Time,
+            Source::User | Source::Sys => Family::UserSystem,
+            Source::Cost | Source::CostCount(_) => Family::CostModel,
+            Source::Calls | Source::Count(_) | Source::Operations(_) => Family::Counts,
+            Source::Throughput | Source::OpsPerSecond => Family::Throughput,
+            Source::Latency { .. } => Family::Latency,
+            Source::MaxLatency | Source::OffCpu | Source::ContextSwitches => Family::Clients,
+            Source::KernelCount(_) | Source::Slab(_) | Source::Vmstat(_) | Source::Block(_) => {
+                Family::KernelWide
+            }
+            Source::Profile { .. } => Family::Profile,
+        }
+    }
+
+    /// Whether a run that lacks it measured 0 — the one rule for a missing value.
+    /// Kernel-wide deltas (slab, vmstat, block) are stored only when they moved, and a
+    /// function absent from a profile took no samples: their absence is 0. Anything else
+    /// absent was not measured (no cost model, no such probe, no latencies, another
+    /// signature) and is not comparable, never 0.
+    pub fn absent_is_zero(&self) -> bool {
+        match &self.source {
+            Source::Slab(_) | Source::Vmstat(_) | Source::Block(_) | Source::Profile { .. } => true,
+            Source::Wall
+            | Source::User
+            | Source::Sys
+            | Source::Cpu
+            | Source::Calls
+            | Source::Cost
+            | Source::CostCount(_)
+            | Source::Count(_)
+            | Source::KernelCount(_)
+            | Source::Latency { .. }
+            | Source::Operations(_)
+            | Source::Throughput
+            | Source::OpsPerSecond
+            | Source::MaxLatency
+            | Source::OffCpu
+            | Source::ContextSwitches => false,
+        }
+    }
+
     /// What kind of quantity it is.
     pub fn kind(&self) -> Kind {
         match &self.source {
@@ -372,15 +462,6 @@ impl Metric {
         }
     }
 
-    /// A kernel-wide delta (slab, vmstat, block), which runs store only when it moved: its
-    /// absence is 0.
-    pub fn kernel_delta(&self) -> bool {
-        matches!(
-            self.source,
-            Source::Slab(_) | Source::Vmstat(_) | Source::Block(_)
-        )
-    }
-
     /// The slab cache it counts, if it counts one.
     pub fn slab_cache(&self) -> Option<&str> {
         match &self.source {
@@ -389,18 +470,9 @@ impl Metric {
         }
     }
 
-    /// What kind of evidence it is, in a word or two: a function's profiled time, a
-    /// latency, the user/system estimate, or else a kernel-wide count.
+    /// What kind of evidence it is, in a word or two: its family's word.
     pub fn evidence_kind(&self) -> &'static str {
-        if self.profiled() {
-            "profile"
-        } else if self.latency_stat().is_some() {
-            "latency"
-        } else if self.split_estimate() {
-            "user/system"
-        } else {
-            "kernel-wide"
-        }
+        self.family().word()
     }
 }
 
@@ -590,8 +662,77 @@ mod tests {
         assert_eq!(m("create.profile.self.f").phase(), Some("create"));
         assert_eq!(m("unlink.p50_us").phase(), None);
         assert_eq!(m("sys_ms").evidence_kind(), "user/system");
-        assert!(m("delete.slabinfo.x.active_objs").kernel_delta());
+        assert!(m("delete.slabinfo.x.active_objs").absent_is_zero());
+        assert!(m("create.profile.self.f").absent_is_zero());
+        assert!(!m("cost.ll_misses").absent_is_zero() && !m("unlink.p50_us").absent_is_zero());
         assert!("a b".parse::<Metric>().is_err() && "".parse::<Metric>().is_err());
+    }
+
+    /// Every source's family and its rule for absence (issue 59: `cost.*`, the clients'
+    /// rows and `max_latency_ms` were called kernel-wide). `variant` has no wildcard, so a
+    /// new source fails to compile here until the table has it.
+    #[test]
+    fn every_source_has_its_family_and_its_rule_for_absence() {
+        fn variant(s: &Source) -> usize {
+            match s {
+                Source::Wall => 0,
+                Source::User => 1,
+                Source::Sys => 2,
+                Source::Cpu => 3,
+                Source::Calls => 4,
+                Source::Cost => 5,
+                Source::CostCount(_) => 6,
+                Source::Count(_) => 7,
+                Source::KernelCount(_) => 8,
+                Source::Latency { .. } => 9,
+                Source::Operations(_) => 10,
+                Source::Slab(_) => 11,
+                Source::Vmstat(_) => 12,
+                Source::Block(_) => 13,
+                Source::Throughput => 14,
+                Source::OpsPerSecond => 15,
+                Source::MaxLatency => 16,
+                Source::OffCpu => 17,
+                Source::ContextSwitches => 18,
+                Source::Profile { .. } => 19,
+            }
+        }
+        use Family::*;
+        let table = [
+            ("wall_ms", Time, false),
+            ("user_ms", UserSystem, false),
+            ("sys_ms", UserSystem, false),
+            ("cpu_ms", Time, false),
+            ("calls", Counts, false),
+            ("cost_ms", CostModel, false),
+            ("cost.l2_misses", CostModel, false),
+            ("inode_evictions", Counts, false),
+            ("lock_contention", KernelWide, false),
+            ("unlink.p99_us", Latency, false),
+            ("Rename.count", Counts, false),
+            ("slabinfo.maple_node.active_objs", KernelWide, true),
+            ("vmstat.nr_dirty", KernelWide, true),
+            ("block.write_ios", KernelWide, true),
+            ("throughput_mb_s", Throughput, false),
+            ("ops_per_s", Throughput, false),
+            ("max_latency_ms", Clients, false),
+            ("off_cpu_ms", Clients, false),
+            ("context_switches", Clients, false),
+            ("profile.self.vfs_unlink", Profile, true),
+        ];
+        let mut seen = [false; 20];
+        for (name, family, absent) in table {
+            let m: Metric = name.parse().unwrap();
+            seen[variant(m.source())] = true;
+            assert_eq!(m.family(), family, "{name}");
+            assert_eq!(m.absent_is_zero(), absent, "{name}");
+            assert_eq!(
+                m.evidence_kind() == "kernel-wide",
+                family == KernelWide,
+                "{name}"
+            );
+        }
+        assert!(seen.iter().all(|&s| s), "a source without a row: {seen:?}");
     }
 
     /// Names order as text, as the tables always have.

@@ -1,10 +1,11 @@
 //! The answer a comparison leads with, in every report that has one — a watch alert,
 //! `compare`'s text, `report`'s HTML: the change per phase (a slower delete is not hidden
 //! by a faster create), where the time went (the functions that added most, in ms), the
-//! new code paths, the kernel-wide rows that moved most. Everything else comes after it.
+//! new code paths, the kernel-wide rows and the cost model's counts that moved most.
+//! Everything else comes after it.
 
 use super::table::{Align, Table, num};
-use crate::metric::{Kind, Metric, Share, Source};
+use crate::metric::{Family, Kind, Metric, Share, Source};
 use crate::stats::compare::{CaseKey, Comparison, Pair, Row};
 use std::collections::BTreeSet;
 
@@ -12,7 +13,7 @@ use std::collections::BTreeSet;
 pub const TOP_FUNCTIONS: usize = 6;
 /// New code paths named in the answer.
 pub const TOP_NEW_PATHS: usize = 4;
-/// Counter and slab rows named in the answer.
+/// Rows of a family of evidence (kernel-wide, the cost model's counts) named in the answer.
 pub const TOP_KERNEL_ROWS: usize = 5;
 
 /// The answer, before everything else: the change per phase (a slower delete is not hidden
@@ -34,7 +35,16 @@ pub fn answer_pair(p: &Pair) -> Vec<Table> {
     let mut out = vec![phase_table(p)];
     out.extend(time_went(p, &phased));
     out.extend(new_paths(p, &phased));
-    out.extend(kernel_rows(p));
+    out.extend(family_rows(
+        p,
+        Family::KernelWide,
+        "kernel-wide rows that moved most",
+    ));
+    out.extend(family_rows(
+        p,
+        Family::CostModel,
+        "the cost model's counts that moved most",
+    ));
     out
 }
 
@@ -176,19 +186,21 @@ fn new_paths(p: &Pair, phased: &BTreeSet<&CaseKey>) -> Option<Table> {
     Some(t)
 }
 
-/// The kernel-wide rows that moved most, by how far they stand out of their noise.
-fn kernel_rows(p: &Pair) -> Option<Table> {
-    let mut kernel: Vec<&Row> = p
+/// The rows of one family of evidence that moved most, by how far they stand out of
+/// their noise: the kernel-wide rows, and the cost model's counts (never among the
+/// kernel-wide: issue 59).
+fn family_rows(p: &Pair, family: Family, title: &str) -> Option<Table> {
+    let mut rows: Vec<&Row> = p
         .rows
         .iter()
-        .filter(|r| r.kind == Kind::Kernel && r.significant)
+        .filter(|r| r.metric.family() == family && !r.metric.primary() && r.significant)
         .collect();
-    kernel.sort_by(|a, b| a.standout(b));
-    if kernel.is_empty() {
+    rows.sort_by(|a, b| a.standout(b));
+    if rows.is_empty() {
         return None;
     }
     let mut t = Table::new(
-        "kernel-wide rows that moved most",
+        title,
         &[
             (p.base.as_str(), Align::Right),
             (p.other.as_str(), Align::Right),
@@ -196,7 +208,7 @@ fn kernel_rows(p: &Pair) -> Option<Table> {
             ("metric", Align::Left),
         ],
     );
-    for r in kernel.into_iter().take(TOP_KERNEL_ROWS) {
+    for r in rows.into_iter().take(TOP_KERNEL_ROWS) {
         t.push(vec![
             num(r.base.median),
             num(r.other.median),

@@ -168,14 +168,19 @@ impl Predicate {
     }
 
     /// The metrics the predicate reads that are not among `seen` (the names a run's
-    /// results have) and cannot be absent there by design: a kernel-wide delta
-    /// (`slabinfo.…`, `vmstat.…`, `block.…`, per phase too) is recorded only when it moved,
-    /// so its absence is 0; anything else absent is a typo or a metric this run cannot
+    /// results have) and cannot be absent there by design (`Metric::absent_is_zero`: a
+    /// kernel-wide delta is recorded only when it moved, a function the profile never
+    /// sampled has no row); anything else absent is a typo or a metric this run cannot
     /// measure.
     pub fn unknown_metrics(&self, seen: &std::collections::BTreeSet<&String>) -> Vec<String> {
+        // A profile's absent function is 0 only in a run that was profiled.
+        let profiled = seen.iter().any(|m| {
+            m.parse::<crate::metric::Metric>()
+                .is_ok_and(|m| m.profiled())
+        });
         let delta = |m: &str| {
             m.parse::<crate::metric::Metric>()
-                .is_ok_and(|m| m.kernel_delta())
+                .is_ok_and(|m| m.absent_is_zero() && (profiled || !m.profiled()))
         };
         self.metrics()
             .into_iter()
@@ -404,6 +409,11 @@ mod tests {
         let names = ["wall_ms".to_string(), "unlink.p99_us".to_string()];
         let seen = names.iter().collect();
         assert_eq!(p.unknown_metrics(&seen), ["nosuch", "unlnk.p99_us"]);
+        // A function the profile never sampled is 0 in a profiled run, unknown in another.
+        let p = Predicate::parse("profile.self.vfs_unlink > 1").unwrap();
+        assert_eq!(p.unknown_metrics(&seen), ["profile.self.vfs_unlink"]);
+        let names = ["wall_ms".to_string(), "profile.self.memset".to_string()];
+        assert!(p.unknown_metrics(&names.iter().collect()).is_empty());
     }
 
     #[test]

@@ -159,13 +159,13 @@ pub fn evidence_only(alerting: &[Change], evidence: &[Change], names: &[String])
                 .max_by(|x, y| x.effect().abs().total_cmp(&y.effect().abs()))
                 .map(|c| format!("{} {} → {}", c.metric, short(c.before), short(c.after)))
                 .unwrap_or_default();
-            let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+            let mut kinds: BTreeMap<crate::metric::Family, usize> = BTreeMap::new();
             for c in &cs {
-                *kinds.entry(c.metric.name.evidence_kind()).or_default() += 1;
+                *kinds.entry(c.metric.name.family()).or_default() += 1;
             }
-            let kinds: Vec<String> = ["profile", "kernel-wide", "latency", "user/system"]
+            let kinds: Vec<String> = kinds
                 .iter()
-                .filter_map(|k| kinds.get(k).map(|n| format!("{n} {k}")))
+                .map(|(k, n)| format!("{n} {}", k.word()))
                 .collect();
             format!(
                 "{} to {}: {} evidence row(s) moved ({}; most: {most}) while no time, throughput or count did: no alert",

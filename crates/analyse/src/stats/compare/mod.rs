@@ -597,9 +597,11 @@ fn mark_unresolved(
     }
 }
 
-/// One case's rows: every wanted metric either side has. A metric one side lacks counts
-/// as 0 there (a slab cache that appeared), but a counter one side cannot count is not
-/// comparable.
+/// One case's rows: every wanted metric either side has. A metric one side lacks is 0
+/// there where its absence means 0 (a slab cache that appeared, a function the profile
+/// never sampled: `Metric::absent_is_zero`), and not comparable otherwise (a counter one
+/// side cannot count, a cost model one side ran without); a profile row needs both sides
+/// profiled.
 fn case_rows(
     case: &CaseKey,
     bm: &Metrics,
@@ -614,11 +616,10 @@ fn case_rows(
         let zeros = |m: &Metrics| vec![0.0; m[&Metric::wall()].len()];
         let a = bm.get(name).cloned().unwrap_or_else(|| zeros(bm));
         let b = om.get(name).cloned().unwrap_or_else(|| zeros(om));
-        let kind = name.kind();
-        if kind == Kind::Counter && (bm.get(name).is_none() || om.get(name).is_none()) {
+        if !name.absent_is_zero() && (bm.get(name).is_none() || om.get(name).is_none()) {
             continue;
         }
-        if kind == Kind::Profile && !both_profiled {
+        if name.kind() == Kind::Profile && !both_profiled {
             continue;
         }
         if let Some(r) = compare_metric(case, name, &a, &b, j) {
