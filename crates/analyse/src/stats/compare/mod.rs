@@ -743,6 +743,35 @@ mod tests {
             ],
         );
         assert!(!wall_row(&compare(&[mixed, b], Test::MannWhitney, 0.05)).drift);
+        // Timed by the icount clock, two blocks are no drift: no allowance, no warning of
+        // one (issue 59: icount comparisons warned "drift of the machine can pose as a
+        // difference").
+        let icount = |level: f64, at: &str| {
+            let mut d = ten(level, at);
+            d.host.clock = Some(crate::clock::Clock {
+                kind: crate::clock::ClockKind::Icount,
+                shift: Some(0),
+                qemu: None,
+                cpu: Some("max".into()),
+                cost_model: None,
+            });
+            d
+        };
+        let c = compare(
+            &[
+                Samples::from_runs("a", &[icount(100.0, "2026-11-27T10:00:00Z")]),
+                Samples::from_runs("b", &[icount(104.0, "2026-11-27T11:00:00Z")]),
+            ],
+            Test::MannWhitney,
+            0.05,
+        );
+        let r = wall_row(&c);
+        assert!(!r.drift && r.significant, "{r:?}");
+        assert!(
+            !c.warnings.iter().any(|w| w.contains("drift")),
+            "{:?}",
+            c.warnings
+        );
     }
 
     fn cmp(a: RunDocument, b: RunDocument) -> Comparison {
