@@ -210,6 +210,9 @@ pub fn store_run(
         }
     };
     if let Some(e) = run.error {
+        // A guest stopped by a signal says so in its error: the signal ends the search
+        // (exit 130), it does not skip the kernel.
+        crate::interrupt::check()?;
         return Ok(Err(format!("{e:#}")));
     }
     let Some(mut doc) = run.doc else {
