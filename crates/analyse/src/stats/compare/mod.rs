@@ -613,15 +613,15 @@ fn case_rows(
     let both_profiled = profiled(bm) && profiled(om);
     let mut rows = Vec::new();
     for name in names {
-        let zeros = |m: &Metrics| vec![0.0; m[&Metric::wall()].len()];
-        let a = bm.get(name).cloned().unwrap_or_else(|| zeros(bm));
-        let b = om.get(name).cloned().unwrap_or_else(|| zeros(om));
         if !name.absent_is_zero() && (bm.get(name).is_none() || om.get(name).is_none()) {
             continue;
         }
         if name.kind() == Kind::Profile && !both_profiled {
             continue;
         }
+        let zeros = |m: &Metrics| vec![0.0; m[&Metric::wall()].len()];
+        let a = bm.get(name).cloned().unwrap_or_else(|| zeros(bm));
+        let b = om.get(name).cloned().unwrap_or_else(|| zeros(om));
         if let Some(r) = compare_metric(case, name, &a, &b, j) {
             rows.push(r);
         }
