@@ -43,6 +43,18 @@ impl Interrupted {
     }
 }
 
+/// A failure of one step of a search (a kernel that did not unpack, boot or run) as the
+/// text the search keeps and goes on without; an interruption is no step's failure: it
+/// stays an error and ends the search (exit 130), wherever it was caught and however it
+/// was worded on the way.
+pub fn step_failed(e: anyhow::Error) -> anyhow::Result<String> {
+    if Interrupted::caused(&e) {
+        return Err(e);
+    }
+    check()?;
+    Ok(format!("{e:#}"))
+}
+
 /// Install the handlers. Safe to call more than once.
 pub fn install() -> std::io::Result<()> {
     if FLAG.get().is_some() {
@@ -76,5 +88,22 @@ pub fn check() -> Result<(), Interrupted> {
         Err(Interrupted { signal })
     } else {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interruption_caught_under_context_stays_an_error_and_a_failure_becomes_its_text() {
+        let stopped = anyhow::Error::new(Interrupted {
+            signal: libc::SIGINT,
+        })
+        .context("preparing 6.1.0-56");
+        let e = step_failed(stopped).unwrap_err();
+        assert!(Interrupted::caused(&e), "{e:#}");
+        let why = step_failed(anyhow::anyhow!("no HdrS header").context("booting")).unwrap();
+        assert_eq!(why, "booting: no HdrS header");
     }
 }

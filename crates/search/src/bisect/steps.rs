@@ -202,18 +202,12 @@ pub fn store_run(
 ) -> Result<std::result::Result<RunDocument, String>> {
     let run = match run {
         Ok(r) => r,
-        Err(e) => {
-            if crate::interrupt::Interrupted::caused(&e) {
-                return Err(e);
-            }
-            return Ok(Err(format!("{e:#}")));
-        }
+        Err(e) => return Ok(Err(crate::interrupt::step_failed(e)?)),
     };
     if let Some(e) = run.error {
         // A guest stopped by a signal says so in its error: the signal ends the search
         // (exit 130), it does not skip the kernel.
-        crate::interrupt::check()?;
-        return Ok(Err(format!("{e:#}")));
+        return Ok(Err(crate::interrupt::step_failed(e)?));
     }
     let Some(mut doc) = run.doc else {
         return Ok(Err("no results".into()));
@@ -281,7 +275,8 @@ impl Kernels<'_> {
             let k = match kernel::prepare(&spec, &name, &self.steps.opts.cache) {
                 Ok(k) => k,
                 Err(e) => {
-                    self.ahead.insert(i, Measured::Failed(format!("{e:#}")));
+                    let why = crate::interrupt::step_failed(e)?;
+                    self.ahead.insert(i, Measured::Failed(why));
                     continue;
                 }
             };
@@ -415,7 +410,7 @@ impl Measure for Kernels<'_> {
         let (name, spec) = self.specs[i].clone();
         let k = match kernel::prepare(&spec, &name, &self.steps.opts.cache) {
             Ok(k) => k,
-            Err(e) => return Ok(Measured::Failed(format!("{e:#}"))),
+            Err(e) => return Ok(Measured::Failed(crate::interrupt::step_failed(e)?)),
         };
         self.releases[i] = Some(k.release.clone());
         self.changelogs[i] = k.changelog.clone();

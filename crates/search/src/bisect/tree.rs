@@ -66,16 +66,16 @@ impl Builder {
                     );
                 }
             }
-            Err(e) if crate::interrupt::Interrupted::caused(&e) => {
-                return Err(e);
-            }
-            Err(e) => return Ok(Err(format!("{e:#}"))),
+            Err(e) => return Ok(Err(crate::interrupt::step_failed(e)?)),
         }
         let spec = KernelSpec::BuildTree {
             tree: self.repo.dir.clone(),
             modules: None,
         };
-        Ok(kernel::prepare(&spec, label, &self.cache).map_err(|e| format!("{e:#}")))
+        match kernel::prepare(&spec, label, &self.cache) {
+            Ok(k) => Ok(Ok(k)),
+            Err(e) => Ok(Err(crate::interrupt::step_failed(e)?)),
+        }
     }
 }
 

@@ -130,7 +130,10 @@ impl RunJudge {
                     false,
                     format!("replay failed: {}", doc.error.unwrap_or_default()),
                 )),
-                (_, Some(e)) => Ok((false, format!("replay failed: {e:#}"))),
+                (_, Some(e)) => Ok((
+                    false,
+                    format!("replay failed: {}", crate::interrupt::step_failed(e)?),
+                )),
                 (Some(doc), None) => self.verdict(plan, &doc),
                 (None, None) => Ok((false, "the guest sent no results".into())),
             })

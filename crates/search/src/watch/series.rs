@@ -201,7 +201,8 @@ pub fn prepare(w: &mut Watch) -> Result<()> {
                 w.keys.push(Some(k.key));
             }
             Err(e) => {
-                w.say(&format!("{name}: left out: {e:#}"));
+                let why = crate::interrupt::step_failed(e)?;
+                w.say(&format!("{name}: left out: {why}"));
                 w.names.push(name);
                 w.keys.push(None);
             }
