@@ -1011,7 +1011,7 @@ fn two_kernels_side_by_side_give_the_times_they_give_one_after_the_other() {
 }
 
 #[test]
-fn watch_notices_confirms_bisects_and_reports_a_change_once() {
+fn a_watch_notices_confirms_bisects_and_reports_a_change_once() {
     let _alone = ALONE.read().unwrap_or_else(|e| e.into_inner());
     // Two 6.1 packages and three 6.12 ones, given out of order; --every 3 measures the
     // first, fourth and fifth: the change lies between the oldest 6.1 and the second 6.12,
@@ -1215,41 +1215,6 @@ fn watch_notices_confirms_bisects_and_reports_a_change_once() {
         .unwrap_or_else(|| panic!("{listed}"));
     assert!(line.contains("acknowledged"), "{line}");
 
-    // test3 on btrfs over the same kernels and store: a series of its own (nothing of the
-    // churn series is reused), its change found, confirmed and bisected to the same
-    // package — on the wall time too, which the icount clock makes a count.
-    let mut args = vec![
-        "watch",
-        "test3",
-        "--fs",
-        "btrfs",
-        "-n",
-        "250",
-        "-r",
-        "3",
-        "--every",
-        "3",
-        "--db",
-        db.to_str().unwrap(),
-        "--kernels",
-    ];
-    args.extend(kernels.iter().map(String::as_str));
-    let out = run(&args);
-    let (text, err) = (stdout(&out), stderr(&out));
-    assert!(out.status.success(), "{err}");
-    assert!(err.contains("0 with stored runs; measuring 3"), "{err}");
-    let headline = text
-        .lines()
-        .find(|l| l.starts_with("sigbench noticed a "))
-        .unwrap_or_else(|| panic!("no alert: {text}\n{err}"));
-    assert!(
-        headline.contains(" wall_ms on: kernel ") && headline.ends_with(&first_612),
-        "{headline}"
-    );
-    assert!(
-        text.contains("%change") && text.contains("first bad: "),
-        "{text}"
-    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -1592,5 +1557,59 @@ fn a_bisect_over_sampled_states_names_the_first_612_package_whatever_the_seed() 
             "--seed {seed}: {text}\n{err}"
         );
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// test3 on btrfs over the watch test's five kernels (a test of its own, so the two series
+/// measure on both CPUs): its change found, confirmed and bisected to the first 6.12
+/// package — on the wall time too, which the icount clock makes a count.
+#[test]
+fn watch_of_test3_on_btrfs_names_the_first_612_package_on_the_wall_time() {
+    let _alone = ALONE.read().unwrap_or_else(|e| e.into_inner());
+    let kernels: Vec<String> = [
+        debian_kernel_nth(DEB_612, 1),
+        debian_kernel_nth(DEB_61, 1),
+        debian_kernel_nth(DEB_612, 0),
+        debian_kernel_nth(DEB_612, 2),
+        debian_kernel_nth(DEB_61, 0),
+    ]
+    .iter()
+    .map(|p| p.to_str().unwrap().to_string())
+    .collect();
+    let first_612 = release_of(&debian_kernel_nth(DEB_612, 2));
+    let dir = fresh_dir("sigbench-watch-test3");
+    let db = dir.join("w.db");
+    let mut args = vec![
+        "watch",
+        "test3",
+        "--fs",
+        "btrfs",
+        "-n",
+        "250",
+        "-r",
+        "3",
+        "--every",
+        "3",
+        "--db",
+        db.to_str().unwrap(),
+        "--kernels",
+    ];
+    args.extend(kernels.iter().map(String::as_str));
+    let out = run(&args);
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("0 with stored runs; measuring 3"), "{err}");
+    let headline = text
+        .lines()
+        .find(|l| l.starts_with("sigbench noticed a "))
+        .unwrap_or_else(|| panic!("no alert: {text}\n{err}"));
+    assert!(
+        headline.contains(" wall_ms on: kernel ") && headline.ends_with(&first_612),
+        "{headline}"
+    );
+    assert!(
+        text.contains("%change") && text.contains("first bad: "),
+        "{text}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
