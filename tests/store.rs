@@ -1125,13 +1125,21 @@ fn text_and_stores_are_what_they_claim() {
             .success()
     );
     for page in ["index.html", "series-1.html"] {
-        let (scroll, client, text_px) = layout_in_chromium(&site.join(page), 1400, &dir);
+        let l = layout_in_chromium(&site.join(page), 1400, &dir);
         assert!(
-            scroll <= client,
-            "{page}: {scroll} px wide in a {client} px window"
+            l.scroll <= l.client,
+            "{page}: {} px wide in a {} px window",
+            l.scroll,
+            l.client
         );
         // Item 18: every plot's text readable as rendered.
-        assert!(text_px >= 11.0, "{page}: plot text of {text_px} px");
+        assert!(l.text_px >= 11.0, "{page}: plot text of {} px", l.text_px);
+        // Issue 59: no cell breaks a word or a number ("bise cted", "+15 .4 %").
+        assert!(
+            l.broken.is_empty(),
+            "{page}: broken in cells: {:?}",
+            l.broken
+        );
     }
 
     // Item 18: a series of 40 labels plots a strip three times the page's width; its text
@@ -1161,10 +1169,14 @@ fn text_and_stores_are_what_they_claim() {
             .status
             .success()
     );
-    let (scroll, client, text_px) =
-        layout_in_chromium(&wide_site.join("series-1.html"), 1400, &dir);
-    assert!(scroll <= client, "{scroll} px wide in a {client} px window");
-    assert!(text_px >= 11.0, "plot text of {text_px} px");
+    let l = layout_in_chromium(&wide_site.join("series-1.html"), 1400, &dir);
+    assert!(
+        l.scroll <= l.client,
+        "{} px wide in a {} px window",
+        l.scroll,
+        l.client
+    );
+    assert!(l.text_px >= 11.0, "plot text of {} px", l.text_px);
 
     // Item 14: labels with emphasis marks stay text in Markdown.
     let md = dir.join("r.md");

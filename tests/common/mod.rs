@@ -644,12 +644,24 @@ pub fn parallel_triages(db: &str, id: &str, loops: usize, each: usize) -> usize 
     decisions.into_iter().max().unwrap_or(0)
 }
 
-/// How Chromium lays `page` out in a window `width` px wide: the document's width against
-/// the window's (a wider document scrolls sideways as a whole), and the smallest text of
-/// any plot as rendered (its font size times its SVG's scale on the page). Measured by a
+/// How Chromium laid a page out ([`layout_in_chromium`]).
+#[derive(Debug)]
+pub struct Layout {
+    /// The document's width against the window's (a wider document scrolls sideways as a
+    /// whole).
+    pub scroll: f64,
+    pub client: f64,
+    /// The smallest text of any plot as rendered (its font size times its SVG's scale).
+    pub text_px: f64,
+    /// The words of table cells drawn on more than one line ("labe|l", "500|0"), each as
+    /// `cell text: word`.
+    pub broken: Vec<String>,
+}
+
+/// How Chromium lays `page` out in a window `width` px wide ([`Layout`]). Measured by a
 /// script in a copy of the page (the pages themselves carry none), read back with
 /// `--dump-dom`.
-pub fn layout_in_chromium(page: &Path, width: u32, dir: &Path) -> (f64, f64, f64) {
+pub fn layout_in_chromium(page: &Path, width: u32, dir: &Path) -> Layout {
     const PROBE: &str = r#"<script>
 (function () {
   var min = 1e9;
@@ -662,11 +674,35 @@ pub fn layout_in_chromium(page: &Path, width: u32, dir: &Path) -> (f64, f64, f64
       min = Math.min(min, parseFloat(getComputedStyle(t).fontSize) * scale);
     });
   });
+  // A word of a cell whose pieces sit on more than one line is broken.
+  var broken = [];
+  document.querySelectorAll('td, th').forEach(function (cell) {
+    var walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (var n = walk.nextNode(); n; n = walk.nextNode()) {
+      var re = /\S+/g, m;
+      while ((m = re.exec(n.data)) !== null) {
+        var r = document.createRange();
+        r.setStart(n, m.index);
+        r.setEnd(n, m.index + m[0].length);
+        var tops = {};
+        Array.prototype.forEach.call(r.getClientRects(), function (x) {
+          tops[Math.round(x.top)] = 1;
+        });
+        if (Object.keys(tops).length > 1) {
+          broken.push(cell.textContent.trim().slice(0, 60) + ': ' + m[0]);
+        }
+      }
+    }
+  });
   var out = document.createElement('pre');
   out.id = 'sigbench-layout';
   out.textContent = 'LAYOUT ' + document.documentElement.scrollWidth + ' ' +
     document.documentElement.clientWidth + ' ' + min + ' END';
   document.body.appendChild(out);
+  var words = document.createElement('pre');
+  words.id = 'sigbench-broken';
+  words.textContent = JSON.stringify(broken);
+  document.body.appendChild(words);
 })();
 </script>"#;
     let html = std::fs::read_to_string(page).unwrap();
@@ -691,18 +727,33 @@ pub fn layout_in_chromium(page: &Path, width: u32, dir: &Path) -> (f64, f64, f64
         .expect("chromium runs (scripts/deps.sh installs it)");
     let _ = std::fs::remove_file(&copy);
     let dom = String::from_utf8_lossy(&out.stdout);
+    let missing = || -> ! {
+        panic!(
+            "no layout from chromium: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
     let line = dom
         .split("id=\"sigbench-layout\">LAYOUT ")
         .nth(1)
         .and_then(|l| l.split(" END").next())
-        .unwrap_or_else(|| {
-            panic!(
-                "no layout from chromium: {}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-        });
+        .unwrap_or_else(|| missing());
     let v: Vec<f64> = line.split(' ').map(|x| x.parse().unwrap()).collect();
-    (v[0], v[1], v[2])
+    let words = dom
+        .split("id=\"sigbench-broken\">")
+        .nth(1)
+        .and_then(|l| l.split("</pre>").next())
+        .unwrap_or_else(|| missing())
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    Layout {
+        scroll: v[0],
+        client: v[1],
+        text_px: v[2],
+        broken: serde_json::from_str(&words).unwrap_or_else(|e| panic!("{e}: {words}")),
+    }
 }
 
 /// A mail sigbench wrote (`report --format email`, `bisect --mail`, a watch alert's

@@ -48,6 +48,95 @@ pub fn answer_pair(p: &Pair) -> Vec<Table> {
     out
 }
 
+/// Which way a row moved: worse for its metric (a longer time, a lower throughput).
+pub fn regressed(r: &Row) -> bool {
+    let x = r.change_percent();
+    if r.metric.higher_is_better() {
+        x < 0.0
+    } else {
+        x > 0.0
+    }
+}
+
+/// The change that matters most, which every report leads with (`compare`'s first line,
+/// the report's answer, the mail's subject): of the significant primary rows (times,
+/// prices, throughputs, the signature's counts), a time or throughput users feel before a
+/// count, a regression before an improvement, then the largest change. None when none of
+/// them moved — never a change that is not significant.
+pub fn lead(p: &Pair) -> Option<&Row> {
+    let felt = |r: &Row| r.metric.felt_time() || r.kind == Kind::Throughput;
+    p.rows
+        .iter()
+        .filter(|r| r.significant && r.metric.primary())
+        .max_by(|a, b| {
+            (felt(a), regressed(a)).cmp(&(felt(b), regressed(b))).then(
+                a.change_percent()
+                    .abs()
+                    .total_cmp(&b.change_percent().abs()),
+            )
+        })
+}
+
+/// What a row measures, in words: its phase (`update`), or the window's time, price or
+/// throughput.
+pub fn what(r: &Row) -> String {
+    let of = match r.metric.source() {
+        Source::Wall => "time",
+        Source::Cost => "cost",
+        Source::Throughput => "throughput",
+        _ => r.metric.name(),
+    };
+    match (r.metric.phase(), r.metric.source()) {
+        (Some(ph), Source::Wall) => ph.to_string(),
+        (Some(ph), _) => format!("{ph} {of}"),
+        (None, _) => of.to_string(),
+    }
+}
+
+/// A row's change in per cent, `new` from nothing.
+pub fn percent(r: &Row) -> String {
+    let x = r.change_percent();
+    if x.is_finite() {
+        format!("{x:+.1} %")
+    } else {
+        "new".into()
+    }
+}
+
+/// The line a pair's comparison starts with: its [`lead`] change, in words and figures,
+/// and how many rows changed; or that no time, price or throughput moved.
+pub fn lead_line(p: &Pair) -> String {
+    let moved = p.rows.iter().filter(|r| r.significant).count();
+    match lead(p) {
+        Some(r) => {
+            let unit = match r.metric.source() {
+                Source::Wall | Source::Cost => " ms",
+                Source::Throughput => " MB/s",
+                _ => "",
+            };
+            format!(
+                "{} → {}: {} {} of {} ({}, {} → {}{unit}), the change that matters most of {moved} significant row(s)",
+                p.base,
+                p.other,
+                if regressed(r) {
+                    "regression"
+                } else {
+                    "improvement"
+                },
+                percent(r),
+                what(r),
+                r.case.short(),
+                num(r.base.median),
+                num(r.other.median),
+            )
+        }
+        None => format!(
+            "{} → {}: no significant change of a time, price or throughput ({moved} other row(s) moved)",
+            p.base, p.other
+        ),
+    }
+}
+
 /// A row's change in per cent, `new` from nothing; `~` when not significant.
 fn change_cell(r: &Row) -> String {
     let x = r.change_percent();

@@ -105,6 +105,7 @@ pub fn document(r: &Report) -> Result<Document> {
         about,
         runs,
         notices: Vec::new(),
+        lead: Vec::new(),
         changed: r
             .changed
             .iter()

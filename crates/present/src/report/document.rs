@@ -30,6 +30,9 @@ pub struct Document {
     pub runs: Table,
     /// Emulation and similar notices that change how to read the numbers.
     pub notices: Vec<String>,
+    /// The lines that answer, before any table (comparisons only): each pair's change
+    /// that matters most ([`super::answer::lead_line`]).
+    pub lead: Vec<String>,
     /// What changed (comparisons only): the significant rows, and s3e's "N× time, M×
     /// evictions" per case.
     pub changed: Vec<Table>,
@@ -389,6 +392,7 @@ pub fn build(
     let mut details = Vec::new();
     let mut warnings = Vec::new();
     let mut changed = Vec::new();
+    let mut lead = Vec::new();
     let mut changed_metrics: Vec<Metric> = Vec::new();
     if samples.len() > 1 {
         let cmp = compare_labels::compare(&samples, test, alpha);
@@ -396,6 +400,7 @@ pub fn build(
         // the time went, the kernel-wide rows that moved most — then the first rows of
         // what changed; every row of each pair's table under <details>.
         for (i, p) in cmp.pairs.iter().enumerate() {
+            lead.push(super::answer::lead_line(p));
             changed.extend(compare::pair_summary(&cmp, i));
             changed.extend(super::answer::answer_pair(p));
         }
@@ -430,6 +435,7 @@ pub fn build(
         about,
         runs: runs_table(sets),
         notices,
+        lead,
         changed,
         figures: {
             let mut f = figures(&samples, &changed_metrics)?;

@@ -28,12 +28,14 @@ body { font-family: sans-serif; color: #222; margin: 2em auto; max-width: 1100px
 h1 { font-size: 1.6em; margin-bottom: 0.2em; }
 h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
 p.about { margin: 0.3em 0; }
+p.lead { margin: 0.5em 0; font-weight: 600; }
 .notice { background: #fff4e0; border-left: 4px solid #e69f00; padding: 0.6em 1em; margin: 1em 0; }
 table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; max-width: 100%; }
 caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
-th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; vertical-align: top; overflow-wrap: anywhere; }
+th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; vertical-align: top; overflow-wrap: break-word; }
 th { background: #f3f3f3; }
 td.r { text-align: right; font-variant-numeric: tabular-nums; }
+.s { white-space: nowrap; }
 figure { margin: 1.5em 0; overflow-x: auto; }
 figure svg { border: 1px solid #eee; }
 figcaption { font-size: 0.9em; color: #555; }
@@ -54,33 +56,103 @@ pub(crate) fn page(title: &str, style: &str, nav: &str, body: &str, made: &str) 
     )
 }
 
+/// The widest a column's text may be (in characters) and still never wrap: its words,
+/// labels and numbers keep their width, and a long column (a machine's description, a
+/// triage note) takes the wrapping.
+pub const SHORT_COLUMN: usize = 28;
+
+/// The characters of `markup` a reader sees: text outside tags, an entity one character.
+/// Only for layout (a column's width); what a cell means is carried by its table.
+fn visible_chars(markup: &str) -> usize {
+    let (mut n, mut in_tag, mut in_entity) = (0, false, false);
+    for ch in markup.chars() {
+        match ch {
+            '<' => in_tag = true,
+            '>' if in_tag => in_tag = false,
+            _ if in_tag => {}
+            '&' => {
+                in_entity = true;
+                n += 1;
+            }
+            ';' if in_entity => in_entity = false,
+            _ if in_entity => {}
+            _ => n += 1,
+        }
+    }
+    n
+}
+
+/// `markup` with a break opportunity (`<wbr>`) after every [`SHORT_COLUMN`] characters
+/// of a run without spaces, outside tags and entities: a word longer than a short column
+/// (a path, a hostile note) may break, every shorter one stays whole, and the column's
+/// narrowest width is that of its longest word, not of its longest run.
+fn break_long_words(markup: &str) -> String {
+    let mut out = String::with_capacity(markup.len());
+    let (mut run, mut in_tag, mut in_entity) = (0, false, false);
+    for ch in markup.chars() {
+        match ch {
+            '<' => in_tag = true,
+            '>' if in_tag => in_tag = false,
+            _ if in_tag => {}
+            ';' if in_entity => in_entity = false,
+            _ if in_entity => {}
+            c if c.is_whitespace() => run = 0,
+            c => {
+                if run == SHORT_COLUMN {
+                    out.push_str("<wbr>");
+                    run = 0;
+                }
+                run += 1;
+                in_entity = c == '&';
+            }
+        }
+        out.push(ch);
+    }
+    out
+}
+
 /// A table's markup: its caption, headers (the cells under a right-aligned one get class
-/// `r`) and rows of cells that are markup already.
+/// `r`) and rows of cells that are markup already. A column whose header and cells are
+/// all short ([`SHORT_COLUMN`]) never wraps (class `s`): a label, a kernel release or a
+/// number is not broken inside to make room for a long column beside it.
 pub(crate) fn table_markup<'a>(
     caption: &str,
     headers: impl IntoIterator<Item = (&'a str, Align)>,
     rows: impl IntoIterator<Item = Vec<String>>,
 ) -> String {
+    let headers: Vec<(&str, Align)> = headers.into_iter().collect();
+    let rows: Vec<Vec<String>> = rows.into_iter().collect();
+    let short: Vec<bool> = (0..headers.len())
+        .map(|i| {
+            headers[i].0.chars().count() <= SHORT_COLUMN
+                && rows
+                    .iter()
+                    .all(|r| r.get(i).is_none_or(|c| visible_chars(c) <= SHORT_COLUMN))
+        })
+        .collect();
+    let class = |i: usize| match (headers.get(i).map(|h| h.1), short.get(i) == Some(&true)) {
+        (Some(Align::Right), true) => " class=\"r s\"",
+        (Some(Align::Right), false) => " class=\"r\"",
+        (_, true) => " class=\"s\"",
+        _ => "",
+    };
     let mut out = String::from("<table>\n");
     if !caption.is_empty() {
         out.push_str(&format!("<caption>{}</caption>\n", escape(caption)));
     }
     out.push_str("<thead><tr>");
-    let mut right = Vec::new();
-    for (h, align) in headers {
-        out.push_str(&format!("<th>{}</th>", escape(h)));
-        right.push(align == Align::Right);
+    for (i, (h, _)) in headers.iter().enumerate() {
+        out.push_str(&format!("<th{}>{}</th>", class(i), escape(h)));
     }
     out.push_str("</tr></thead>\n<tbody>\n");
-    for r in rows {
+    for r in &rows {
         out.push_str("<tr>");
         for (i, c) in r.iter().enumerate() {
-            let class = if right.get(i) == Some(&true) {
-                " class=\"r\""
+            if short.get(i) == Some(&true) {
+                out.push_str(&format!("<td{}>{c}</td>", class(i)));
             } else {
-                ""
-            };
-            out.push_str(&format!("<td{class}>{c}</td>"));
+                out.push_str(&format!("<td{}>{}</td>", class(i), break_long_words(c)));
+            }
         }
         out.push_str("</tr>\n");
     }
@@ -110,8 +182,11 @@ fn render(d: &Document) -> String {
         out.push_str(&format!("<p class=\"about\">{}</p>\n", escape(a)));
     }
     // The answer first; what the times mean (their clock, emulation) right after it.
-    if !d.changed.is_empty() {
+    if !d.changed.is_empty() || !d.lead.is_empty() {
         out.push_str("<h2 id=\"what-changed\">What changed</h2>\n");
+        for l in &d.lead {
+            out.push_str(&format!("<p class=\"lead\">{}</p>\n", escape(l)));
+        }
         for t in &d.changed {
             out.push_str(&t.html());
         }
@@ -166,4 +241,29 @@ fn render(d: &Document) -> String {
         out.push_str("</ul>\n");
     }
     page(&d.title, "", "", &out, "")
+}
+
+#[cfg(test)]
+mod cell_tests {
+    use super::*;
+
+    #[test]
+    fn only_runs_longer_than_a_short_column_get_break_opportunities() {
+        let word = "n".repeat(SHORT_COLUMN);
+        assert_eq!(
+            break_long_words(&format!("a {word} b")),
+            format!("a {word} b")
+        );
+        let long = format!("{word}xy");
+        assert_eq!(break_long_words(&long), format!("{word}<wbr>xy"));
+        // Tags and entities are never cut, and count as what a reader sees.
+        let linked = format!("<a href=\"{}\">x</a>", "h".repeat(80));
+        assert_eq!(break_long_words(&linked), linked);
+        let amp = format!("{}&amp;b", "n".repeat(SHORT_COLUMN - 1));
+        assert_eq!(
+            break_long_words(&amp),
+            format!("{}&amp;<wbr>b", "n".repeat(SHORT_COLUMN - 1))
+        );
+        assert_eq!(visible_chars("<a href=\"x\">ab&amp;c</a>"), 4);
+    }
 }

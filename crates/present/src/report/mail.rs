@@ -6,14 +6,13 @@
 //! the reproducer attached (`repro.c`). Plain text; every line of the message at most 72
 //! columns (the attachment quoted-printable, the subject folded).
 
-use super::answer::answer_pair;
+use super::answer::{answer_pair, lead, percent, regressed, what};
 use super::compare::lkp_table;
 use super::table::{VISIBLE_ROWS, capped};
 use crate::clock::TimeBase;
-use crate::metric::{Kind, Source};
 use crate::repro::Reproducer;
 use crate::results::RunDocument;
-use crate::stats::compare::{Comparison, Row};
+use crate::stats::compare::Comparison;
 use std::fmt::Write;
 
 /// The width of every line of a mail.
@@ -43,59 +42,6 @@ pub const REPRO_FILE: &str = "repro.c";
 /// What a report says of the reproducer it links.
 pub const REPRO_ABOUT: &str = "the reproducer: one C file, built with `cc -O2 -pthread`, run on an empty directory of the filesystem under test; no sigbench needed";
 
-/// Which way a row moved, for a subject's tag.
-fn regressed(r: &Row) -> bool {
-    let x = r.change_percent();
-    if r.metric.higher_is_better() {
-        x < 0.0
-    } else {
-        x > 0.0
-    }
-}
-
-/// The row a subject names: of the significant primary rows (times, throughputs, the
-/// signature's counts), a time or throughput before a count, a regression before an
-/// improvement, then the largest change; None when none moved.
-fn lead(c: &Comparison) -> Option<&Row> {
-    let p = c.pairs.first()?;
-    let felt = |r: &Row| r.metric.felt_time() || r.kind == Kind::Throughput;
-    p.rows
-        .iter()
-        .filter(|r| r.significant && r.metric.primary())
-        .max_by(|a, b| {
-            (felt(a), regressed(a)).cmp(&(felt(b), regressed(b))).then(
-                a.change_percent()
-                    .abs()
-                    .total_cmp(&b.change_percent().abs()),
-            )
-        })
-}
-
-/// What a row measures, in a subject's words: its phase (`update`), or the window's
-/// time, price or throughput.
-fn what(r: &Row) -> String {
-    let of = match r.metric.source() {
-        Source::Wall => "time",
-        Source::Cost => "cost",
-        Source::Throughput => "throughput",
-        _ => r.metric.name(),
-    };
-    match (r.metric.phase(), r.metric.source()) {
-        (Some(ph), Source::Wall) => ph.to_string(),
-        (Some(ph), _) => format!("{ph} {of}"),
-        (None, _) => of.to_string(),
-    }
-}
-
-fn percent(r: &Row) -> String {
-    let x = r.change_percent();
-    if x.is_finite() {
-        format!("{x:+.1} %")
-    } else {
-        "new".into()
-    }
-}
-
 /// The longest label a subject names whole; a longer one is cut with `…` (the body names
 /// it whole).
 const SUBJECT_LABEL: usize = 32;
@@ -118,7 +64,7 @@ pub fn subject(t: &Telling) -> String {
         None => ("?".into(), "?".into()),
     };
     let (fs, sig) = (&t.run.testbed.fs, &t.run.signature.name);
-    match lead(c) {
+    match c.pairs.first().and_then(lead) {
         Some(r) => format!(
             "[{}] {fs}: {sig} {} {} between {base} and {new}",
             if regressed(r) {
@@ -161,7 +107,7 @@ pub fn mail(t: &Telling) -> Mail {
     let c = t.comparison;
     let mut b = String::new();
     let p = c.pairs.first();
-    match (lead(c), p) {
+    match (p.and_then(lead), p) {
         (Some(r), Some(p)) => {
             let kind = if regressed(r) {
                 "regression"

@@ -33,6 +33,9 @@ pub fn text(s: &str) -> String {
 impl Renderer for Markdown {
     fn comparison(&self, c: &Comparison, all: bool) -> Option<String> {
         let mut out = String::from("## sigbench comparison\n\n");
+        for p in &c.pairs {
+            out.push_str(&format!("**{}**\n\n", text(&super::answer::lead_line(p))));
+        }
         for t in super::compare::tables(c, all) {
             out.push_str(&t.markdown());
         }
@@ -51,8 +54,11 @@ impl Renderer for Markdown {
         for a in &d.about {
             out.push_str(&format!("{}\n\n", text(a)));
         }
-        if !d.changed.is_empty() {
+        if !d.changed.is_empty() || !d.lead.is_empty() {
             out.push_str("## What changed\n\n");
+            for l in &d.lead {
+                out.push_str(&format!("**{}**\n\n", text(l)));
+            }
             for t in &d.changed {
                 out.push_str(&t.markdown());
             }

@@ -15,7 +15,15 @@ pub struct Text;
 
 impl Renderer for Text {
     fn comparison(&self, c: &Comparison, all: bool) -> Option<String> {
+        // The answer first: each pair's change that matters most, one line.
         let mut out = String::new();
+        for p in &c.pairs {
+            out.push_str(&super::answer::lead_line(p));
+            out.push('\n');
+        }
+        if !c.pairs.is_empty() {
+            out.push('\n');
+        }
         for t in super::compare::tables(c, all) {
             out.push_str(&t.text());
             out.push('\n');

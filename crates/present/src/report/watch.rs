@@ -241,6 +241,12 @@ pub fn document(a: &Alert) -> Result<Document> {
         about: vec![summary(a)],
         runs: case_table(a),
         notices: Vec::new(),
+        lead: a
+            .comparison
+            .pairs
+            .iter()
+            .map(super::answer::lead_line)
+            .collect(),
         changed: {
             let mut v = answer(&a.comparison);
             if !a.comparison.pairs.is_empty() {
