@@ -190,19 +190,33 @@ fn guests(cache: &Path, v: &mut Vec<Check>) {
         ),
     };
     v.push(Check::new("kvm", ok, detail));
+    use crate::vm::qemu::{Accel, Machine, Qemus, version_of};
+    let said = |p: &std::path::Path| match version_of(p) {
+        Some(ver) => format!(
+            "{} (QEMU {ver}, plugin API {})",
+            p.display(),
+            crate::vm::cost::plugin_api(Some(&ver))
+        ),
+        None => format!("{} (no version)", p.display()),
+    };
     let qemu = crate::vm::qemu::qemu();
     let has_qemu = qemu.is_ok();
-    v.push(Check::new(
-        "qemu",
-        has_qemu,
-        qemu.map_or_else(
-            |e| format!("{e:#}"),
-            |p| match crate::vm::qemu::qemu_version() {
-                Some(ver) => format!("{} (QEMU {ver})", p.display()),
-                None => p.display().to_string(),
-            },
-        ),
-    ));
+    let mut detail = qemu.as_deref().map_or_else(|e| format!("{e:#}"), said);
+    if has_qemu {
+        // Which QEMU an icount guest of several CPUs runs on, or why none can.
+        let two = Machine::resolve_on(
+            Some(Accel::Tcg),
+            Some(crate::clock::ClockKind::Icount),
+            Some(2),
+            || Ok(false),
+            &Qemus::here(),
+        );
+        detail.push_str(&match two {
+            Ok(m) => format!("; icount guests of several CPUs: {}", said(&m.qemu)),
+            Err(e) => format!("; icount guests of several CPUs: none ({e:#})"),
+        });
+    }
+    v.push(Check::new("qemu", has_qemu, detail));
     v.push(Check::new("clocks", true, clocks(has_qemu, kvm_guests)));
     v.push(packages());
 }

@@ -19,11 +19,21 @@ const PLUGIN_API2: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sigbench-co
 
 /// The build of the plugin QEMU `version` (`7.2.22`, `10.0.2`) loads.
 fn plugin_for(version: Option<&str>) -> &'static [u8] {
+    if plugin_api(version) >= 2 {
+        PLUGIN_API2
+    } else {
+        PLUGIN_API1
+    }
+}
+
+/// The plugin API generation of QEMU `version` the cost model's plugin is built for: 2
+/// from QEMU 9 on (the register and memory-access API), 1 before.
+pub fn plugin_api(version: Option<&str>) -> u32 {
     let major = version
         .and_then(|v| v.split('.').next())
         .and_then(|m| m.parse::<u32>().ok())
         .unwrap_or(7);
-    if major >= 9 { PLUGIN_API2 } else { PLUGIN_API1 }
+    if major >= 9 { 2 } else { 1 }
 }
 
 /// What the documents record of the model: its record format and its geometry.
@@ -50,9 +60,9 @@ pub struct Plugin {
 }
 
 impl Plugin {
-    /// The build of the plugin the QEMU in use loads.
-    pub fn new() -> Result<Plugin> {
-        let bytes = plugin_for(super::qemu::qemu_version().as_deref());
+    /// The build of the plugin `qemu` loads.
+    pub fn new(qemu: &std::path::Path) -> Result<Plugin> {
+        let bytes = plugin_for(super::qemu::version_of(qemu).as_deref());
         let fd = crate::sys::os::sealed_memfd(c"sigbench-cost", bytes)
             .context("cannot make the cost model's plugin file (memfd_create)")?;
         Ok(Plugin { fd })

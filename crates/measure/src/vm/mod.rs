@@ -202,7 +202,7 @@ fn boot_guest(
     // runs the guest: the plugin's counts are the same every boot).
     let records = workdir.join("cost.records");
     let plugin = (machine.clock == ClockKind::Icount && opts.cost_model)
-        .then(cost::Plugin::new)
+        .then(|| cost::Plugin::new(&machine.qemu))
         .transpose()?;
     let extra = match &plugin {
         Some(p) => cost::qemu_args(&p.path(), &records),

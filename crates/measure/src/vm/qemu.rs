@@ -35,12 +35,116 @@ impl Accel {
     }
 }
 
-/// How a guest is run: the accelerator, what its clock counts, how many CPUs it has.
+/// How a guest is run: the accelerator, what its clock counts, how many CPUs it has, and
+/// the QEMU that runs it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Machine {
     pub accel: Accel,
     pub clock: ClockKind,
     pub cpus: u32,
+    pub qemu: PathBuf,
+}
+
+/// Where `scripts/qemu10.sh` (which `make test` runs) unpacks bookworm-backports' QEMU 10,
+/// beside the system's: an icount guest of several CPUs runs on it when the system's QEMU
+/// cannot run one (7.2 hangs bringing up the second CPU).
+pub const OWN_QEMU: &str = "/opt/sigbench/qemu-10/qemu-system-x86_64";
+
+/// The QEMUs a machine can be run on, and how to ask one its version.
+pub struct Qemus {
+    /// `SIGBENCH_QEMU`, checked: when set, the only one.
+    pub given: Option<std::result::Result<PathBuf, String>>,
+    /// `qemu-system-x86_64` on the PATH, or what to install.
+    pub system: std::result::Result<PathBuf, String>,
+    /// [`OWN_QEMU`] when it is there and root's alone, or why it is not used.
+    pub own: std::result::Result<PathBuf, String>,
+    pub version: fn(&Path) -> Option<String>,
+}
+
+impl Qemus {
+    /// This machine's.
+    pub fn here() -> Qemus {
+        Qemus {
+            given: given_qemu().map(|r| r.map_err(|e| format!("{e:#}"))),
+            system: crate::testbed::require_tool("qemu-system-x86_64", "qemu-system-x86")
+                .map_err(|e| format!("{e:#}")),
+            own: own_qemu(Path::new(OWN_QEMU)),
+            version: version_of,
+        }
+    }
+
+    /// The QEMU for a guest: the given one; else the system's, unless `icount_cpus` (an
+    /// icount guest of several CPUs) needs QEMU ≥ 10 and the system's is older — then
+    /// sigbench's own when it is usable (else the system's, which [`Machine::resolve`]
+    /// refuses, saying why).
+    fn choose(&self, icount_cpus: bool) -> Result<PathBuf> {
+        if let Some(g) = &self.given {
+            return g.clone().map_err(anyhow::Error::msg);
+        }
+        let system = self.system.clone().map_err(anyhow::Error::msg)?;
+        if !icount_cpus || icount_smp((self.version)(&system).as_deref()) {
+            return Ok(system);
+        }
+        match &self.own {
+            Ok(own) if icount_smp((self.version)(own).as_deref()) => Ok(own.clone()),
+            _ => Ok(system),
+        }
+    }
+}
+
+/// `dir` and everything under it, and every directory above it, owned by root and not
+/// writable by group or others (links excepted: their mode means nothing): QEMU runs as
+/// root, so a file another user could have replaced is never run.
+fn roots_alone(path: &Path) -> std::result::Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let check = |p: &Path| -> std::result::Result<(), String> {
+        let m = std::fs::symlink_metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        if m.uid() != 0 || (!m.file_type().is_symlink() && m.mode() & 0o022 != 0) {
+            return Err(format!(
+                "{} is not root's alone (its owner, or group/other may write)",
+                p.display()
+            ));
+        }
+        Ok(())
+    };
+    for above in path.ancestors() {
+        check(above)?;
+    }
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        for e in std::fs::read_dir(path).map_err(|e| format!("{}: {e}", path.display()))? {
+            let e = e.map_err(|e| format!("{}: {e}", path.display()))?;
+            roots_alone_below(&e.path(), &check)?;
+        }
+    }
+    Ok(())
+}
+
+fn roots_alone_below(
+    p: &Path,
+    check: &dyn Fn(&Path) -> std::result::Result<(), String>,
+) -> std::result::Result<(), String> {
+    check(p)?;
+    let m = std::fs::symlink_metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    if m.is_dir() {
+        for e in std::fs::read_dir(p).map_err(|e| format!("{}: {e}", p.display()))? {
+            let e = e.map_err(|e| format!("{}: {e}", p.display()))?;
+            roots_alone_below(&e.path(), check)?;
+        }
+    }
+    Ok(())
+}
+
+/// sigbench's own QEMU at `wrapper` ([`OWN_QEMU`]) when it is there and root's alone.
+fn own_qemu(wrapper: &Path) -> std::result::Result<PathBuf, String> {
+    if !wrapper.is_file() {
+        return Err(format!(
+            "{} is not there (scripts/qemu10.sh unpacks it)",
+            wrapper.display()
+        ));
+    }
+    let dir = wrapper.parent().unwrap_or(Path::new("/"));
+    roots_alone(dir).map_err(|e| format!("{} is not used: {e}", wrapper.display()))?;
+    Ok(wrapper.to_path_buf())
 }
 
 /// The guest CPU model under TCG. Without rdrand and rdseed the guest's random numbers
@@ -60,6 +164,17 @@ impl Machine {
         clock: Option<ClockKind>,
         cpus: Option<u32>,
         kvm_works: impl FnOnce() -> Result<bool>,
+    ) -> Result<Machine> {
+        Machine::resolve_on(accel, clock, cpus, kvm_works, &Qemus::here())
+    }
+
+    /// [`Machine::resolve`] among `qemus`.
+    pub fn resolve_on(
+        accel: Option<Accel>,
+        clock: Option<ClockKind>,
+        cpus: Option<u32>,
+        kvm_works: impl FnOnce() -> Result<bool>,
+        qemus: &Qemus,
     ) -> Result<Machine> {
         let accel = match (accel, clock) {
             (Some(Accel::Kvm), Some(ClockKind::Icount)) => anyhow::bail!(
@@ -87,25 +202,42 @@ impl Machine {
         if cpus == 0 || cpus > MAX_GUEST_CPUS {
             anyhow::bail!("--guest-cpus {cpus}: give 1 to {MAX_GUEST_CPUS} CPUs");
         }
-        if clock == ClockKind::Icount && cpus > 1 && qemu_version().is_none() {
-            let q = qemu()?;
+        let icount_cpus = clock == ClockKind::Icount && cpus > 1;
+        let qemu = qemus.choose(icount_cpus)?;
+        let version = if icount_cpus {
+            (qemus.version)(&qemu)
+        } else {
+            None
+        };
+        if icount_cpus && version.is_none() {
             anyhow::bail!(
                 "{} --version says no version: it is not a QEMU this sigbench can run (SIGBENCH_QEMU chooses another)",
-                q.display()
+                qemu.display()
             );
         }
-        if clock == ClockKind::Icount && cpus > 1 && !icount_smp(qemu_version().as_deref()) {
+        if icount_cpus && !icount_smp(version.as_deref()) {
             // QEMU 7.2 runs every CPU of an icount guest on one thread in turn, and a CPU
             // spinning on another (bringing up CPUs, IPIs, TLB shootdowns) keeps the thread
             // for its whole time slice: Debian's 6.1 with 2 CPUs never got past "Bringing
             // up secondary CPUs" in 40 s, while one CPU booted in 2 s of guest time.
             // QEMU 10 (bookworm-backports) brings the second CPU up in 0.27 s of guest time.
+            let own = match (&qemus.given, &qemus.own) {
+                (Some(_), _) => "SIGBENCH_QEMU chose it".to_string(),
+                (None, Ok(p)) => format!("{} is no QEMU 10 either", p.display()),
+                (None, Err(why)) => why.clone(),
+            };
             anyhow::bail!(
-                "--guest-cpus {cpus} with the icount clock: this QEMU ({}) hangs bringing up the second CPU of an icount guest; QEMU 10 does not (scripts/qemu10.sh unpacks bookworm-backports' beside the system's: SIGBENCH_QEMU=/opt/sigbench/qemu-10/qemu-system-x86_64), or keep one CPU (clients then run interleaved on it, deterministically), or give --clock host for {cpus} CPUs on multi-threaded TCG (real parallelism, emulated real time)",
-                qemu_version().unwrap_or_else(|| "unknown version".into())
+                "--guest-cpus {cpus} with the icount clock: this QEMU ({}, {}) hangs bringing up the second CPU of an icount guest; QEMU 10 does not ({own}; scripts/qemu10.sh unpacks bookworm-backports' at {OWN_QEMU}, which sigbench then uses for such guests), or keep one CPU (clients then run interleaved on it, deterministically), or give --clock host for {cpus} CPUs on multi-threaded TCG (real parallelism, emulated real time)",
+                qemu.display(),
+                version.unwrap_or_else(|| "unknown version".into())
             );
         }
-        Ok(Machine { accel, clock, cpus })
+        Ok(Machine {
+            accel,
+            clock,
+            cpus,
+            qemu,
+        })
     }
 
     /// Times are emulated: not the hardware's (plain TCG), or not time at all (icount).
@@ -169,7 +301,7 @@ impl Machine {
         Clock {
             kind: self.clock,
             shift: icount.then_some(crate::clock::ICOUNT_SHIFT),
-            qemu: qemu_version(),
+            qemu: version_of(&self.qemu),
             cpu: Some(self.cpu_model().to_string()),
             cost_model: None,
         }
@@ -185,9 +317,15 @@ pub fn icount_smp(version: Option<&str>) -> bool {
         .is_some_and(|major| major >= 10)
 }
 
-/// `qemu-system-x86_64 --version`'s version number.
+/// The version number of the QEMU guests run on when nothing asks for several icount CPUs
+/// (`doctor`).
 pub fn qemu_version() -> Option<String> {
-    let out = Command::new(qemu().ok()?).arg("--version").output().ok()?;
+    version_of(&qemu().ok()?)
+}
+
+/// `QEMU --version`'s version number.
+pub fn version_of(qemu: &Path) -> Option<String> {
+    let out = Command::new(qemu).arg("--version").output().ok()?;
     let text = String::from_utf8_lossy(&out.stdout);
     let first = text.lines().next()?;
     first
@@ -233,30 +371,39 @@ pub fn cached_probe(cache: &Path) -> Option<KvmProbe> {
 /// bookworm-backports' 10.0 that `scripts/qemu10.sh` unpacks beside the system's: icount
 /// guests of several CPUs need it), else `qemu-system-x86_64` on the PATH.
 pub fn qemu() -> Result<PathBuf> {
-    if let Some(given) = std::env::var_os("SIGBENCH_QEMU").filter(|q| !q.is_empty()) {
-        let given = PathBuf::from(given);
-        // The program that is checked is the one that runs: a name without a slash is
-        // looked up on the PATH (as exec would), a path made absolute here.
-        let q = if given.components().count() == 1 && !given.is_absolute() {
-            crate::testbed::find_tool(&given.to_string_lossy())
-        } else {
-            std::path::absolute(&given).ok()
-        };
-        use std::os::unix::fs::PermissionsExt;
-        return match q.as_ref().and_then(|q| std::fs::metadata(q).ok()) {
-            Some(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => Ok(q.expect("found")),
-            _ => anyhow::bail!(
-                "SIGBENCH_QEMU={}: not an executable file{} (unset it to use qemu-system-x86_64 from the PATH)",
-                given.display(),
-                if given.components().count() == 1 {
-                    " on the PATH"
-                } else {
-                    ""
-                }
-            ),
-        };
+    match given_qemu() {
+        Some(given) => given,
+        None => crate::testbed::require_tool("qemu-system-x86_64", "qemu-system-x86"),
     }
-    crate::testbed::require_tool("qemu-system-x86_64", "qemu-system-x86")
+}
+
+/// `SIGBENCH_QEMU`, checked, when it is set.
+fn given_qemu() -> Option<Result<PathBuf>> {
+    let given = PathBuf::from(std::env::var_os("SIGBENCH_QEMU").filter(|q| !q.is_empty())?);
+    Some(checked_given(given))
+}
+
+fn checked_given(given: PathBuf) -> Result<PathBuf> {
+    // The program that is checked is the one that runs: a name without a slash is looked
+    // up on the PATH (as exec would), a path made absolute here.
+    let q = if given.components().count() == 1 && !given.is_absolute() {
+        crate::testbed::find_tool(&given.to_string_lossy())
+    } else {
+        std::path::absolute(&given).ok()
+    };
+    use std::os::unix::fs::PermissionsExt;
+    match q.as_ref().and_then(|q| std::fs::metadata(q).ok()) {
+        Some(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => Ok(q.expect("found")),
+        _ => anyhow::bail!(
+            "SIGBENCH_QEMU={}: not an executable file{} (unset it to use qemu-system-x86_64 from the PATH)",
+            given.display(),
+            if given.components().count() == 1 {
+                " on the PATH"
+            } else {
+                ""
+            }
+        ),
+    }
 }
 
 /// A QEMU run in progress, with its files.
@@ -335,7 +482,7 @@ pub fn start(
     let results = workdir.join("results.json");
     let _ = std::fs::remove_file(&console);
     let _ = std::fs::remove_file(&results);
-    let mut cmd = Command::new(qemu()?);
+    let mut cmd = Command::new(&machine.qemu);
     // A sigbench killed with SIGKILL takes its QEMU with it.
     crate::sys::os::die_with_parent(&mut cmd);
     if let Some(fd) = inherit {
@@ -476,6 +623,7 @@ pub fn kvm_works(image: &Path, initrd: &Path, cache: &Path, workdir: &Path) -> R
             accel: Accel::Kvm,
             clock: ClockKind::Host,
             cpus: 1,
+            qemu: qemu()?,
         };
         let mut b = start(image, initrd, &kvm, 512, &dir, &[], None, None)?;
         let limit = Duration::from_secs(10);
@@ -507,7 +655,7 @@ pub fn kvm_works(image: &Path, initrd: &Path, cache: &Path, workdir: &Path) -> R
             if !said.to_lowercase().contains("kvm") {
                 anyhow::bail!(
                     "QEMU ({}) could not start a test guest ({status}{}): not a KVM verdict, nothing remembered",
-                    qemu()?.display(),
+                    kvm.qemu.display(),
                     if line.is_empty() {
                         String::new()
                     } else {
@@ -556,8 +704,79 @@ pub fn kvm_works(image: &Path, initrd: &Path, cache: &Path, workdir: &Path) -> R
 mod tests {
     use super::*;
 
+    /// QEMU 7.2 on the PATH, sigbench's own QEMU 10 when `own`: versions by name.
+    fn qemus(own: bool) -> Qemus {
+        fn version(p: &Path) -> Option<String> {
+            Some(
+                if p.ends_with("ten/qemu") {
+                    "10.0.2"
+                } else {
+                    "7.2.22"
+                }
+                .into(),
+            )
+        }
+        Qemus {
+            given: None,
+            system: Ok(PathBuf::from("/usr/bin/qemu")),
+            own: if own {
+                Ok(PathBuf::from("/opt/ten/qemu"))
+            } else {
+                Err("/opt/ten/qemu is not there".into())
+            },
+            version,
+        }
+    }
+
     fn resolve(a: Option<Accel>, c: Option<ClockKind>, kvm: bool) -> Result<Machine> {
-        Machine::resolve(a, c, None, || Ok(kvm))
+        Machine::resolve_on(a, c, None, || Ok(kvm), &qemus(false))
+    }
+
+    #[test]
+    fn several_icount_cpus_run_on_sigbenchs_own_qemu_10_and_nothing_else_does() {
+        let two = |own: bool| {
+            Machine::resolve_on(
+                None,
+                Some(ClockKind::Icount),
+                Some(2),
+                || Ok(false),
+                &qemus(own),
+            )
+        };
+        assert_eq!(two(true).unwrap().qemu, Path::new("/opt/ten/qemu"));
+        let e = two(false).unwrap_err().to_string();
+        assert!(
+            e.contains("/usr/bin/qemu, 7.2.22") && e.contains("/opt/ten/qemu is not there"),
+            "{e}"
+        );
+        // One CPU, or the host's clock: the system's QEMU, as before.
+        for (clock, cpus) in [(ClockKind::Icount, 1), (ClockKind::Host, 2)] {
+            let m = Machine::resolve_on(None, Some(clock), Some(cpus), || Ok(false), &qemus(true));
+            assert_eq!(m.unwrap().qemu, Path::new("/usr/bin/qemu"));
+        }
+        // SIGBENCH_QEMU is the only one when set.
+        let mut given = qemus(true);
+        given.given = Some(Ok(PathBuf::from("/usr/bin/qemu")));
+        let e = Machine::resolve_on(None, Some(ClockKind::Icount), Some(2), || Ok(false), &given)
+            .unwrap_err();
+        assert!(e.to_string().contains("SIGBENCH_QEMU chose it"), "{e}");
+    }
+
+    #[test]
+    fn an_own_qemu_another_user_could_have_replaced_is_not_run() {
+        // Under /tmp (group and others may write there): refused, naming why.
+        let dir = std::env::temp_dir().join(format!("sigbench-own-qemu-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let wrapper = dir.join("qemu-system-x86_64");
+        std::fs::write(&wrapper, "#!/bin/sh\n").unwrap();
+        let e = own_qemu(&wrapper).unwrap_err();
+        assert!(e.contains("is not root's alone"), "{e}");
+        assert!(
+            own_qemu(&dir.join("absent"))
+                .unwrap_err()
+                .contains("is not there")
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -572,14 +791,19 @@ mod tests {
         let m = resolve(Some(Accel::Tcg), Some(ClockKind::Host), true).unwrap();
         assert_eq!((m.accel, m.clock, m.cpus), (Accel::Tcg, ClockKind::Host, 2));
         // An explicit icount never asks whether KVM works.
-        let m = Machine::resolve(None, Some(ClockKind::Icount), Some(1), || {
-            panic!("KVM probed")
-        })
+        let m = Machine::resolve_on(
+            None,
+            Some(ClockKind::Icount),
+            Some(1),
+            || panic!("KVM probed"),
+            &qemus(false),
+        )
         .unwrap();
         assert_eq!((m.accel, m.cpus), (Accel::Tcg, 1));
         // Several CPUs under icount hang the boot: refused, pointing at --clock host.
         for clock in [None, Some(ClockKind::Icount)] {
-            let e = Machine::resolve(None, clock, Some(2), || Ok(false)).unwrap_err();
+            let e =
+                Machine::resolve_on(None, clock, Some(2), || Ok(false), &qemus(false)).unwrap_err();
             assert!(
                 e.to_string()
                     .starts_with("--guest-cpus 2 with the icount clock")
@@ -587,11 +811,25 @@ mod tests {
                 "{e}"
             );
         }
-        let m = Machine::resolve(None, Some(ClockKind::Host), Some(4), || Ok(false)).unwrap();
+        let m = Machine::resolve_on(
+            None,
+            Some(ClockKind::Host),
+            Some(4),
+            || Ok(false),
+            &qemus(false),
+        )
+        .unwrap();
         assert_eq!((m.accel, m.clock, m.cpus), (Accel::Tcg, ClockKind::Host, 4));
         assert!(m.args().join(" ").contains("-accel tcg,thread=multi"));
         assert!(
-            Machine::resolve(None, Some(ClockKind::Host), Some(4294967295), || Ok(false)).is_err()
+            Machine::resolve_on(
+                None,
+                Some(ClockKind::Host),
+                Some(4294967295),
+                || Ok(false),
+                &qemus(false)
+            )
+            .is_err()
         );
         let e = resolve(Some(Accel::Kvm), Some(ClockKind::Icount), true).unwrap_err();
         assert!(
@@ -599,7 +837,7 @@ mod tests {
                 .starts_with("--clock icount needs --accel tcg"),
             "{e}"
         );
-        assert!(Machine::resolve(None, None, Some(0), || Ok(false)).is_err());
+        assert!(Machine::resolve_on(None, None, Some(0), || Ok(false), &qemus(false)).is_err());
     }
 
     #[test]
