@@ -61,25 +61,39 @@ pub(crate) fn page(title: &str, style: &str, nav: &str, body: &str, made: &str) 
 /// triage note) takes the wrapping.
 pub const SHORT_COLUMN: usize = 28;
 
-/// The characters of `markup` a reader sees: text outside tags, an entity one character.
-/// Only for layout (a column's width); what a cell means is carried by its table.
-fn visible_chars(markup: &str) -> usize {
-    let (mut n, mut in_tag, mut in_entity) = (0, false, false);
-    for ch in markup.chars() {
-        match ch {
-            '<' => in_tag = true,
-            '>' if in_tag => in_tag = false,
-            _ if in_tag => {}
-            '&' => {
-                in_entity = true;
-                n += 1;
+/// Each character of `markup` with whether a reader sees it: text outside tags is seen,
+/// an entity once (at its `&`), tags not at all. Only for layout (a column's width, where
+/// a long word may break); what a cell means is carried by its table.
+fn seen(markup: &str) -> impl Iterator<Item = (char, bool)> + '_ {
+    let (mut in_tag, mut in_entity) = (false, false);
+    markup.chars().map(move |ch| {
+        let visible = match ch {
+            '<' => {
+                in_tag = true;
+                false
             }
-            ';' if in_entity => in_entity = false,
-            _ if in_entity => {}
-            _ => n += 1,
-        }
-    }
-    n
+            '>' if in_tag => {
+                in_tag = false;
+                false
+            }
+            _ if in_tag => false,
+            ';' if in_entity => {
+                in_entity = false;
+                false
+            }
+            _ if in_entity => false,
+            c => {
+                in_entity = c == '&';
+                true
+            }
+        };
+        (ch, visible)
+    })
+}
+
+/// The characters of `markup` a reader sees ([`seen`]).
+fn visible_chars(markup: &str) -> usize {
+    seen(markup).filter(|&(_, v)| v).count()
 }
 
 /// The longest run without spaces a table cell keeps whole: a metric with its case
@@ -93,23 +107,16 @@ pub const LONG_WORD: usize = 56;
 /// not its longest run.
 fn break_long_words(markup: &str) -> String {
     let mut out = String::with_capacity(markup.len());
-    let (mut run, mut in_tag, mut in_entity) = (0, false, false);
-    for ch in markup.chars() {
-        match ch {
-            '<' => in_tag = true,
-            '>' if in_tag => in_tag = false,
-            _ if in_tag => {}
-            ';' if in_entity => in_entity = false,
-            _ if in_entity => {}
-            c if c.is_whitespace() => run = 0,
-            c => {
-                if run == LONG_WORD {
-                    out.push_str("<wbr>");
-                    run = 0;
-                }
-                run += 1;
-                in_entity = c == '&';
+    let mut run = 0;
+    for (ch, visible) in seen(markup) {
+        if visible && ch.is_whitespace() {
+            run = 0;
+        } else if visible {
+            if run == LONG_WORD {
+                out.push_str("<wbr>");
+                run = 0;
             }
+            run += 1;
         }
         out.push(ch);
     }
