@@ -56,8 +56,11 @@ pub struct Qemus {
     pub given: Option<std::result::Result<PathBuf, String>>,
     /// `qemu-system-x86_64` on the PATH, or what to install.
     pub system: std::result::Result<PathBuf, String>,
-    /// [`OWN_QEMU`] when it is there and root's alone, or why it is not used.
-    pub own: std::result::Result<PathBuf, String>,
+    /// Finds [`OWN_QEMU`] when it is there and root's alone, or says why it is not used:
+    /// asked only for an icount guest of several CPUs the system's QEMU cannot run (the
+    /// walk of its directory is no work for every other run), once.
+    pub find_own: fn() -> std::result::Result<PathBuf, String>,
+    own: std::cell::OnceCell<std::result::Result<PathBuf, String>>,
     pub version: fn(&Path) -> Option<String>,
 }
 
@@ -68,9 +71,15 @@ impl Qemus {
             given: given_qemu().map(|r| r.map_err(|e| format!("{e:#}"))),
             system: crate::testbed::require_tool("qemu-system-x86_64", "qemu-system-x86")
                 .map_err(|e| format!("{e:#}")),
-            own: own_qemu(Path::new(OWN_QEMU)),
+            find_own: || own_qemu(Path::new(OWN_QEMU)),
+            own: std::cell::OnceCell::new(),
             version: version_of,
         }
+    }
+
+    /// [`Qemus::find_own`]'s answer, found once.
+    fn own(&self) -> &std::result::Result<PathBuf, String> {
+        self.own.get_or_init(self.find_own)
     }
 
     /// The QEMU for a guest: the given one; else the system's, unless `icount_cpus` (an
@@ -85,7 +94,7 @@ impl Qemus {
         if !icount_cpus || icount_smp((self.version)(&system).as_deref()) {
             return Ok(system);
         }
-        match &self.own {
+        match self.own() {
             Ok(own) if icount_smp((self.version)(own).as_deref()) => Ok(own.clone()),
             _ => Ok(system),
         }
@@ -221,7 +230,7 @@ impl Machine {
             // for its whole time slice: Debian's 6.1 with 2 CPUs never got past "Bringing
             // up secondary CPUs" in 40 s, while one CPU booted in 2 s of guest time.
             // QEMU 10 (bookworm-backports) brings the second CPU up in 0.27 s of guest time.
-            let own = match (&qemus.given, &qemus.own) {
+            let own = match (&qemus.given, qemus.own()) {
                 (Some(_), _) => "SIGBENCH_QEMU chose it".to_string(),
                 (None, Ok(p)) => format!("{} is no QEMU 10 either", p.display()),
                 (None, Err(why)) => why.clone(),
@@ -719,11 +728,12 @@ mod tests {
         Qemus {
             given: None,
             system: Ok(PathBuf::from("/usr/bin/qemu")),
-            own: if own {
-                Ok(PathBuf::from("/opt/ten/qemu"))
+            find_own: if own {
+                || Ok(PathBuf::from("/opt/ten/qemu"))
             } else {
-                Err("/opt/ten/qemu is not there".into())
+                || Err("/opt/ten/qemu is not there".into())
             },
+            own: std::cell::OnceCell::new(),
             version,
         }
     }
