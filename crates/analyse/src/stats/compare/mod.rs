@@ -170,7 +170,8 @@ pub struct Comparison {
     pub warnings: Vec<String>,
 }
 
-/// Minimum samples a side for a verdict worth trusting.
+/// Below this many samples a side a comparison says that only changes whose sides
+/// separate can be called (the rank test needs more; `verdict::evidence`).
 pub const MIN_SAMPLES: usize = 5;
 /// Above this coefficient of variation a time metric is called unstable.
 pub const MAX_CV: f64 = 0.05;

@@ -90,8 +90,18 @@ pub(super) fn few_samples_warnings(few: BTreeMap<String, Vec<(String, usize)>>) 
         if cases.len() > 4 {
             names.push(format!("… {} more", cases.len() - 4));
         }
+        // What so few values can still decide (`verdict::evidence`): nothing from one value
+        // a side; from two to four, only sides that do not overlap and lie three spreads
+        // apart (the rule for small samples) — a smaller change stays undecidable.
+        let can = if lo < 2 {
+            "one value a side decides nothing (use -r 3 or more)".to_string()
+        } else {
+            format!(
+                "only changes whose two sides do not overlap and lie 3 spreads apart can be called; smaller ones need -r {MIN_SAMPLES} or more"
+            )
+        };
         v.push(format!(
-            "{label}: only {counts} sample(s) per case in {} case(s) ({}); at least {MIN_SAMPLES} per side are needed for a verdict (use -r)",
+            "{label}: only {counts} sample(s) per case in {} case(s) ({}): {can}",
             cases.len(),
             names.join(", ")
         ));
@@ -109,5 +119,53 @@ pub(super) fn separate_blocks(a: &Samples, b: &Samples) -> Option<String> {
         Some(format!("{} (first) and {}", b.label, a.label))
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The warning says what so few values can still decide, not that nothing can: three
+    /// values a side are called by separation (`verdict::evidence`), one never.
+    #[test]
+    fn few_samples_say_what_they_can_still_decide() {
+        let few = |n: usize| {
+            let mut m = BTreeMap::new();
+            m.insert("a".to_string(), vec![("churn/N=2000".to_string(), n)]);
+            few_samples_warnings(m).remove(0)
+        };
+        let three = few(3);
+        assert!(
+            three.starts_with("a: only 3 sample(s) per case in 1 case(s) (churn/N=2000): only changes whose two sides do not overlap"),
+            "{three}"
+        );
+        assert!(!three.contains("needed for a verdict"), "{three}");
+        let one = few(1);
+        assert!(
+            one.ends_with("one value a side decides nothing (use -r 3 or more)"),
+            "{one}"
+        );
+        // And the rule agrees: 3 separated values a side are called, 1 a side never.
+        let (e, _) = crate::stats::verdict::evidence(
+            &[10.0, 10.1, 10.05],
+            &[12.0, 12.1, 12.05],
+            false,
+            Test::MannWhitney,
+            0.05,
+            1,
+            0.001,
+        );
+        assert_eq!(e, crate::stats::verdict::Evidence::Separation);
+        let (e, _) = crate::stats::verdict::evidence(
+            &[10.0],
+            &[12.0],
+            false,
+            Test::MannWhitney,
+            0.05,
+            1,
+            0.001,
+        );
+        assert_eq!(e, crate::stats::verdict::Evidence::Undecidable);
     }
 }
