@@ -1346,6 +1346,10 @@ fn the_cost_model_prices_strides_the_same_every_boot() {
     );
     let misses = |k: usize, level: &str| first[k]["counters"][level].as_u64().unwrap();
     assert!(misses(2, "l1d_misses") >= 4096 * 150 && misses(0, "l1d_misses") < 1_000);
+    // One CPU: nothing moves between caches.
+    for s in &first {
+        assert_eq!(s["counters"]["coherence_misses"], 0, "{s}");
+    }
     assert_eq!(calibrate(), first, "a second boot counted otherwise");
 }
 

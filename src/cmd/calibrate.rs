@@ -1,9 +1,10 @@
-//! `sigbench calibrate [--kernel K] [--json FILE]`: what the cost model charges against
-//! what this machine pays (`sigbench::calibrate`): a dependent-load chase here and its
-//! price in the model; with `--kernel`, a stride loop in a guest under the model.
+//! `sigbench calibrate [--kernel K [--guest-cpus 2]] [--json FILE]`: what the cost model
+//! charges against what this machine pays (`sigbench::calibrate`): a dependent-load chase
+//! here and its price in the model, a two-CPU ping-pong here; with `--kernel`, a stride
+//! loop in a guest under the model, and with two guest CPUs the ping-pong there.
 
 use anyhow::{Context, Result};
-use sigbench::calibrate::{self, Chase, GuestStrides, Stride};
+use sigbench::calibrate::{self, Chase, GuestPingPong, GuestStrides, Stride};
 use sigbench::vm::{VmOptions, kernel};
 use std::path::PathBuf;
 
@@ -19,6 +20,10 @@ pub struct Args {
     /// Loads of the chase per working set (at least 1000)
     #[arg(long, default_value_t = 2_000_000, value_name = "N")]
     loads: usize,
+    /// CPUs of the guest: with 2 or more it also runs the ping-pong (on QEMU 10: an icount
+    /// guest of several CPUs needs it)
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    guest_cpus: u32,
     #[command(flatten)]
     cache: super::options::CacheOptions,
 }
@@ -32,6 +37,8 @@ struct Figures {
     model: String,
     weights: sigbench_cost::Weights,
     chase: Vec<Chase>,
+    /// ns a round trip of the ping-pong on this machine (None: it has one CPU).
+    ping_pong_ns: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     guest: Option<GuestFigures>,
 }
@@ -42,6 +49,8 @@ struct GuestFigures {
     reads: u64,
     rounds: u64,
     strides: Vec<Stride>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ping_pong: Option<GuestPingPong>,
 }
 
 /// In a guest: the stride loop between the model's marks, its figures to the results port.
@@ -67,6 +76,7 @@ pub fn run(args: Args) -> Result<i32> {
         );
     }
     let loads = args.loads;
+
     // The kernel is checked and made ready before the chase: a bad one is refused at once.
     let kern = match &args.kernel {
         None => None,
@@ -89,6 +99,13 @@ pub fn run(args: Args) -> Result<i32> {
             model_ns: calibrate::chase_model(bytes, loads.min(400_000)),
         })
         .collect();
+    let ping_pong_ns = match calibrate::ping_pong(calibrate::ROUND_TRIPS_HERE, false) {
+        Ok(ns) => Some(ns),
+        Err(e) => {
+            eprintln!("sigbench: calibrate: no ping-pong on this machine: {e}");
+            None
+        }
+    };
     let guest = match kern {
         None => None,
         Some(kern) => {
@@ -97,7 +114,7 @@ pub fn run(args: Args) -> Result<i32> {
                 accel: Some(sigbench::vm::qemu::Accel::Tcg),
                 clock: Some(sigbench::clock::ClockKind::Icount),
                 mem_mib: 1024,
-                cpus: None,
+                cpus: Some(args.guest_cpus),
                 timeout: None,
                 cost_model: true,
             };
@@ -108,11 +125,20 @@ pub fn run(args: Args) -> Result<i32> {
                     kern.name
                 )
             })?;
+            if args.guest_cpus > 1 && g.ping_pong.is_none() {
+                anyhow::bail!(
+                    "kernel {}: the guest of {} CPUs did not run the ping-pong (does the kernel have SMP?)",
+                    kern.name,
+                    args.guest_cpus
+                );
+            }
+            let (strides, ping_pong) = calibrate::guest_figures(&g, &records)?;
             Some(GuestFigures {
                 kernel: kern.name.clone(),
                 reads: g.reads,
                 rounds: g.rounds,
-                strides: calibrate::strides(&g, &records)?,
+                strides,
+                ping_pong,
             })
         }
     };
@@ -121,6 +147,7 @@ pub fn run(args: Args) -> Result<i32> {
         model: sigbench::vm::cost::model(),
         weights: sigbench::metric::COST_WEIGHTS,
         chase,
+        ping_pong_ns,
         guest,
     };
     match &args.json {
@@ -167,6 +194,12 @@ fn text(f: &Figures) -> String {
             c.model_ns
         );
     }
+    if let Some(ns) = f.ping_pong_ns {
+        super::outln!(
+            out,
+            "\na ping-pong of one cache line between two CPUs: {ns:.1} ns a round trip on this machine"
+        );
+    }
     if let Some(g) = &f.guest {
         super::outln!(
             out,
@@ -200,6 +233,16 @@ fn text(f: &Figures) -> String {
                 c.ll_misses,
                 s.cost_ms,
                 s.ns_per_read
+            );
+        }
+        if let Some(p) = &g.ping_pong {
+            super::outln!(
+                out,
+                "the ping-pong in the guest ({} round trips): {:.2} coherence misses a round trip, priced {:.1} ns (the window's whole cost {:.1} ns a round trip: under icount a CPU spins until the other runs)",
+                p.round_trips,
+                p.transfers_per_round_trip,
+                p.transfer_ns,
+                p.cost_ns
             );
         }
     }

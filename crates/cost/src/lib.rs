@@ -18,9 +18,11 @@
 //!
 //! The model is deterministic: the same guest (under the icount clock, one host thread
 //! running every guest CPU in turn) makes the same accesses in the same order every boot,
-//! so two boots give the same counters. What it does not model — TLBs, prefetchers,
-//! branch prediction, out-of-order overlap of misses, coherence traffic between CPUs — is
-//! said wherever a cost is shown (docs/statistics.md, "What the cost model counts").
+//! so two boots give the same counters. With several CPUs their private caches are kept
+//! coherent by write-invalidate, and a line taken from another CPU's caches is a
+//! coherence miss. What it does not model — TLBs, prefetchers, branch prediction,
+//! out-of-order overlap of misses, write-backs — is said wherever a cost is shown
+//! (docs/statistics.md, "What the cost model counts").
 
 #[cfg(sigbench_plugin)]
 mod qemu;
@@ -131,6 +133,27 @@ impl Cache {
             }
         }
     }
+
+    /// Whether `line` is here (its place in the set unchanged).
+    #[inline]
+    pub fn contains(&self, line: u64) -> bool {
+        let base = self.set_of(line) * self.ways;
+        let key = line.wrapping_add(1);
+        self.tags[base..base + self.ways].contains(&key)
+    }
+
+    /// Drop `line` if it is here (another CPU wrote it): the entries after it move up,
+    /// the set's last way becomes empty.
+    #[inline]
+    pub fn invalidate(&mut self, line: u64) {
+        let base = self.set_of(line) * self.ways;
+        let set = &mut self.tags[base..base + self.ways];
+        let key = line.wrapping_add(1);
+        if let Some(i) = set.iter().position(|&t| t == key) {
+            set.copy_within(i + 1.., i);
+            set[set.len() - 1] = 0;
+        }
+    }
 }
 
 /// What a guest did, cumulative from its boot (a window is the difference of two).
@@ -154,6 +177,20 @@ pub struct Counters {
     pub string_lines: u64,
     /// Locked (atomic) instructions: a `lock` prefix, or `xchg` with memory.
     pub locked: u64,
+    /// Data accesses to a line another guest CPU held modified: the line comes from that
+    /// CPU's caches (a cross-core transfer). Counted in the first- and second-level
+    /// misses too, never as a last-level miss. 0 with one CPU (and in runs from before).
+    #[cfg_attr(not(sigbench_plugin), serde(default))]
+    pub coherence_misses: u64,
+    /// Of those, the accesses of locked instructions: a contended lock's line moving to
+    /// the CPU that takes it.
+    #[cfg_attr(not(sigbench_plugin), serde(default))]
+    pub locked_transfers: u64,
+    /// Whether the model that counted these kept caches coherent (the two counters above
+    /// mean something): false in runs stored before it did, whose coherence was not
+    /// measured — never 0.
+    #[cfg_attr(not(sigbench_plugin), serde(default))]
+    pub coherence_counted: bool,
 }
 
 impl Counters {
@@ -173,6 +210,13 @@ impl Counters {
                 .saturating_sub(earlier.string_iterations),
             string_lines: self.string_lines.saturating_sub(earlier.string_lines),
             locked: self.locked.saturating_sub(earlier.locked),
+            coherence_misses: self
+                .coherence_misses
+                .saturating_sub(earlier.coherence_misses),
+            locked_transfers: self
+                .locked_transfers
+                .saturating_sub(earlier.locked_transfers),
+            coherence_counted: self.coherence_counted && earlier.coherence_counted,
         }
     }
 
@@ -189,11 +233,25 @@ impl Counters {
             string_iterations: self.string_iterations + other.string_iterations,
             string_lines: self.string_lines + other.string_lines,
             locked: self.locked + other.locked,
+            coherence_misses: self.coherence_misses + other.coherence_misses,
+            locked_transfers: self.locked_transfers + other.locked_transfers,
+            coherence_counted: self.coherence_counted && other.coherence_counted,
         }
     }
 
+    /// The counters this model measured, by name: all of them, but the coherence
+    /// counters of a run from before the model kept caches coherent.
+    pub fn measured(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        Counters::NAMES
+            .into_iter()
+            .zip(self.values())
+            .filter(|(name, _)| {
+                self.coherence_counted || !matches!(*name, "coherence_misses" | "locked_transfers")
+            })
+    }
+
     /// The counters' names, in the order a record writes them.
-    pub const NAMES: [&'static str; 10] = [
+    pub const NAMES: [&'static str; 12] = [
         "insns",
         "loads",
         "stores",
@@ -204,9 +262,11 @@ impl Counters {
         "string_iterations",
         "string_lines",
         "locked",
+        "coherence_misses",
+        "locked_transfers",
     ];
 
-    pub fn values(&self) -> [u64; 10] {
+    pub fn values(&self) -> [u64; 12] {
         [
             self.insns,
             self.loads,
@@ -218,10 +278,12 @@ impl Counters {
             self.string_iterations,
             self.string_lines,
             self.locked,
+            self.coherence_misses,
+            self.locked_transfers,
         ]
     }
 
-    fn from_values(v: [u64; 10]) -> Counters {
+    fn from_values(v: [u64; 12]) -> Counters {
         Counters {
             insns: v[0],
             loads: v[1],
@@ -233,6 +295,9 @@ impl Counters {
             string_iterations: v[7],
             string_lines: v[8],
             locked: v[9],
+            coherence_misses: v[10],
+            locked_transfers: v[11],
+            coherence_counted: true,
         }
     }
 }
@@ -256,6 +321,10 @@ pub struct Weights {
     pub memory: f64,
     /// A locked instruction (on top of its instruction).
     pub locked: f64,
+    /// A line taken from another CPU's caches, on top of the first- and second-level
+    /// misses it also is (in place of the last level and memory).
+    #[cfg_attr(not(sigbench_plugin), serde(default = "Weights::default_coherence"))]
+    pub coherence: f64,
 }
 
 impl Default for Weights {
@@ -272,7 +341,13 @@ impl Weights {
         ll_hit: 40.0,
         memory: 240.0,
         locked: 20.0,
+        coherence: 68.0,
     };
+
+    #[cfg(not(sigbench_plugin))]
+    fn default_coherence() -> f64 {
+        Weights::DEFAULT.coherence
+    }
 
     /// The cycles of `c`: instructions (a string instruction by the lines it touched, not
     /// its iterations), then each miss at the latency of the level that served it,
@@ -284,6 +359,7 @@ impl Weights {
             + c.l2_misses as f64 * self.ll_hit
             + c.ll_misses as f64 * self.memory
             + c.locked as f64 * self.locked
+            + c.coherence_misses as f64 * self.coherence
     }
 
     /// The cost of `c` in milliseconds at the nominal clock.
@@ -364,7 +440,7 @@ pub struct Record {
 }
 
 /// The first word of every record line, with the format's version.
-pub const RECORD_TAG: &str = "sigbench-cost/1";
+pub const RECORD_TAG: &str = "sigbench-cost/2";
 
 impl Record {
     pub fn line(&self) -> String {
@@ -379,7 +455,7 @@ impl Record {
             return None;
         }
         let mark = Mark::from_name(w.next()?)?;
-        let mut v = [0u64; 10];
+        let mut v = [0u64; Counters::NAMES.len()];
         for x in &mut v {
             *x = w.next()?.parse().ok()?;
         }
@@ -461,7 +537,28 @@ pub struct Machine {
     /// Per CPU the line a string instruction last touched, reading and writing: the next
     /// access to the same line is the same line, not another access.
     string_last: Vec<[u64; 2]>,
+    /// With several CPUs, per guest-physical line the CPU that holds it modified (its
+    /// index + 1; 0: none — never written, or read by another since): the directory of a
+    /// write-invalidate protocol (MESI's M against the rest).
+    owner: Vec<u8>,
+    /// How many CPUs have accessed memory (the highest index seen + 1): the model is made
+    /// for the most a guest can have, and a write looks only at the caches of CPUs that ran.
+    seen: usize,
 }
+
+/// How a data access reaches memory, as its instruction does it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Plain,
+    /// A `rep` string instruction: its accesses to the line it touched last are one.
+    String,
+    /// A locked instruction.
+    Locked,
+}
+
+/// The lines the directory follows: guest-physical memory below 16 GiB (a guest's RAM;
+/// beyond, lines are taken as held by no CPU).
+const OWNED_LINES: u64 = 1 << 28;
 
 /// Instruction lines are kept apart from data lines in the last level (an instruction's
 /// address is its host address, a data access's its guest-physical one).
@@ -475,8 +572,13 @@ impl Machine {
             l1d: (0..cpus).map(|_| Cache::new(L1D)).collect(),
             l2: (0..cpus).map(|_| Cache::new(L2)).collect(),
             ll: Cache::hashed(LL),
-            counts: Counters::default(),
+            counts: Counters {
+                coherence_counted: true,
+                ..Counters::default()
+            },
             string_last: vec![[u64::MAX; 2]; cpus],
+            owner: Vec::new(),
+            seen: 1,
         }
     }
 
@@ -513,10 +615,17 @@ impl Machine {
         }
     }
 
-    /// CPU `cpu` reads or writes the byte at guest-physical `addr`; `string`: for a `rep`
-    /// string instruction (its accesses to the line it touched last are one access).
+    /// CPU `cpu` reads or writes the byte at guest-physical `addr` with an instruction of
+    /// `access`'s kind.
+    ///
+    /// With several CPUs the private caches are kept coherent by write-invalidate: a store
+    /// takes the line from every other CPU's first and second level (it is then held
+    /// modified by the writer), and an access to a line another CPU holds modified is a
+    /// coherence miss — it misses both private levels and is served by that CPU's caches
+    /// (which keep a clean copy after a read, none after a write), not by the last level
+    /// or memory.
     #[inline]
-    pub fn data(&mut self, cpu: usize, addr: u64, store: bool, string: bool) {
+    pub fn data(&mut self, cpu: usize, addr: u64, store: bool, access: Access) {
         let cpu = self.cpu(cpu);
         if store {
             self.counts.stores += 1;
@@ -524,7 +633,7 @@ impl Machine {
             self.counts.loads += 1;
         }
         let line = addr >> LINE_SHIFT;
-        if string {
+        if access == Access::String {
             let last = &mut self.string_last[cpu][store as usize];
             if *last == line {
                 return;
@@ -532,10 +641,87 @@ impl Machine {
             *last = line;
             self.counts.string_lines += 1;
         }
+        // The directory is kept from the first access on, whatever the CPUs, so that the
+        // lines one CPU wrote are known to be its when a second comes up.
+        if cpu >= self.seen {
+            self.seen = cpu + 1;
+        }
+        let mut held = self.owner_of(line);
+        // A modified line its CPU has since evicted from both its levels was written back:
+        // it comes from the last level or memory like any other.
+        if let Some(o) = held.filter(|&o| o != cpu)
+            && !self.l1d[o].contains(line)
+            && !self.l2[o].contains(line)
+        {
+            self.set_owner(line, None);
+            held = None;
+        }
+        if held.is_some_and(|o| o != cpu) {
+            self.counts.l1d_misses += 1;
+            self.counts.l2_misses += 1;
+            self.counts.coherence_misses += 1;
+            if access == Access::Locked {
+                self.counts.locked_transfers += 1;
+            }
+            if store {
+                self.take(cpu, line);
+            } else {
+                self.set_owner(line, None);
+            }
+            self.l1d[cpu].access(line);
+            self.l2[cpu].access(line);
+            self.ll.access(line);
+            return;
+        }
+        if store && held != Some(cpu) {
+            self.take(cpu, line);
+        }
         if !self.l1d[cpu].access(line) {
             self.counts.l1d_misses += 1;
             self.beyond_l1(cpu, line);
         }
+    }
+
+    /// The CPU holding `line` modified, if one does.
+    #[inline]
+    fn owner_of(&self, line: u64) -> Option<usize> {
+        match self.owner.get(line as usize) {
+            Some(&k) if k > 0 => Some(k as usize - 1),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn set_owner(&mut self, line: u64, cpu: Option<usize>) {
+        if line >= OWNED_LINES {
+            return;
+        }
+        let i = line as usize;
+        if i >= self.owner.len() {
+            if cpu.is_none() {
+                return;
+            }
+            // Grown a MiB of lines (64 MiB of memory) at a time, up to the line.
+            self.owner.resize((i | 0xf_ffff) + 1, 0);
+        }
+        // At most 64 CPUs have caches of their own (`cpu` folds the others onto them).
+        self.owner[i] = cpu.map_or(0, |c| c as u8 + 1);
+    }
+
+    /// CPU `cpu` writes `line`: every other CPU's copy is dropped, and `cpu` holds it
+    /// modified.
+    #[inline]
+    fn take(&mut self, cpu: usize, line: u64) {
+        for other in (0..self.seen).filter(|&o| o != cpu) {
+            self.l1d[other].invalidate(line);
+            self.l2[other].invalidate(line);
+            for last in &mut self.string_last[other] {
+                if *last == line {
+                    *last = u64::MAX;
+                }
+            }
+        }
+        self.set_owner(line, Some(cpu));
     }
 }
 
@@ -720,7 +906,7 @@ mod tests {
             let mut m = Machine::new(1);
             for _ in 0..200 {
                 for k in 0..1024 {
-                    m.data(0, 0x10_0000 + k * stride, false, false);
+                    m.data(0, 0x10_0000 + k * stride, false, Access::Plain);
                 }
             }
             cost.push(m.counts);
@@ -732,11 +918,125 @@ mod tests {
         assert_eq!((cost[1].l2_misses, cost[1].ll_misses), (200 * 1024, 1024));
     }
 
+    /// Issue 58: two CPUs writing one line in turn move it every time but the first —
+    /// coherence misses = writes − 1 — and the machine the model is made for (64 CPUs)
+    /// pays nothing for it while one CPU runs.
+    #[test]
+    fn a_line_written_by_two_cpus_in_turn_moves_at_every_write_but_the_first() {
+        let mut m = Machine::new(64);
+        let writes = 1000;
+        for k in 0..writes {
+            m.data(k % 2, 0x4_0000, true, Access::Plain);
+        }
+        assert_eq!(m.counts.coherence_misses, writes as u64 - 1);
+        // Each is a miss of both private levels, never of the last level (one memory
+        // access: the first write).
+        assert_eq!(m.counts.l1d_misses, writes as u64);
+        assert_eq!(m.counts.l2_misses, writes as u64);
+        assert_eq!(m.counts.ll_misses, 1);
+        assert_eq!(m.counts.locked_transfers, 0);
+        // A lock taken in turn: every transfer a locked one.
+        let mut m = Machine::new(64);
+        for k in 0..writes {
+            m.data(k % 2, 0x4_0000, false, Access::Locked);
+            m.data(k % 2, 0x4_0000, true, Access::Locked);
+        }
+        assert_eq!(m.counts.coherence_misses, writes as u64 - 1);
+        assert_eq!(m.counts.locked_transfers, writes as u64 - 1);
+        // One CPU alone, the same accesses: no coherence, and the model's 63 unused CPUs
+        // are never looked at.
+        let mut m = Machine::new(64);
+        for _ in 0..writes {
+            m.data(0, 0x4_0000, true, Access::Plain);
+        }
+        assert_eq!((m.counts.coherence_misses, m.counts.l1d_misses), (0, 1));
+        assert_eq!(m.seen, 1);
+    }
+
+    /// A line another CPU wrote and then evicted from both its levels was written back:
+    /// no transfer, a last-level hit.
+    #[test]
+    fn a_line_written_back_comes_from_the_last_level() {
+        let mut m = Machine::new(2);
+        m.data(0, 0x10_0000, true, Access::Plain);
+        // Evict it from CPU 0's L1D and L2: 16 more lines in its L2 set (and L1D set).
+        for k in 1..=16u64 {
+            m.data(0, 0x10_0000 + k * (1 << 20), false, Access::Plain);
+        }
+        let before = m.counts;
+        m.data(1, 0x10_0000, false, Access::Plain);
+        let c = m.counts.since(&before);
+        assert_eq!((c.coherence_misses, c.l2_misses, c.ll_misses), (0, 1, 0));
+    }
+
+    /// Readers share a line (no transfer among them once it is clean); a write takes it
+    /// from all of them, and each reader's next read is a transfer again.
+    #[test]
+    fn readers_share_a_line_until_one_writes_it() {
+        let mut m = Machine::new(4);
+        let line = 0x8_0000;
+        m.data(0, line, true, Access::Plain); // CPU 0 holds it modified
+        for cpu in 1..4 {
+            m.data(cpu, line, false, Access::Plain);
+        }
+        // CPU 1's read took it from CPU 0 (now clean); 2 and 3 read a clean line.
+        assert_eq!(m.counts.coherence_misses, 1);
+        for cpu in 0..4 {
+            m.data(cpu, line, false, Access::Plain);
+        }
+        assert_eq!(m.counts.coherence_misses, 1, "reads of a shared line hit");
+        m.data(3, line, true, Access::Plain);
+        let before = m.counts.l1d_misses;
+        for cpu in 0..3 {
+            m.data(cpu, line, false, Access::Plain);
+        }
+        // The first reader takes it from CPU 3; the line is clean then, so the other two
+        // miss (their copies were dropped) and are served by the last level.
+        assert_eq!(m.counts.coherence_misses, 2);
+        assert_eq!(m.counts.l1d_misses - before, 3);
+        // The price: a transfer is dearer than a last-level hit, cheaper than memory.
+        let w = Weights::default();
+        let transfer = w.l2_hit + w.ll_hit + w.coherence;
+        assert!(transfer > w.l2_hit + w.ll_hit && transfer < w.l2_hit + w.ll_hit + w.memory);
+        assert_eq!(transfer / w.ghz, 40.0, "ns at the nominal clock");
+    }
+
+    #[test]
+    fn records_of_two_more_counters_read_back_and_a_run_from_before_them_still_loads() {
+        let c = Counters {
+            insns: 5,
+            coherence_misses: 7,
+            locked_transfers: 2,
+            coherence_counted: true,
+            ..Default::default()
+        };
+        let line = Record {
+            mark: Mark::Open,
+            counters: c,
+        }
+        .line();
+        assert_eq!(Record::parse(&line).unwrap().counters, c);
+        // A stored run's counters written before the two existed.
+        let old: Counters = serde_json::from_str(
+            r#"{"insns":1,"loads":2,"stores":3,"l1i_misses":4,"l1d_misses":5,"l2_misses":6,"ll_misses":7,"string_iterations":8,"string_lines":9,"locked":10}"#,
+        )
+        .unwrap();
+        assert_eq!((old.locked, old.coherence_misses), (10, 0));
+        // … and says it did not measure them, rather than 0.
+        assert!(!old.coherence_counted);
+        assert_eq!(old.measured().count(), Counters::NAMES.len() - 2);
+        let new = Record::parse(&line).unwrap().counters;
+        assert!(
+            new.measured()
+                .any(|(n, v)| n == "coherence_misses" && v == 7)
+        );
+    }
+
     #[test]
     fn a_string_instruction_is_priced_by_its_lines() {
         let mut m = Machine::new(1);
         for b in 0..4096 {
-            m.data(0, 0x2000 + b, true, true);
+            m.data(0, 0x2000 + b, true, Access::String);
         }
         assert_eq!(m.counts.stores, 4096);
         assert_eq!(m.counts.string_lines, 64);
@@ -774,6 +1074,7 @@ mod tests {
             mark,
             counters: Counters {
                 insns,
+                coherence_counted: true,
                 ..Default::default()
             },
         };

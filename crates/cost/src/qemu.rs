@@ -15,7 +15,7 @@
 //! sigbench loads it only into a single-threaded TCG (`-accel tcg,thread=single`, the
 //! icount clock): every callback runs on the one thread that runs every guest CPU.
 
-use super::{CodeRegions, Kind, LINE_SHIFT, Machine, Mark, Record, kind_of};
+use super::{Access, CodeRegions, Kind, LINE_SHIFT, Machine, Mark, Record, kind_of};
 use std::cell::UnsafeCell;
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::io::Write;
@@ -208,7 +208,7 @@ extern "C" fn counted(_cpu: c_uint, udata: *mut c_void) {
     c.store(c.load(Relaxed) + 1, Relaxed);
 }
 
-/// `udata` of a memory callback: 1 for a `rep` string instruction.
+/// `udata` of a memory callback: 1 for a `rep` string instruction, 2 for a locked one.
 extern "C" fn accessed(cpu: c_uint, info: MemInfo, vaddr: u64, udata: *mut c_void) {
     if !ARMED.load(Relaxed) {
         return;
@@ -235,7 +235,12 @@ extern "C" fn accessed(cpu: c_uint, info: MemInfo, vaddr: u64, udata: *mut c_voi
     }
     // SAFETY: `hw` is a RAM address QEMU returned for this access.
     let phys = unsafe { qemu_plugin_hwaddr_phys_addr(hw) };
-    STATE.with(|s| s.machine.data(cpu as usize, phys, store, !udata.is_null()));
+    let access = match udata as usize {
+        1 => Access::String,
+        2 => Access::Locked,
+        _ => Access::Plain,
+    };
+    STATE.with(|s| s.machine.data(cpu as usize, phys, store, access));
 }
 
 extern "C" fn marked(_cpu: c_uint, udata: *mut c_void) {
@@ -330,7 +335,8 @@ extern "C" fn translated(_id: PluginId, tb: *mut Tb) {
                     mark as usize as *mut c_void,
                 );
             }
-            let string = match kind_of(bytes) {
+            let kind = kind_of(bytes);
+            match kind {
                 Kind::RepString => {
                     qemu_plugin_register_vcpu_insn_exec_cb(
                         insn,
@@ -338,7 +344,6 @@ extern "C" fn translated(_id: PluginId, tb: *mut Tb) {
                         CB_NO_REGS,
                         std::ptr::null_mut(),
                     );
-                    true
                 }
                 Kind::Locked => {
                     qemu_plugin_register_vcpu_insn_exec_cb(
@@ -347,16 +352,20 @@ extern "C" fn translated(_id: PluginId, tb: *mut Tb) {
                         CB_NO_REGS,
                         1usize as *mut c_void,
                     );
-                    false
                 }
-                Kind::Plain => false,
+                Kind::Plain => {}
+            }
+            let access = match kind {
+                Kind::Plain => 0usize,
+                Kind::RepString => 1,
+                Kind::Locked => 2,
             };
             qemu_plugin_register_vcpu_mem_cb(
                 insn,
                 accessed,
                 CB_NO_REGS,
                 MEM_RW,
-                usize::from(string) as *mut c_void,
+                access as *mut c_void,
             );
         }
         if let Some((first, last, insns)) = run {

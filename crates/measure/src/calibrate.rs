@@ -8,7 +8,10 @@
 //!   the model in this process;
 //! - in a guest under the model, a loop reading 4,096 addresses 150 times at a stride of
 //!   4 B, 64 B and 4 KiB (the same instructions; only the addresses differ) between the
-//!   guest's marks: what the plugin counted and priced.
+//!   guest's marks: what the plugin counted and priced;
+//! - a ping-pong of two threads on two CPUs passing one cache line back and forth: its
+//!   round trip on this machine, and in a guest of two CPUs what the model counted
+//!   (coherence misses) and priced.
 //!
 //! The weights are fixed (`metric::COST_WEIGHTS`): a cost compares across
 //! machines as an instruction count does. This machine's chase informs them; it does not
@@ -79,12 +82,12 @@ pub fn chase_model(bytes: usize, loads: usize) -> f64 {
     let mut m = sigbench_cost::Machine::new(1);
     let mut at = 0usize;
     for _ in 0..next.len() {
-        m.data(0, (at as u64) << 6, false, false);
+        m.data(0, (at as u64) << 6, false, sigbench_cost::Access::Plain);
         at = next[at];
     }
     let before = m.counts;
     for _ in 0..loads {
-        m.data(0, (at as u64) << 6, false, false);
+        m.data(0, (at as u64) << 6, false, sigbench_cost::Access::Plain);
         at = next[at];
     }
     let mut c = m.counts.since(&before);
@@ -107,6 +110,94 @@ pub struct GuestStrides {
     pub strides: Vec<u64>,
     pub reads: u64,
     pub rounds: u64,
+    /// With two CPUs or more: the ping-pong's round trips, its window after the strides'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ping_pong: Option<u64>,
+}
+
+/// Round trips of the ping-pong on this machine, and in a guest (where each turn runs as
+/// emulated instructions, and the other CPU's turn comes when this one spins: `pause`
+/// hands QEMU's one thread to the next guest CPU).
+pub const ROUND_TRIPS_HERE: u64 = 1_000_000;
+pub const ROUND_TRIPS_GUEST: u64 = 2_000;
+
+/// Two threads on CPUs 0 and 1 pass a counter in one cache line back and forth,
+/// `round_trips` times after 1,000 untimed: each waits until the line holds the other's
+/// value and writes its own, so every turn moves the line from one CPU's caches to the
+/// other's (a write-invalidate machine moves it twice a round trip). Returns the ns a
+/// round trip took on this clock; `marks`: between the cost model's marks (in a guest).
+pub fn ping_pong(round_trips: u64, marks: bool) -> anyhow::Result<f64> {
+    use std::sync::atomic::{AtomicU64, Ordering::Acquire, Ordering::Release};
+    /// The line, alone in its 64 bytes.
+    #[repr(align(64))]
+    struct Line(AtomicU64);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 {
+        anyhow::bail!("the ping-pong needs two CPUs; this machine lets sigbench use {cpus}");
+    }
+    let line = Line(AtomicU64::new(0));
+    // Set by a thread that could not be placed: the other stops waiting.
+    let gave_up = std::sync::atomic::AtomicBool::new(false);
+    let warm = 1000;
+    let total = warm + round_trips;
+    // Wait until the line holds `v`; false when the other thread gave up.
+    let wait = |v: u64| loop {
+        if line.0.load(Acquire) == v {
+            return true;
+        }
+        if gave_up.load(std::sync::atomic::Ordering::Relaxed) {
+            return false;
+        }
+        std::hint::spin_loop();
+    };
+    std::thread::scope(|s| {
+        let other = s.spawn(|| -> std::io::Result<()> {
+            if let Err(e) = crate::sys::os::pin_to_cpu(1) {
+                gave_up.store(true, Release);
+                return Err(e);
+            }
+            for k in 0..total {
+                if !wait(2 * k + 1) {
+                    break;
+                }
+                line.0.store(2 * k + 2, Release);
+            }
+            Ok(())
+        });
+        // Both sides on threads of their own: the caller's thread (and what it starts
+        // later, a guest's QEMU) keeps the CPUs it had.
+        let first = s.spawn(|| -> std::io::Result<f64> {
+            if let Err(e) = crate::sys::os::pin_to_cpu(0) {
+                gave_up.store(true, Release);
+                return Err(e);
+            }
+            let mut started = Instant::now();
+            for k in 0..total {
+                if k == warm {
+                    if marks {
+                        crate::sys::os::mark(sigbench_cost::Mark::Arm);
+                        crate::sys::os::mark(sigbench_cost::Mark::Open);
+                    }
+                    started = Instant::now();
+                }
+                line.0.store(2 * k + 1, Release);
+                if !wait(2 * k + 2) {
+                    break;
+                }
+            }
+            let ns = started.elapsed().as_nanos() as f64 / round_trips as f64;
+            if marks {
+                crate::sys::os::mark(sigbench_cost::Mark::Close);
+            }
+            Ok(ns)
+        });
+        let panicked = |_| anyhow::anyhow!("a thread of the ping-pong panicked");
+        let ns = first.join().map_err(panicked)?;
+        let theirs = other.join().map_err(panicked)?;
+        let ns = ns.map_err(|e| anyhow::anyhow!("cannot run the ping-pong on CPU 0: {e}"))?;
+        theirs.map_err(|e| anyhow::anyhow!("cannot run the ping-pong on CPU 1: {e}"))?;
+        Ok(ns)
+    })
 }
 
 pub const GUEST_SCHEMA: &str = "sigbench.calibrate-guest";
@@ -131,11 +222,17 @@ pub fn guest_strides() -> GuestStrides {
         crate::sys::os::mark(Mark::Close);
         std::hint::black_box(sum);
     }
+    // With a second CPU, the ping-pong in a window of its own (its time in the guest is
+    // the instruction count's: the model's counters are what it is for).
+    let two = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+    let ping_pong =
+        (two && ping_pong(ROUND_TRIPS_GUEST, true).is_ok()).then_some(ROUND_TRIPS_GUEST);
     GuestStrides {
         schema: GUEST_SCHEMA.into(),
         strides: STRIDES.to_vec(),
         reads: READS,
         rounds: ROUNDS,
+        ping_pong,
     }
 }
 
@@ -155,33 +252,90 @@ pub struct Stride {
     pub ns_per_read: f64,
 }
 
-/// The guest's windows (from the plugin's records) paired with its strides.
-pub fn strides(guest: &GuestStrides, records: &str) -> anyhow::Result<Vec<Stride>> {
+/// The ping-pong in a guest of two CPUs as the plugin counted it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GuestPingPong {
+    pub round_trips: u64,
+    pub counters: sigbench_cost::Counters,
+    /// Coherence misses a round trip (2 on a write-invalidate machine).
+    pub transfers_per_round_trip: f64,
+    /// The model's price of those transfers, ns a round trip — what a machine's round
+    /// trip is made of.
+    pub transfer_ns: f64,
+    /// The window's whole price a round trip, ns: the transfers and the instructions of
+    /// the turns, spinning included (under icount a CPU spins until `pause` hands QEMU's
+    /// thread to the other, so this is not a machine's round trip).
+    pub cost_ns: f64,
+}
+
+/// The guest's windows (from the plugin's records): its strides', then the ping-pong's.
+pub fn guest_figures(
+    guest: &GuestStrides,
+    records: &str,
+) -> anyhow::Result<(Vec<Stride>, Option<GuestPingPong>)> {
     let windows = sigbench_cost::windows_in(records);
-    if windows.len() != guest.strides.len() || windows.iter().any(Option::is_none) {
+    let wanted = guest.strides.len() + usize::from(guest.ping_pong.is_some());
+    if windows.len() != wanted || windows.iter().any(Option::is_none) {
         anyhow::bail!(
-            "the cost model's records hold {} window(s) for {} strides",
+            "the cost model's records hold {} window(s) for {} strides{}",
             windows.len(),
-            guest.strides.len()
+            guest.strides.len(),
+            if guest.ping_pong.is_some() {
+                " and the ping-pong"
+            } else {
+                ""
+            }
         );
     }
     let w = crate::metric::COST_WEIGHTS;
-    Ok(guest
+    let mut windows = windows.into_iter().flatten();
+    let strides = guest
         .strides
         .iter()
-        .zip(windows.into_iter().flatten())
+        .zip(windows.by_ref())
         .map(|(&stride, win)| Stride {
             stride,
             counters: win.total,
             cost_ms: w.ms(&win.total),
             ns_per_read: w.ms(&win.total) * 1e6 / (guest.reads * guest.rounds) as f64,
         })
-        .collect())
+        .collect();
+    let ping_pong = guest.ping_pong.zip(windows.next()).map(|(trips, win)| {
+        let c = win.total;
+        let transfers = sigbench_cost::Counters {
+            l1d_misses: c.coherence_misses,
+            l2_misses: c.coherence_misses,
+            coherence_misses: c.coherence_misses,
+            ..Default::default()
+        };
+        GuestPingPong {
+            round_trips: trips,
+            counters: c,
+            transfers_per_round_trip: c.coherence_misses as f64 / trips as f64,
+            transfer_ns: w.ms(&transfers) * 1e6 / trips as f64,
+            cost_ns: w.ms(&c) * 1e6 / trips as f64,
+        }
+    });
+    Ok((strides, ping_pong))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The ping-pong on this machine: its round trip is a time, and a machine of one CPU
+    /// is told so instead of measuring the scheduler.
+    #[test]
+    fn a_ping_pong_times_a_round_trip_or_says_why_not() {
+        // No bound above: on a busy machine a turn can wait for its CPU.
+        match ping_pong(2_000, false) {
+            Ok(ns) => assert!(ns > 0.0 && ns.is_finite(), "{ns} ns a round trip"),
+            Err(e) => assert!(
+                std::thread::available_parallelism().map_or(1, |n| n.get()) < 2,
+                "{e}"
+            ),
+        }
+    }
 
     #[test]
     fn a_cycle_visits_every_line_once() {

@@ -66,8 +66,8 @@ pub const ICOUNT_NOTE: &str = "icount clock: instructions executed, kernel and u
 pub fn cost_note() -> String {
     let w = crate::metric::COST_WEIGHTS;
     format!(
-        "the cost model's price of the window at {} GHz — each instruction {} cycle (a rep string instruction by the cache lines it touches, not per iteration), each first-level miss {} cycles more, each second-level miss {} more, each memory access {} more, each locked instruction {} more — deterministic like icount; TLB misses, prefetching, branch prediction and the overlap of misses are not modelled",
-        w.ghz, w.insn, w.l2_hit, w.ll_hit, w.memory, w.locked
+        "the cost model's price of the window at {} GHz — each instruction {} cycle (a rep string instruction by the cache lines it touches, not per iteration), each first-level miss {} cycles more, each second-level miss {} more, each memory access {} more, each locked instruction {} more, each line taken from another CPU's caches {} more than a last-level hit — deterministic like icount; TLB misses, prefetching, branch prediction and the overlap of misses are not modelled",
+        w.ghz, w.insn, w.l2_hit, w.ll_hit, w.memory, w.locked, w.coherence
     )
 }
 

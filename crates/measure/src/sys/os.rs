@@ -49,6 +49,19 @@ pub fn umount2(target: &CStr, flags: libc::c_int) -> Result<()> {
     ok(unsafe { libc::umount2(target.as_ptr(), flags) })
 }
 
+/// `sched_setaffinity(2)` of the calling thread: run it on CPU `cpu` only.
+pub fn pin_to_cpu(cpu: usize) -> Result<()> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: an all-zero `cpu_set_t` is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `cpu` is below CPU_SETSIZE (checked above), inside the set's bits.
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: `set` is a `cpu_set_t` of the size given, read by the kernel during the call.
+    ok(unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) })
+}
+
 /// `flock(2)` (`LOCK_EX`, `LOCK_NB`, …).
 pub fn flock(fd: BorrowedFd<'_>, operation: libc::c_int) -> Result<()> {
     // SAFETY: no pointers; the descriptor is borrowed, so it is open.

@@ -41,7 +41,7 @@ pub fn model() -> String {
     use sigbench_cost::{L1D, L1I, L2, LL};
     let g = |c: sigbench_cost::Geometry| format!("{} KiB {}-way", c.bytes >> 10, c.ways);
     format!(
-        "{}: L1I {}, L1D {}, L2 {} per CPU; last level {} shared, hashed sets; 64 B lines, LRU, physical addresses",
+        "{}: L1I {}, L1D {}, L2 {} per CPU, kept coherent (write-invalidate); last level {} shared, hashed sets; 64 B lines, LRU, physical addresses",
         sigbench_cost::RECORD_TAG,
         g(L1I),
         g(L1D),

@@ -206,7 +206,7 @@ pub fn metrics_of(c: &CaseResult) -> Vec<(Metric, f64)> {
     // counted: the price is what users feel, the counts are its evidence.
     if let Some(k) = &c.cost {
         v.push((Metric::window(Source::Cost), COST_WEIGHTS.ms(k)));
-        for (name, value) in sigbench_cost::Counters::NAMES.iter().zip(k.values()) {
+        for (name, value) in k.measured() {
             let count = Source::CostCount(name.to_string());
             v.push((Metric::window(count), value as f64));
         }
