@@ -157,7 +157,9 @@ impl Cache {
 }
 
 /// What a guest did, cumulative from its boot (a window is the difference of two).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// `Counters::default()` is nothing counted by this model (coherence included); a stored
+/// run without `coherence_counted` reads as false (the field's own default).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(not(sigbench_plugin), derive(serde::Serialize, serde::Deserialize))]
 pub struct Counters {
     /// Instructions as the icount clock counts them (a `rep` string instruction once per
@@ -191,6 +193,26 @@ pub struct Counters {
     /// measured — never 0.
     #[cfg_attr(not(sigbench_plugin), serde(default))]
     pub coherence_counted: bool,
+}
+
+impl Default for Counters {
+    fn default() -> Counters {
+        Counters {
+            insns: 0,
+            loads: 0,
+            stores: 0,
+            l1i_misses: 0,
+            l1d_misses: 0,
+            l2_misses: 0,
+            ll_misses: 0,
+            string_iterations: 0,
+            string_lines: 0,
+            locked: 0,
+            coherence_misses: 0,
+            locked_transfers: 0,
+            coherence_counted: true,
+        }
+    }
 }
 
 impl Counters {
@@ -572,10 +594,7 @@ impl Machine {
             l1d: (0..cpus).map(|_| Cache::new(L1D)).collect(),
             l2: (0..cpus).map(|_| Cache::new(L2)).collect(),
             ll: Cache::hashed(LL),
-            counts: Counters {
-                coherence_counted: true,
-                ..Counters::default()
-            },
+            counts: Counters::default(),
             string_last: vec![[u64::MAX; 2]; cpus],
             owner: Vec::new(),
             seen: 1,
@@ -1007,7 +1026,6 @@ mod tests {
             insns: 5,
             coherence_misses: 7,
             locked_transfers: 2,
-            coherence_counted: true,
             ..Default::default()
         };
         let line = Record {
@@ -1025,6 +1043,19 @@ mod tests {
         // … and says it did not measure them, rather than 0.
         assert!(!old.coherence_counted);
         assert_eq!(old.measured().count(), Counters::NAMES.len() - 2);
+        // A window's total, summed from its segments, keeps saying so (it began as
+        // `Window::default()`, whose zero once said "not counted" and hid the rows).
+        let w = windows(&[
+            Record {
+                mark: Mark::Open,
+                counters: Counters::default(),
+            },
+            Record {
+                mark: Mark::Close,
+                counters: c,
+            },
+        ]);
+        assert!(w[0].as_ref().unwrap().total.coherence_counted);
         let new = Record::parse(&line).unwrap().counters;
         assert!(
             new.measured()
@@ -1074,7 +1105,6 @@ mod tests {
             mark,
             counters: Counters {
                 insns,
-                coherence_counted: true,
                 ..Default::default()
             },
         };
