@@ -568,16 +568,6 @@ pub struct Machine {
     seen: usize,
 }
 
-/// How a data access reaches memory, as its instruction does it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Access {
-    Plain,
-    /// A `rep` string instruction: its accesses to the line it touched last are one.
-    String,
-    /// A locked instruction.
-    Locked,
-}
-
 /// The lines the directory follows: guest-physical memory below 16 GiB (a guest's RAM;
 /// beyond, lines are taken as held by no CPU).
 const OWNED_LINES: u64 = 1 << 28;
@@ -635,7 +625,7 @@ impl Machine {
     }
 
     /// CPU `cpu` reads or writes the byte at guest-physical `addr` with an instruction of
-    /// `access`'s kind.
+    /// kind `access`.
     ///
     /// With several CPUs the private caches are kept coherent by write-invalidate: a store
     /// takes the line from every other CPU's first and second level (it is then held
@@ -644,7 +634,7 @@ impl Machine {
     /// (which keep a clean copy after a read, none after a write), not by the last level
     /// or memory.
     #[inline]
-    pub fn data(&mut self, cpu: usize, addr: u64, store: bool, access: Access) {
+    pub fn data(&mut self, cpu: usize, addr: u64, store: bool, access: Kind) {
         let cpu = self.cpu(cpu);
         if store {
             self.counts.stores += 1;
@@ -652,7 +642,7 @@ impl Machine {
             self.counts.loads += 1;
         }
         let line = addr >> LINE_SHIFT;
-        if access == Access::String {
+        if access == Kind::RepString {
             let last = &mut self.string_last[cpu][store as usize];
             if *last == line {
                 return;
@@ -679,7 +669,7 @@ impl Machine {
             self.counts.l1d_misses += 1;
             self.counts.l2_misses += 1;
             self.counts.coherence_misses += 1;
-            if access == Access::Locked {
+            if access == Kind::Locked {
                 self.counts.locked_transfers += 1;
             }
             if store {
@@ -744,13 +734,25 @@ impl Machine {
     }
 }
 
-/// What an x86 instruction is to the model, from its bytes: a `rep` string instruction,
-/// a locked one, or neither.
+/// What an x86 instruction is to the model, from its bytes: a `rep` string instruction
+/// (its accesses to the line it touched last are one), a locked one, or neither. Its
+/// number is what the plugin hands a memory callback (`Kind::of_number`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    Plain,
-    RepString,
-    Locked,
+    Plain = 0,
+    RepString = 1,
+    Locked = 2,
+}
+
+impl Kind {
+    /// The kind numbered `n` (`kind as usize`); Plain for any other number.
+    pub fn of_number(n: usize) -> Kind {
+        match n {
+            1 => Kind::RepString,
+            2 => Kind::Locked,
+            _ => Kind::Plain,
+        }
+    }
 }
 
 /// The kind of the x86-64 instruction `bytes`: its legacy prefixes and REX read, then the
@@ -925,7 +927,7 @@ mod tests {
             let mut m = Machine::new(1);
             for _ in 0..200 {
                 for k in 0..1024 {
-                    m.data(0, 0x10_0000 + k * stride, false, Access::Plain);
+                    m.data(0, 0x10_0000 + k * stride, false, Kind::Plain);
                 }
             }
             cost.push(m.counts);
@@ -945,7 +947,7 @@ mod tests {
         let mut m = Machine::new(64);
         let writes = 1000;
         for k in 0..writes {
-            m.data(k % 2, 0x4_0000, true, Access::Plain);
+            m.data(k % 2, 0x4_0000, true, Kind::Plain);
         }
         assert_eq!(m.counts.coherence_misses, writes as u64 - 1);
         // Each is a miss of both private levels, never of the last level (one memory
@@ -957,8 +959,8 @@ mod tests {
         // A lock taken in turn: every transfer a locked one.
         let mut m = Machine::new(64);
         for k in 0..writes {
-            m.data(k % 2, 0x4_0000, false, Access::Locked);
-            m.data(k % 2, 0x4_0000, true, Access::Locked);
+            m.data(k % 2, 0x4_0000, false, Kind::Locked);
+            m.data(k % 2, 0x4_0000, true, Kind::Locked);
         }
         assert_eq!(m.counts.coherence_misses, writes as u64 - 1);
         assert_eq!(m.counts.locked_transfers, writes as u64 - 1);
@@ -966,7 +968,7 @@ mod tests {
         // are never looked at.
         let mut m = Machine::new(64);
         for _ in 0..writes {
-            m.data(0, 0x4_0000, true, Access::Plain);
+            m.data(0, 0x4_0000, true, Kind::Plain);
         }
         assert_eq!((m.counts.coherence_misses, m.counts.l1d_misses), (0, 1));
         assert_eq!(m.seen, 1);
@@ -977,13 +979,13 @@ mod tests {
     #[test]
     fn a_line_written_back_comes_from_the_last_level() {
         let mut m = Machine::new(2);
-        m.data(0, 0x10_0000, true, Access::Plain);
+        m.data(0, 0x10_0000, true, Kind::Plain);
         // Evict it from CPU 0's L1D and L2: 16 more lines in its L2 set (and L1D set).
         for k in 1..=16u64 {
-            m.data(0, 0x10_0000 + k * (1 << 20), false, Access::Plain);
+            m.data(0, 0x10_0000 + k * (1 << 20), false, Kind::Plain);
         }
         let before = m.counts;
-        m.data(1, 0x10_0000, false, Access::Plain);
+        m.data(1, 0x10_0000, false, Kind::Plain);
         let c = m.counts.since(&before);
         assert_eq!((c.coherence_misses, c.l2_misses, c.ll_misses), (0, 1, 0));
     }
@@ -994,20 +996,20 @@ mod tests {
     fn readers_share_a_line_until_one_writes_it() {
         let mut m = Machine::new(4);
         let line = 0x8_0000;
-        m.data(0, line, true, Access::Plain); // CPU 0 holds it modified
+        m.data(0, line, true, Kind::Plain); // CPU 0 holds it modified
         for cpu in 1..4 {
-            m.data(cpu, line, false, Access::Plain);
+            m.data(cpu, line, false, Kind::Plain);
         }
         // CPU 1's read took it from CPU 0 (now clean); 2 and 3 read a clean line.
         assert_eq!(m.counts.coherence_misses, 1);
         for cpu in 0..4 {
-            m.data(cpu, line, false, Access::Plain);
+            m.data(cpu, line, false, Kind::Plain);
         }
         assert_eq!(m.counts.coherence_misses, 1, "reads of a shared line hit");
-        m.data(3, line, true, Access::Plain);
+        m.data(3, line, true, Kind::Plain);
         let before = m.counts.l1d_misses;
         for cpu in 0..3 {
-            m.data(cpu, line, false, Access::Plain);
+            m.data(cpu, line, false, Kind::Plain);
         }
         // The first reader takes it from CPU 3; the line is clean then, so the other two
         // miss (their copies were dropped) and are served by the last level.
@@ -1067,7 +1069,7 @@ mod tests {
     fn a_string_instruction_is_priced_by_its_lines() {
         let mut m = Machine::new(1);
         for b in 0..4096 {
-            m.data(0, 0x2000 + b, true, Access::String);
+            m.data(0, 0x2000 + b, true, Kind::RepString);
         }
         assert_eq!(m.counts.stores, 4096);
         assert_eq!(m.counts.string_lines, 64);

@@ -15,7 +15,7 @@
 //! sigbench loads it only into a single-threaded TCG (`-accel tcg,thread=single`, the
 //! icount clock): every callback runs on the one thread that runs every guest CPU.
 
-use super::{Access, CodeRegions, Kind, LINE_SHIFT, Machine, Mark, Record, kind_of};
+use super::{CodeRegions, Kind, LINE_SHIFT, Machine, Mark, Record, kind_of};
 use std::cell::UnsafeCell;
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::io::Write;
@@ -208,7 +208,7 @@ extern "C" fn counted(_cpu: c_uint, udata: *mut c_void) {
     c.store(c.load(Relaxed) + 1, Relaxed);
 }
 
-/// `udata` of a memory callback: 1 for a `rep` string instruction, 2 for a locked one.
+/// `udata` of a memory callback: its instruction's `Kind`, by number.
 extern "C" fn accessed(cpu: c_uint, info: MemInfo, vaddr: u64, udata: *mut c_void) {
     if !ARMED.load(Relaxed) {
         return;
@@ -235,12 +235,8 @@ extern "C" fn accessed(cpu: c_uint, info: MemInfo, vaddr: u64, udata: *mut c_voi
     }
     // SAFETY: `hw` is a RAM address QEMU returned for this access.
     let phys = unsafe { qemu_plugin_hwaddr_phys_addr(hw) };
-    let access = match udata as usize {
-        1 => Access::String,
-        2 => Access::Locked,
-        _ => Access::Plain,
-    };
-    STATE.with(|s| s.machine.data(cpu as usize, phys, store, access));
+    let kind = Kind::of_number(udata as usize);
+    STATE.with(|s| s.machine.data(cpu as usize, phys, store, kind));
 }
 
 extern "C" fn marked(_cpu: c_uint, udata: *mut c_void) {
@@ -355,17 +351,12 @@ extern "C" fn translated(_id: PluginId, tb: *mut Tb) {
                 }
                 Kind::Plain => {}
             }
-            let access = match kind {
-                Kind::Plain => 0usize,
-                Kind::RepString => 1,
-                Kind::Locked => 2,
-            };
             qemu_plugin_register_vcpu_mem_cb(
                 insn,
                 accessed,
                 CB_NO_REGS,
                 MEM_RW,
-                access as *mut c_void,
+                kind as usize as *mut c_void,
             );
         }
         if let Some((first, last, insns)) = run {
