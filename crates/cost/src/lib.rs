@@ -563,9 +563,6 @@ pub struct Machine {
     /// index + 1; 0: none — never written, or read by another since): the directory of a
     /// write-invalidate protocol (MESI's M against the rest).
     owner: Vec<u8>,
-    /// How many CPUs have accessed memory (the highest index seen + 1): the model is made
-    /// for the most a guest can have, and a write looks only at the caches of CPUs that ran.
-    seen: usize,
 }
 
 /// The lines the directory follows: guest-physical memory below 16 GiB (a guest's RAM;
@@ -587,7 +584,6 @@ impl Machine {
             counts: Counters::default(),
             string_last: vec![[u64::MAX; 2]; cpus],
             owner: Vec::new(),
-            seen: 1,
         }
     }
 
@@ -650,11 +646,20 @@ impl Machine {
             *last = line;
             self.counts.string_lines += 1;
         }
-        // The directory is kept from the first access on, whatever the CPUs, so that the
-        // lines one CPU wrote are known to be its when a second comes up.
-        if cpu >= self.seen {
-            self.seen = cpu + 1;
+        // One CPU: nothing to keep coherent, and no directory to pay for.
+        if self.l1d.len() > 1 && self.coherent(cpu, line, store, access) {
+            return;
         }
+        if !self.l1d[cpu].access(line) {
+            self.counts.l1d_misses += 1;
+            self.beyond_l1(cpu, line);
+        }
+    }
+
+    /// The directory's part of an access by `cpu` to `line`: true when the line came from
+    /// another CPU's caches (the access is done), false when the caches below serve it.
+    #[inline]
+    fn coherent(&mut self, cpu: usize, line: u64, store: bool, access: Kind) -> bool {
         let mut held = self.owner_of(line);
         // A modified line its CPU has since evicted from both its levels was written back:
         // it comes from the last level or memory like any other.
@@ -680,15 +685,12 @@ impl Machine {
             self.l1d[cpu].access(line);
             self.l2[cpu].access(line);
             self.ll.access(line);
-            return;
+            return true;
         }
         if store && held != Some(cpu) {
             self.take(cpu, line);
         }
-        if !self.l1d[cpu].access(line) {
-            self.counts.l1d_misses += 1;
-            self.beyond_l1(cpu, line);
-        }
+        false
     }
 
     /// The CPU holding `line` modified, if one does.
@@ -721,7 +723,7 @@ impl Machine {
     /// modified.
     #[inline]
     fn take(&mut self, cpu: usize, line: u64) {
-        for other in (0..self.seen).filter(|&o| o != cpu) {
+        for other in (0..self.l1d.len()).filter(|&o| o != cpu) {
             self.l1d[other].invalidate(line);
             self.l2[other].invalidate(line);
             for last in &mut self.string_last[other] {
@@ -940,8 +942,7 @@ mod tests {
     }
 
     /// Issue 58: two CPUs writing one line in turn move it every time but the first —
-    /// coherence misses = writes − 1 — and the machine the model is made for (64 CPUs)
-    /// pays nothing for it while one CPU runs.
+    /// coherence misses = writes − 1 — and a machine of one CPU keeps no directory.
     #[test]
     fn a_line_written_by_two_cpus_in_turn_moves_at_every_write_but_the_first() {
         let mut m = Machine::new(64);
@@ -964,14 +965,16 @@ mod tests {
         }
         assert_eq!(m.counts.coherence_misses, writes as u64 - 1);
         assert_eq!(m.counts.locked_transfers, writes as u64 - 1);
-        // One CPU alone, the same accesses: no coherence, and the model's 63 unused CPUs
-        // are never looked at.
-        let mut m = Machine::new(64);
-        for _ in 0..writes {
-            m.data(0, 0x4_0000, true, Kind::Plain);
+        // One CPU of a machine of two, the same accesses: no coherence; a machine of one
+        // keeps no directory at all.
+        for cpus in [2, 1] {
+            let mut m = Machine::new(cpus);
+            for _ in 0..writes {
+                m.data(0, 0x4_0000, true, Kind::Plain);
+            }
+            assert_eq!((m.counts.coherence_misses, m.counts.l1d_misses), (0, 1));
+            assert_eq!(m.owner.is_empty(), cpus == 1);
         }
-        assert_eq!((m.counts.coherence_misses, m.counts.l1d_misses), (0, 1));
-        assert_eq!(m.seen, 1);
     }
 
     /// A line another CPU wrote and then evicted from both its levels was written back:

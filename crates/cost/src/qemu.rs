@@ -370,7 +370,8 @@ extern "C" fn translated(_id: PluginId, tb: *mut Tb) {
     }
 }
 
-/// Called by QEMU when it loads the plugin: `out=PATH` names the record file.
+/// Called by QEMU when it loads the plugin: `out=PATH` names the record file, `cpus=N` the
+/// guest's CPUs.
 ///
 /// # Safety
 /// QEMU passes `argc` NUL-terminated arguments in `argv`.
@@ -382,11 +383,22 @@ pub unsafe extern "C" fn qemu_plugin_install(
     argv: *const *const c_char,
 ) -> c_int {
     let mut out = None;
+    // The guest's CPUs (sigbench gives them): each has caches of its own, kept coherent
+    // when there are several. Without it, the most the model keeps.
+    let mut cpus = MAX_CPUS;
     for k in 0..argc.max(0) as usize {
         // SAFETY: QEMU's `argv` holds `argc` valid C strings.
         let arg = unsafe { CStr::from_ptr(*argv.add(k)) }.to_string_lossy();
         if let Some(path) = arg.strip_prefix("out=") {
             out = Some(path.to_string());
+        } else if let Some(n) = arg.strip_prefix("cpus=") {
+            match n.parse::<usize>() {
+                Ok(n) if (1..=MAX_CPUS).contains(&n) => cpus = n,
+                _ => {
+                    say(&format!("cpus={n}: give 1 to {MAX_CPUS}"));
+                    return -1;
+                }
+            }
         }
     }
     let Some(path) = out else {
@@ -408,7 +420,7 @@ pub unsafe extern "C" fn qemu_plugin_install(
     // the state yet.
     unsafe {
         *STATE.cell.get() = Some(State {
-            machine: Machine::new(MAX_CPUS),
+            machine: Machine::new(cpus),
             out: file,
             code: CodeRegions::default(),
         });

@@ -81,13 +81,13 @@ impl Plugin {
     }
 }
 
-/// QEMU's arguments that load `plugin` writing its records to `records` (a comma in a
-/// path is doubled, as QEMU's option syntax wants).
-pub fn qemu_args(plugin: &Path, records: &Path) -> Vec<String> {
+/// QEMU's arguments that load `plugin` writing its records to `records`, for a guest of
+/// `cpus` CPUs (a comma in a path is doubled, as QEMU's option syntax wants).
+pub fn qemu_args(plugin: &Path, records: &Path, cpus: u32) -> Vec<String> {
     let q = |p: &Path| p.display().to_string().replace(',', ",,");
     vec![
         "-plugin".into(),
-        format!("{},out={}", q(plugin), q(records)),
+        format!("{},out={},cpus={cpus}", q(plugin), q(records)),
     ]
 }
 
@@ -160,7 +160,7 @@ mod tests {
         assert!(w.contains("1 window(s) (0 whole) for 2 case(s)"), "{w}");
         assert!(doc.cases.iter().all(|c| c.cost.is_none()));
         assert!(
-            qemu_args(Path::new("/a,b/p.so"), Path::new("/r"))[1].starts_with("/a,,b/p.so,out=/r")
+            qemu_args(Path::new("/a,b/p.so"), Path::new("/r"), 2)[1] == "/a,,b/p.so,out=/r,cpus=2"
         );
     }
 }

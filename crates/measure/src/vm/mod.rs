@@ -205,7 +205,7 @@ fn boot_guest(
         .then(|| cost::Plugin::new(&machine.qemu))
         .transpose()?;
     let extra = match &plugin {
-        Some(p) => cost::qemu_args(&p.path(), &records),
+        Some(p) => cost::qemu_args(&p.path(), &records, machine.cpus),
         None => Vec::new(),
     };
     let mut boot = qemu::start(
