@@ -102,7 +102,7 @@ pub fn run(args: Args) -> Result<i32> {
     let ping_pong_ns = match calibrate::ping_pong(calibrate::ROUND_TRIPS_HERE, false) {
         Ok(ns) => Some(ns),
         Err(e) => {
-            eprintln!("sigbench: calibrate: no ping-pong on this machine: {e}");
+            sigbench::say!("sigbench: calibrate: no ping-pong on this machine: {e}");
             None
         }
     };
@@ -115,6 +115,7 @@ pub fn run(args: Args) -> Result<i32> {
                 clock: Some(sigbench::clock::ClockKind::Icount),
                 mem_mib: 1024,
                 cpus: Some(args.guest_cpus),
+                clients: 1,
                 timeout: None,
                 cost_model: true,
             };

@@ -207,7 +207,7 @@ fn guests(cache: &Path, v: &mut Vec<Check>) {
         let two = Machine::resolve_on(
             Some(Accel::Tcg),
             Some(crate::clock::ClockKind::Icount),
-            Some(2),
+            crate::vm::qemu::Cpus::Given(2),
             || Ok(false),
             &Qemus::here(),
         );

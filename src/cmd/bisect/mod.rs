@@ -77,16 +77,16 @@ pub fn run(args: BisectArgs) -> Result<i32> {
     sigbench::interrupt::install()?;
     check(&args)?;
     let plan = super::measure::plan_of(&args.run)?;
+    let opts = super::measure::vm_options(&args.run)?;
     let params = Params {
         metric: args.metric.clone(),
         reps: args.run.repetitions.max(1),
         max_reps: args.max_reps.max(args.run.repetitions),
         alpha: 0.05,
-        jobs: guests::how_many(&super::measure::vm_options(&args.run)?, args.run.jobs)?,
+        jobs: guests::how_many(&opts, args.run.jobs)?,
     };
     let started = std::time::Instant::now();
     let mut progress = progress(started);
-    let opts = super::measure::vm_options(&args.run)?;
     let steps = Steps {
         plan: &plan,
         verbose: args.run.verbose,

@@ -30,8 +30,10 @@ pub struct VmOptions {
     /// Force a clock; otherwise icount under TCG, the host's under KVM.
     pub clock: Option<ClockKind>,
     pub mem_mib: u32,
-    /// Guest CPUs; otherwise 1 under icount, 2 else.
+    /// Guest CPUs (`--guest-cpus`); otherwise as [`qemu::Cpus::For`] says for `clients`.
     pub cpus: Option<u32>,
+    /// The most clients a case of the plan runs at once (1 without `--clients`).
+    pub clients: u32,
     /// How long the plan may run once the guest is up (stretched under TCG when not given).
     pub timeout: Option<Duration>,
     /// Count every timed window with the cost model (`cost`) under the icount clock.
@@ -39,10 +41,20 @@ pub struct VmOptions {
 }
 
 impl VmOptions {
+    /// The CPUs asked for: `--guest-cpus`, else the default for the plan's clients.
+    pub fn asked_cpus(&self) -> qemu::Cpus {
+        match self.cpus {
+            Some(c) => qemu::Cpus::Given(c),
+            None => qemu::Cpus::For {
+                clients: self.clients,
+            },
+        }
+    }
+
     /// The machine guests will run on, as far as it is known before a boot: KVM counts as
     /// working only if a test boot here said so (`qemu::cached_probe`).
     pub fn expected_machine(&self) -> Result<Machine> {
-        Machine::resolve(self.accel, self.clock, self.cpus, || {
+        Machine::resolve(self.accel, self.clock, self.asked_cpus(), || {
             Ok(qemu::cached_probe(&self.cache).is_some_and(|p| p.works))
         })
     }
@@ -152,7 +164,7 @@ fn with_guest<T>(
             return Err(e);
         }
     };
-    let machine = Machine::resolve(opts.accel, opts.clock, opts.cpus, || {
+    let machine = Machine::resolve(opts.accel, opts.clock, opts.asked_cpus(), || {
         qemu::kvm_works(&kernel.image, &base, &opts.cache, &workdir)
     });
     let result = machine.and_then(|machine| {
@@ -328,6 +340,17 @@ fn as_run_here(
     d.host.kernel_image = Some(kernel.key.clone());
     d.host.emulated = machine.emulated();
     d.host.accelerator = Some(format!("qemu-{}", machine.accel.name()));
+    // A kernel built without SMP (or with a smaller NR_CPUS) sees fewer CPUs than QEMU
+    // gave it: its clients then share them, which the run must not hide.
+    if (d.host.cpus as u64) < u64::from(machine.cpus) {
+        d.warnings.push(format!(
+            "kernel {}: the guest saw {} CPU{} of the {} QEMU gave it (a kernel without CONFIG_SMP, or with a smaller CONFIG_NR_CPUS)",
+            kernel.name,
+            d.host.cpus,
+            if d.host.cpus == 1 { "" } else { "s" },
+            machine.cpus
+        ));
+    }
     let mut clock = machine.clock_record();
     if let Some(text) = records {
         match cost::attach(&mut d, text) {

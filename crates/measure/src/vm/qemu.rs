@@ -82,6 +82,12 @@ impl Qemus {
         self.own.get_or_init(self.find_own)
     }
 
+    /// Whether the QEMU an icount guest of several CPUs would run on can run one.
+    fn runs_icount_smp(&self) -> bool {
+        self.choose(true)
+            .is_ok_and(|q| icount_smp((self.version)(&q).as_deref()))
+    }
+
     /// The QEMU for a guest: the given one; else the system's, unless `icount_cpus` (an
     /// icount guest of several CPUs) needs QEMU ≥ 10 and the system's is older — then
     /// sigbench's own when it is usable (else the system's, which [`Machine::resolve`]
@@ -160,18 +166,34 @@ fn own_qemu(wrapper: &Path) -> std::result::Result<PathBuf, String> {
 /// come from its own entropy pool, which under the icount clock is fed only by what the
 /// guest did (see `Machine::args`).
 pub const TCG_CPU: &str = "max,-rdrand,-rdseed";
-/// The most CPUs a guest is given (`--guest-cpus`).
+/// The most CPUs a guest is given (`--guest-cpus`); kernels sigbench builds have room
+/// for as many (`kbuild`).
 pub const MAX_GUEST_CPUS: u32 = 64;
+/// The most CPUs a guest gets for its clients when `--guest-cpus` is not given: one a
+/// client up to this many. Under icount one host thread runs every guest CPU in turn, so
+/// each CPU more slows the guest down; four make contention between CPUs (a lock's line
+/// moving between caches, a waiter on another CPU) without the run taking four times as long.
+pub const CLIENT_CPUS: u32 = 4;
+
+/// The CPUs a guest is asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cpus {
+    /// `--guest-cpus K`.
+    Given(u32),
+    /// Nothing given: the default for a plan whose cases run up to `clients` clients at
+    /// once (1 without `--clients`) — a CPU a client, up to [`CLIENT_CPUS`], where a QEMU
+    /// here runs them (under icount: QEMU ≥ 10); else 1 under icount, 2 on the host's clock.
+    For { clients: u32 },
+}
 
 impl Machine {
     /// The machine the options ask for. `kvm_works` (a test boot, remembered) is asked
     /// only when neither the accelerator nor the clock decides: the icount clock needs
-    /// TCG, and is TCG's default. One CPU under icount unless asked: a single-threaded
-    /// TCG runs several in turn, so more CPUs only slow the guest down.
+    /// TCG, and is TCG's default. CPUs as [`Cpus`] says.
     pub fn resolve(
         accel: Option<Accel>,
         clock: Option<ClockKind>,
-        cpus: Option<u32>,
+        cpus: Cpus,
         kvm_works: impl FnOnce() -> Result<bool>,
     ) -> Result<Machine> {
         Machine::resolve_on(accel, clock, cpus, kvm_works, &Qemus::here())
@@ -181,7 +203,7 @@ impl Machine {
     pub fn resolve_on(
         accel: Option<Accel>,
         clock: Option<ClockKind>,
-        cpus: Option<u32>,
+        cpus: Cpus,
         kvm_works: impl FnOnce() -> Result<bool>,
         qemus: &Qemus,
     ) -> Result<Machine> {
@@ -204,10 +226,17 @@ impl Machine {
             (Accel::Tcg, None) => ClockKind::Icount,
             (Accel::Kvm, None) => ClockKind::Host,
         };
-        let cpus = cpus.unwrap_or(match clock {
-            ClockKind::Icount => 1,
-            ClockKind::Host => 2,
-        });
+        let cpus = match cpus {
+            Cpus::Given(c) => c,
+            Cpus::For { clients } => {
+                let want = clients.clamp(1, CLIENT_CPUS);
+                match clock {
+                    ClockKind::Icount if want > 1 && qemus.runs_icount_smp() => want,
+                    ClockKind::Icount => 1,
+                    ClockKind::Host => want.max(2),
+                }
+            }
+        };
         if cpus == 0 || cpus > MAX_GUEST_CPUS {
             anyhow::bail!("--guest-cpus {cpus}: give 1 to {MAX_GUEST_CPUS} CPUs");
         }
@@ -739,7 +768,7 @@ mod tests {
     }
 
     fn resolve(a: Option<Accel>, c: Option<ClockKind>, kvm: bool) -> Result<Machine> {
-        Machine::resolve_on(a, c, None, || Ok(kvm), &qemus(false))
+        Machine::resolve_on(a, c, Cpus::For { clients: 1 }, || Ok(kvm), &qemus(false))
     }
 
     #[test]
@@ -748,7 +777,7 @@ mod tests {
             Machine::resolve_on(
                 None,
                 Some(ClockKind::Icount),
-                Some(2),
+                Cpus::Given(2),
                 || Ok(false),
                 &qemus(own),
             )
@@ -761,15 +790,61 @@ mod tests {
         );
         // One CPU, or the host's clock: the system's QEMU, as before.
         for (clock, cpus) in [(ClockKind::Icount, 1), (ClockKind::Host, 2)] {
-            let m = Machine::resolve_on(None, Some(clock), Some(cpus), || Ok(false), &qemus(true));
+            let m = Machine::resolve_on(
+                None,
+                Some(clock),
+                Cpus::Given(cpus),
+                || Ok(false),
+                &qemus(true),
+            );
             assert_eq!(m.unwrap().qemu, Path::new("/usr/bin/qemu"));
         }
         // SIGBENCH_QEMU is the only one when set.
         let mut given = qemus(true);
         given.given = Some(Ok(PathBuf::from("/usr/bin/qemu")));
-        let e = Machine::resolve_on(None, Some(ClockKind::Icount), Some(2), || Ok(false), &given)
-            .unwrap_err();
+        let e = Machine::resolve_on(
+            None,
+            Some(ClockKind::Icount),
+            Cpus::Given(2),
+            || Ok(false),
+            &given,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("SIGBENCH_QEMU chose it"), "{e}");
+    }
+
+    #[test]
+    fn clients_get_a_cpu_each_up_to_four_where_a_qemu_runs_them() {
+        let cpus = |clients: u32, clock: ClockKind, own: bool| {
+            Machine::resolve_on(
+                None,
+                Some(clock),
+                Cpus::For { clients },
+                || Ok(false),
+                &qemus(own),
+            )
+            .map(|m| (m.cpus, m.qemu))
+            .unwrap()
+        };
+        let ten = PathBuf::from("/opt/ten/qemu");
+        let system = PathBuf::from("/usr/bin/qemu");
+        assert_eq!(cpus(1, ClockKind::Icount, true), (1, system.clone()));
+        assert_eq!(cpus(3, ClockKind::Icount, true), (3, ten.clone()));
+        assert_eq!(cpus(12, ClockKind::Icount, true), (CLIENT_CPUS, ten));
+        // No QEMU here runs several icount CPUs: one, on the system's (never a refusal).
+        assert_eq!(cpus(12, ClockKind::Icount, false), (1, system.clone()));
+        // The host's clock: at least the two it always had.
+        assert_eq!(cpus(1, ClockKind::Host, false), (2, system.clone()));
+        assert_eq!(cpus(12, ClockKind::Host, false), (CLIENT_CPUS, system));
+        // Given, the number is the user's.
+        let m = Machine::resolve_on(
+            None,
+            Some(ClockKind::Icount),
+            Cpus::Given(1),
+            || Ok(false),
+            &qemus(true),
+        );
+        assert_eq!(m.unwrap().cpus, 1);
     }
 
     #[test]
@@ -804,7 +879,7 @@ mod tests {
         let m = Machine::resolve_on(
             None,
             Some(ClockKind::Icount),
-            Some(1),
+            Cpus::Given(1),
             || panic!("KVM probed"),
             &qemus(false),
         )
@@ -812,8 +887,8 @@ mod tests {
         assert_eq!((m.accel, m.cpus), (Accel::Tcg, 1));
         // Several CPUs under icount hang the boot: refused, pointing at --clock host.
         for clock in [None, Some(ClockKind::Icount)] {
-            let e =
-                Machine::resolve_on(None, clock, Some(2), || Ok(false), &qemus(false)).unwrap_err();
+            let e = Machine::resolve_on(None, clock, Cpus::Given(2), || Ok(false), &qemus(false))
+                .unwrap_err();
             assert!(
                 e.to_string()
                     .starts_with("--guest-cpus 2 with the icount clock")
@@ -824,7 +899,7 @@ mod tests {
         let m = Machine::resolve_on(
             None,
             Some(ClockKind::Host),
-            Some(4),
+            Cpus::Given(4),
             || Ok(false),
             &qemus(false),
         )
@@ -835,7 +910,7 @@ mod tests {
             Machine::resolve_on(
                 None,
                 Some(ClockKind::Host),
-                Some(4294967295),
+                Cpus::Given(4294967295),
                 || Ok(false),
                 &qemus(false)
             )
@@ -847,7 +922,9 @@ mod tests {
                 .starts_with("--clock icount needs --accel tcg"),
             "{e}"
         );
-        assert!(Machine::resolve_on(None, None, Some(0), || Ok(false), &qemus(false)).is_err());
+        assert!(
+            Machine::resolve_on(None, None, Cpus::Given(0), || Ok(false), &qemus(false)).is_err()
+        );
     }
 
     #[test]

@@ -289,7 +289,11 @@ fn header(doc: &RunDocument) -> String {
         doc.host
             .accelerator
             .as_ref()
-            .map_or(String::new(), |a| format!(" in {a}")),
+            .map_or(String::new(), |a| format!(
+                " in {a} with {} CPU{}",
+                doc.host.cpus,
+                if doc.host.cpus == 1 { "" } else { "s" }
+            )),
         reps,
         if reps == 1 { "" } else { "s" }
     );
