@@ -33,7 +33,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0.05)]
     alpha: f64,
     /// Two-sample test: mann-whitney (no distribution assumed) or welch
-    #[arg(long, value_enum, default_value = "mann-whitney")]
+    #[arg(long, value_parser = super::options::choice::<Test>(), default_value = "mann-whitney")]
     test: Test,
     /// Also show metrics without a significant change
     #[arg(long)]

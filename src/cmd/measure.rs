@@ -25,7 +25,7 @@ pub struct Args {
     /// filesystem of its kind per case), labelled LABEL/FS
     #[arg(
         long,
-        value_enum,
+        value_parser = super::options::choice::<Fs>(),
         value_delimiter = ',',
         default_value = "btrfs",
         value_name = "FS[,FS...]"

@@ -126,3 +126,48 @@ impl From<ClockChoice> for sigbench::clock::ClockKind {
         }
     }
 }
+
+/// A library's closed set of named values ([`sigbench::choice::Choice`]: `--fs`, `--test`,
+/// `--order`, a triage state) as a clap argument: `--help` lists the names with their
+/// lines, an alias is taken, and a wrong name is refused naming the right ones before
+/// anything runs. The libraries know no clap.
+pub fn choice<T: sigbench::choice::Choice>() -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let values = T::ALL.iter().map(|v| {
+        let p = PossibleValue::new(v.arg()).aliases(v.aliases().iter().copied());
+        if v.about().is_empty() {
+            p
+        } else {
+            p.help(v.about())
+        }
+    });
+    PossibleValuesParser::new(values)
+        .try_map(|s: String| T::named(&s).ok_or_else(|| format!("`{s}` is not one of the choices")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::choice;
+    use sigbench::stats::Test;
+    use sigbench::testbed::Fs;
+
+    fn parse<T: sigbench::choice::Choice>(arg: &str) -> Result<T, String> {
+        clap::Command::new("t")
+            .arg(clap::Arg::new("v").long("v").value_parser(choice::<T>()))
+            .try_get_matches_from(["t", "--v", arg])
+            .map(|m| *m.get_one::<T>("v").unwrap())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_library_choice_takes_its_names_and_aliases_and_refuses_the_rest_naming_them() {
+        assert_eq!(parse::<Test>("welch"), Ok(Test::Welch));
+        assert_eq!(parse::<Test>("u"), Ok(Test::MannWhitney));
+        assert_eq!(parse::<Fs>("tmpfs"), Ok(Fs::Tmpfs));
+        let e = parse::<Fs>("zfs").unwrap_err();
+        assert!(
+            e.contains("invalid value 'zfs'") && e.contains("btrfs, ext4, xfs, tmpfs"),
+            "{e}"
+        );
+    }
+}

@@ -35,7 +35,7 @@ pub struct Args {
     )]
     repetitions: u32,
     /// The filesystem the directories' properties are checked for
-    #[arg(long, value_enum, default_value = "btrfs")]
+    #[arg(long, value_parser = super::options::choice::<Fs>(), default_value = "btrfs")]
     fs: Fs,
     /// Test directory NAME[:key=value,...], as `run --dir`; repeatable
     #[arg(long = "dir", value_name = "NAME[:PROPS]")]

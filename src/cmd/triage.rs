@@ -12,7 +12,7 @@ pub struct Args {
     /// The change point (`sigbench watch --changes` lists them)
     id: i64,
     /// new, acknowledged, invalid (noise: never alerts again) or fixed
-    #[arg(value_enum)]
+    #[arg(value_parser = super::options::choice::<TriageState>())]
     state: TriageState,
     /// Why (at most 2000 printable characters)
     #[arg(long, default_value = "")]

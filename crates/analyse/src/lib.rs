@@ -12,7 +12,7 @@ pub mod stats;
 pub mod store;
 
 pub use sigbench_measure::{
-    calibrate, capability, child, clock, diag, exec, host, input, interrupt, kbuild, loadfile,
-    metric, outputs, plan, probe, record, results, say, say_raw, shell, signature, sys, testbed,
-    text, version, vm,
+    calibrate, capability, child, choice, clock, diag, exec, host, input, interrupt, kbuild,
+    loadfile, metric, outputs, plan, probe, record, results, say, say_raw, shell, signature, sys,
+    testbed, text, version, vm,
 };

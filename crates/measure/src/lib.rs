@@ -27,4 +27,6 @@ pub mod sys;
 pub mod testbed;
 pub mod vm;
 
-pub use sigbench_model::{clock, diag, metric, results, say, say_raw, shell, text, version};
+pub use sigbench_model::{
+    choice, clock, diag, metric, results, say, say_raw, shell, text, version,
+};

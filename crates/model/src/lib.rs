@@ -1,6 +1,7 @@
 //! The model every layer shares: the run document and the records it is made of
 //! (`results`), what a metric is (`metric::Metric`), what a run's times count (`clock`),
-//! text laid out and escaped for shells and terminals, queued diagnostics (`say!`),
+//! the named values a command line chooses from (`choice`), text laid out and escaped for
+//! shells and terminals, queued diagnostics (`say!`),
 //! package versions.
 //!
 //! The bottom layer of sigbench (docs/ARCHITECTURE.md): no I/O but stderr, and no other
@@ -9,6 +10,7 @@
 #![deny(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod choice;
 pub mod clock;
 pub mod diag;
 pub mod metric;

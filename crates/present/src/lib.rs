@@ -12,7 +12,7 @@ pub mod repro;
 pub mod site;
 
 pub use sigbench_search::{
-    bisect, calibrate, capability, child, clock, diag, exec, host, input, interrupt, kbuild,
-    loadfile, metric, minimize, outputs, plan, probe, record, results, say, say_raw, schedule,
-    shell, signature, stats, store, sys, testbed, text, version, vm, watch,
+    bisect, calibrate, capability, child, choice, clock, diag, exec, host, input, interrupt,
+    kbuild, loadfile, metric, minimize, outputs, plan, probe, record, results, say, say_raw,
+    schedule, shell, signature, stats, store, sys, testbed, text, version, vm, watch,
 };

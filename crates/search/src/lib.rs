@@ -14,7 +14,7 @@ pub mod schedule;
 pub mod watch;
 
 pub use sigbench_analyse::{
-    calibrate, capability, child, clock, diag, exec, host, input, interrupt, kbuild, loadfile,
-    metric, outputs, plan, probe, record, results, say, say_raw, shell, signature, stats, store,
-    sys, testbed, text, version, vm,
+    calibrate, capability, child, choice, clock, diag, exec, host, input, interrupt, kbuild,
+    loadfile, metric, outputs, plan, probe, record, results, say, say_raw, shell, signature, stats,
+    store, sys, testbed, text, version, vm,
 };

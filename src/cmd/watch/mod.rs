@@ -44,7 +44,12 @@ pub struct WatchArgs {
     series_glob: Option<String>,
     /// The order of --series points: by the kernel release their runs measured, or by
     /// when the label's first run started
-    #[arg(long, value_enum, default_value = "release", requires = "stored")]
+    #[arg(
+        long,
+        value_parser = super::options::choice::<sigbench::store::series::Order>(),
+        default_value = "release",
+        requires = "stored"
+    )]
     order: sigbench::store::series::Order,
     /// Measure every K-th kernel (and the newest) first; the ones between only when a
     /// change lies next to them (bisected)

@@ -4,13 +4,27 @@
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Test {
-    #[value(aliases = ["mwu", "u"])]
     MannWhitney,
-    #[value(alias = "t")]
     Welch,
+}
+
+impl crate::choice::Choice for Test {
+    const ALL: &'static [Test] = &[Test::MannWhitney, Test::Welch];
+    fn arg(self) -> &'static str {
+        match self {
+            Test::MannWhitney => "mann-whitney",
+            Test::Welch => "welch",
+        }
+    }
+    fn aliases(self) -> &'static [&'static str] {
+        match self {
+            Test::MannWhitney => &["mwu", "u"],
+            Test::Welch => &["t"],
+        }
+    }
 }
 
 impl Test {

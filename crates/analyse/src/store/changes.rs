@@ -100,7 +100,7 @@ pub struct ChangeRecord {
 }
 
 /// What a person decided about a change (`sigbench triage ID STATE`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TriageState {
     /// Not looked at (or looked at again).
@@ -112,6 +112,28 @@ pub enum TriageState {
     Invalid,
     /// Fixed in a later kernel.
     Fixed,
+}
+
+impl crate::choice::Choice for TriageState {
+    const ALL: &'static [TriageState] = &[
+        TriageState::New,
+        TriageState::Acknowledged,
+        TriageState::Invalid,
+        TriageState::Fixed,
+    ];
+    fn arg(self) -> &'static str {
+        self.name()
+    }
+    fn about(self) -> &'static str {
+        match self {
+            TriageState::New => "Not looked at (or looked at again)",
+            TriageState::Acknowledged => "Real, and someone is on it: never alerts again",
+            TriageState::Invalid => {
+                "Not a real change (noise, a broken machine, a test artefact): never alerts again, and hidden from the site's first screen"
+            }
+            TriageState::Fixed => "Fixed in a later kernel",
+        }
+    }
 }
 
 impl TriageState {

@@ -45,13 +45,31 @@ fn key(name: &str, hash: &str, fs: &str, dirs: &[&str], n: &[u64], tb: &TimeBase
 }
 
 /// How `watch --series` orders its points.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Order {
     /// By the kernel release the runs measured (Debian's version order: 6.1.0-47 before
     /// 6.1.0-48 before 6.12.100); equal releases in the order given, else by time.
     Release,
     /// By when the label's first run started.
     Time,
+}
+
+impl crate::choice::Choice for Order {
+    const ALL: &'static [Order] = &[Order::Release, Order::Time];
+    fn arg(self) -> &'static str {
+        match self {
+            Order::Release => "release",
+            Order::Time => "time",
+        }
+    }
+    fn about(self) -> &'static str {
+        match self {
+            Order::Release => {
+                "By the kernel release the runs measured (Debian's version order: 6.1.0-47 before 6.1.0-48 before 6.12.100); equal releases in the order given, else by time"
+            }
+            Order::Time => "By when the label's first run started",
+        }
+    }
 }
 
 /// A label and its runs: a point of a stored series.

@@ -24,9 +24,7 @@ use std::process::Command;
 use workspace::Workspace;
 
 /// Filesystems sigbench can make (`--fs`).
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Fs {
     Btrfs,
@@ -34,6 +32,19 @@ pub enum Fs {
     Xfs,
     /// A fresh tmpfs per case: no device, no mkfs.
     Tmpfs,
+}
+
+impl crate::choice::Choice for Fs {
+    const ALL: &'static [Fs] = &Fs::ALL;
+    fn arg(self) -> &'static str {
+        self.name()
+    }
+    fn about(self) -> &'static str {
+        match self {
+            Fs::Tmpfs => "A fresh tmpfs per case: no device, no mkfs",
+            _ => "",
+        }
+    }
 }
 
 /// chattr letters, their FS_*_FL bits (linux/fs.h), and which filesystems accept them.
