@@ -166,8 +166,7 @@ fn own_qemu(wrapper: &Path) -> std::result::Result<PathBuf, String> {
 /// come from its own entropy pool, which under the icount clock is fed only by what the
 /// guest did (see `Machine::args`).
 pub const TCG_CPU: &str = "max,-rdrand,-rdseed";
-/// The most CPUs a guest is given (`--guest-cpus`); kernels sigbench builds have room
-/// for as many (`kbuild`).
+/// The most CPUs a guest is given (`--guest-cpus`).
 pub const MAX_GUEST_CPUS: u32 = 64;
 /// The most CPUs a guest gets for its clients when `--guest-cpus` is not given: one a
 /// client up to this many. Under icount one host thread runs every guest CPU in turn, so
