@@ -1060,6 +1060,34 @@ mod tests {
     }
 
     #[test]
+    fn every_copy_of_the_loop_does_the_same_work() {
+        let sig = churn();
+        let mut done = Vec::new();
+        for layout in 0..steps::LAYOUTS + 1 {
+            let dir = temp(&format!("layout{layout}"));
+            let mut e = Executor::new(&sig, 30, 1).unwrap();
+            e.place(layout);
+            let seats = vec![Seat {
+                client: e,
+                dir: None,
+            }];
+            let t = run_in_dir(&dir, || run(seats, Bound::Count, &mut Seen::default()))
+                .unwrap()
+                .unwrap();
+            let calls: Vec<(String, u64)> = t
+                .latency
+                .iter()
+                .map(|l| (l.syscall.clone(), l.count))
+                .collect();
+            done.push((t.calls, t.bytes, calls));
+            assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+        assert_eq!(done[0].0, 30 * 4);
+        assert!(done.iter().all(|d| *d == done[0]), "{done:?}");
+    }
+
+    #[test]
     fn a_run_for_a_time_loops_warms_up_and_opens_the_window_at_the_warm_ups_end() {
         let dir = temp("time");
         let sig = churn();

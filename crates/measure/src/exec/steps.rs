@@ -23,6 +23,17 @@ pub use super::OpLatency;
 /// How often (in files) the loops poll for a signal and report progress.
 const TICK: u64 = 1024;
 
+/// How many places the executor's loop can lie at (`plan::states::layout` chooses one per
+/// state). Where a program's hot code lies within its pages decides which sets of the first-level
+/// instruction cache it shares with the kernel's hot path (the cost model's L1I, as a
+/// real one, is indexed by the address bits inside a page) — what every rebuild of
+/// sigbench moves, as link order moves a program's speed (Mytkowicz et al., ASPLOS 2009).
+/// So the loop exists in this many copies, each [`LAYOUT_STEP`] bytes further into its
+/// function than the last, together spanning a page: a state samples one.
+pub const LAYOUTS: usize = 16;
+/// The distance between two of the loop's places (16 × 256 bytes: a page).
+const LAYOUT_STEP: usize = 256;
+
 pub struct Executor<'s> {
     sig: &'s Signature,
     n: u64,
@@ -46,6 +57,8 @@ pub struct Executor<'s> {
     reopened: Option<usize>,
     /// Where every timed call is logged, when asked (`run --op-log`).
     log: Option<Box<dyn std::io::Write + Send>>,
+    /// Which copy of the loop runs (`LAYOUTS`).
+    layout: usize,
 }
 
 /// A field of the op log: a backslash, tab, line break or other control character (and a
@@ -113,7 +126,34 @@ impl<'s> Executor<'s> {
             passes: 0,
             reopened: None,
             log: None,
+            layout: 0,
         })
+    }
+
+    /// Run the loop's copy `layout` (of [`LAYOUTS`]; a state's `plan::states::layout`).
+    pub fn place(&mut self, layout: usize) {
+        self.layout = layout % LAYOUTS;
+    }
+
+    /// [`Executor::pass`] in the copy of the loop its layout names.
+    fn pass_placed(
+        &mut self,
+        ctl: &Ctl,
+        me: usize,
+        looping: bool,
+        epoch: &mut u32,
+        hook: &mut Option<&mut dyn FnMut(Event)>,
+    ) -> Result<bool> {
+        macro_rules! copies {
+            ($($l:literal)*) => {
+                match self.layout {
+                    $($l => self.pass::<$l>(ctl, me, looping, epoch, hook),)*
+                    _ => unreachable!("place() keeps the layout below LAYOUTS"),
+                }
+            };
+        }
+        const _: () = assert!(LAYOUTS == 16, "one arm a layout");
+        copies!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
     }
 
     /// The length of the buffer the kernel may write results into.
@@ -230,7 +270,10 @@ impl<'s> Executor<'s> {
     /// the last (untimed). Round r (0-based) works on files r·N+1 … (r+1)·N. For a run for
     /// a time (`looping`) it returns false as soon as `ctl` says stop, and a new epoch (the
     /// warm-up ended) starts the counts afresh.
-    fn pass(
+    /// Its copy `L` lies `L` × [`LAYOUT_STEP`] bytes further on (never inlined: each copy
+    /// is a function of its own).
+    #[inline(never)]
+    fn pass<const L: usize>(
         &mut self,
         ctl: &Ctl,
         me: usize,
@@ -238,6 +281,7 @@ impl<'s> Executor<'s> {
         epoch: &mut u32,
         hook: &mut Option<&mut dyn FnMut(Event)>,
     ) -> Result<bool> {
+        crate::sys::skip::<L, LAYOUT_STEP>();
         let sig = self.sig;
         let segments = sig.rounds as usize * sig.phases.len();
         let mut segment = 0;
@@ -391,8 +435,9 @@ impl<'s> Executor<'s> {
         )
     }
 
-    /// Render the step's paths, then issue its one syscall and time only that.
-    #[inline]
+    /// Render the step's paths, then issue its one syscall and time only that. Inlined into
+    /// each copy of the loop, so the copy holds the calls too.
+    #[inline(always)]
     fn issue(&mut self, step: &Step, vars: &Vars<'_>) -> (u64, SysResult) {
         let (a, b) = (&mut self.a, &mut self.b);
         a.clear();
@@ -447,10 +492,10 @@ impl Client for Executor<'_> {
         let mut epoch = ctl.epoch();
         match bound {
             Bound::Count => {
-                self.pass(ctl, me, false, &mut epoch, &mut hook)?;
+                self.pass_placed(ctl, me, false, &mut epoch, &mut hook)?;
             }
             Bound::Time { .. } => {
-                while self.pass(ctl, me, true, &mut epoch, &mut hook)? {}
+                while self.pass_placed(ctl, me, true, &mut epoch, &mut hook)? {}
                 // Stopped inside the operation the warm-up ended in: none of it counts.
                 self.follow_epoch(ctl, &mut epoch);
             }

@@ -611,6 +611,7 @@ impl Plan {
                 let mut seats = Vec::with_capacity(k);
                 for id in 0..k {
                     let mut e = Executor::new(&self.signature, case.n, self.seed)?;
+                    e.place(self.states.layout());
                     if let Some(log) = op_log.take() {
                         e.log_to(log);
                     }

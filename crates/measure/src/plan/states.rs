@@ -49,6 +49,15 @@ impl States {
         }
     }
 
+    /// Which copy of the executor's loop runs (`exec::steps::LAYOUTS`): the state's, else
+    /// the first.
+    pub fn layout(self) -> usize {
+        match self {
+            States::One(s) => layout(s),
+            States::Sampled | States::Fixed => 0,
+        }
+    }
+
     /// How a report says it.
     pub fn describe(self) -> String {
         match self {
@@ -105,6 +114,12 @@ pub fn initramfs_len(len: usize, state: Option<u64>) -> usize {
     const MIB: usize = 1 << 20;
     let whole = len.div_ceil(MIB) * MIB;
     whole + state.map_or(0, |s| (mix(s ^ 0x696e_6974) % 64) as usize * (64 << 10))
+}
+
+/// Where the executor's loop lies in state `seed`: one of its `LAYOUTS` copies, each a
+/// quarter of a kilobyte further into its function (`exec::steps`).
+pub fn layout(seed: u64) -> usize {
+    (mix(seed ^ 0x6c61_796f_7574) % crate::exec::steps::LAYOUTS as u64) as usize
 }
 
 /// The 32 bytes a guest in state `seed` credits to its random number generator.
@@ -168,6 +183,19 @@ mod tests {
         assert_eq!(b.len(), 100);
         assert_eq!(seed_of(7, 3), a[3]);
         assert_ne!(seed_of(8, 3), a[3]);
+    }
+
+    #[test]
+    fn states_spread_over_every_place_of_the_executors_loop() {
+        let mut seen = [0u32; crate::exec::steps::LAYOUTS];
+        for i in 0..1600 {
+            seen[States::One(seed_of(7, i)).layout()] += 1;
+        }
+        // Every place about equally often (100 expected each), and each state keeps its own.
+        assert!(seen.iter().all(|&n| (60..=140).contains(&n)), "{seen:?}");
+        assert_eq!(States::One(5).layout(), layout(5));
+        assert_eq!(States::Fixed.layout(), 0);
+        assert_eq!(States::Sampled.layout(), 0);
     }
 
     #[test]

@@ -8,14 +8,34 @@
 //!   with an explicit number rather than through libc or std wrappers.
 //! - `os`: small safe wrappers for everything else the crate asks of the kernel (mount,
 //!   loop and perf ioctls, flock, rusage, uname, confinement, power-off).
-//! - here: errno values by name and the one place that turns a `syscall(2)` return into
-//!   `Result`.
+//! - here: errno values by name, the one place that turns a `syscall(2)` return into
+//!   `Result`, and the jump over padding that places the executor's loop (`skip`).
 
 pub mod call;
 pub mod os;
 
 use std::ffi::CStr;
 use std::fmt;
+
+/// Jump over `COUNT` × `STEP` bytes of padding, so the code after the call site lies that
+/// much further into its function (the executor's copies of its loop, each at its own
+/// place in the page: `exec::steps::LAYOUTS`). Inlined, it is one jump; on other
+/// architectures nothing.
+#[inline(always)]
+pub fn skip<const COUNT: usize, const STEP: usize>() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a jump to the label right after the padding: the padding (int3 bytes) is
+    // never executed, and no register, flag, stack slot or memory is read or written.
+    unsafe {
+        std::arch::asm!(
+            "jmp 2f",
+            ".skip {pad}, 0xcc",
+            "2:",
+            pad = const COUNT * STEP,
+            options(nomem, nostack, preserves_flags)
+        );
+    }
+}
 
 /// A kernel error number, printed by its symbolic name (`ENOENT`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
