@@ -17,7 +17,8 @@
 //! parameters that hold it — and the pages its archive occupies and frees), the 32-byte
 //! seed the guest's init credits to its generator, and the memory's age before the plan:
 //! files written to /tmp and most removed again, as an earlier case's ramdisk leaves it,
-//! and anonymous pages taken with a part given back one at a time (`files`, `churn`). The
+//! and anonymous pages taken with a part given back one at a time (`files`, `churn`), and
+//! where the executor's loop lies in its pages (`layout`: one of its copies). The
 //! page allocator's shuffle is left as Debian ships it (off): turned on, it moved every
 //! state away from what a machine runs. A boot per state: a repetition's state is its
 //! boot's. docs/statistics.md ("States") has what was measured.
