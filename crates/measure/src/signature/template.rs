@@ -185,20 +185,25 @@ impl Template {
             .count()
     }
 
-    /// Append the rendered template to `out`.
+    /// Append the rendered template to `out`. Inlined, so each copy of the executor's
+    /// loop holds it (`exec::steps::LAYOUTS`).
+    #[inline(always)]
     pub fn render(&self, vars: &Vars<'_>, out: &mut CPath) {
         for seg in &self.segs {
             match seg {
-                Seg::Lit(b) => out.push(b),
-                Seg::Var(Var::Index) => push_decimal(out, vars.i),
-                Seg::Var(Var::Count) => push_decimal(out, vars.n),
-                Seg::Var(Var::Name) => {
-                    // The name template itself never contains `{name}` (checked at load).
-                    vars.name.render(vars, out)
-                }
-                Seg::Var(Var::Token) => push_token(out, vars.seed, vars.i),
-                Seg::Var(Var::Alpha) => push_alpha(out, vars.i),
+                // The name template itself never contains `{name}` (checked at load), so
+                // it renders without recursion: inlined too.
+                Seg::Var(Var::Name) => vars.name.render_name(vars, out),
+                seg => push_seg(seg, vars, out),
             }
+        }
+    }
+
+    /// The name template rendered (it holds no `{name}`; one there would add nothing).
+    #[inline(always)]
+    fn render_name(&self, vars: &Vars<'_>, out: &mut CPath) {
+        for seg in &self.segs {
+            push_seg(seg, vars, out);
         }
     }
 
@@ -213,6 +218,19 @@ impl Template {
 impl fmt::Display for Template {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text)
+    }
+}
+
+/// One segment other than `{name}` appended to `out` (`{name}` adds nothing here).
+#[inline(always)]
+fn push_seg(seg: &Seg, vars: &Vars<'_>, out: &mut CPath) {
+    match seg {
+        Seg::Lit(b) => out.push(b),
+        Seg::Var(Var::Index) => push_decimal(out, vars.i),
+        Seg::Var(Var::Count) => push_decimal(out, vars.n),
+        Seg::Var(Var::Name) => {}
+        Seg::Var(Var::Token) => push_token(out, vars.seed, vars.i),
+        Seg::Var(Var::Alpha) => push_alpha(out, vars.i),
     }
 }
 

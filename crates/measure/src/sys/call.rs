@@ -1,6 +1,6 @@
-//! The system calls of a signature's steps, one function each, issued with `syscall(2)`
-//! and an explicit number (`step`), and the few untimed calls the executor prepares a case
-//! with.
+//! The system calls of a signature's steps, one function each, issued by the `syscall`
+//! instruction with an explicit number where the executor's loop inlines them (`step`),
+//! and the few untimed calls the executor prepares a case with.
 //!
 //! Soundness rests on facts each function checks itself rather than trusting its callers:
 //! paths are `&CStr` (NUL-terminated, live for the call), and a buffer the kernel writes
@@ -17,24 +17,178 @@ use std::ffi::CStr;
 /// worse.
 pub mod step {
     use super::*;
-    use libc::syscall as sc;
+
+    /// A system call's argument as the 64-bit register the kernel reads it from: integers
+    /// widened (signed ones with their sign — the kernel reads an `int` from the low half),
+    /// pointers as their address.
+    pub trait Word {
+        fn word(self) -> usize;
+    }
+    impl Word for i32 {
+        #[inline(always)]
+        fn word(self) -> usize {
+            self as isize as usize
+        }
+    }
+    impl Word for u32 {
+        #[inline(always)]
+        fn word(self) -> usize {
+            self as usize
+        }
+    }
+    impl Word for i64 {
+        #[inline(always)]
+        fn word(self) -> usize {
+            self as usize
+        }
+    }
+    impl Word for u64 {
+        #[inline(always)]
+        fn word(self) -> usize {
+            self as usize
+        }
+    }
+    impl Word for usize {
+        #[inline(always)]
+        fn word(self) -> usize {
+            self
+        }
+    }
+    impl<T> Word for *const T {
+        #[inline(always)]
+        fn word(self) -> usize {
+            self as usize
+        }
+    }
+    impl<T> Word for *mut T {
+        #[inline(always)]
+        fn word(self) -> usize {
+            self as usize
+        }
+    }
+
+    /// System call `number` with `args` (unused ones 0), issued by the `syscall`
+    /// instruction where this is inlined — in the executor's loop, so the instruction lies
+    /// in each copy of it (`exec::steps::LAYOUTS`), not in one C library function every
+    /// copy calls. Returns the kernel's value: -4095…-1 is an error number, negated.
+    ///
+    /// # Safety
+    /// Every pointer among `args` must be valid for what the call `number` does with it
+    /// (read a NUL-terminated path, read or write a slice of the length passed beside it).
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn raw(number: c_long, args: [usize; 6]) -> c_long {
+        let ret: c_long;
+        // SAFETY: the x86-64 Linux system call convention: the number in rax, the
+        // arguments in rdi, rsi, rdx, r10, r8, r9; the kernel returns in rax and
+        // overwrites rcx and r11 (declared clobbered) and no other register, and never
+        // touches the user stack. What it reads or writes through the arguments is the
+        // caller's contract (this function's # Safety), so memory is not declared
+        // untouched.
+        unsafe {
+            std::arch::asm!(
+                "syscall",
+                inlateout("rax") number => ret,
+                in("rdi") args[0],
+                in("rsi") args[1],
+                in("rdx") args[2],
+                in("r10") args[3],
+                in("r8") args[4],
+                in("r9") args[5],
+                lateout("rcx") _,
+                lateout("r11") _,
+                options(nostack),
+            );
+        }
+        ret
+    }
+
+    /// Elsewhere, through the C library's `syscall(2)` (its -1 and errno made the
+    /// negated error number `raw` returns).
+    #[cfg(not(target_arch = "x86_64"))]
+    #[inline(always)]
+    unsafe fn raw(number: c_long, a: [usize; 6]) -> c_long {
+        // SAFETY: as the x86-64 variant: the caller's contract covers the pointers.
+        let r = unsafe { libc::syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]) };
+        if r < 0 {
+            -c_long::from(Errno::last().0)
+        } else {
+            r
+        }
+    }
+
+    /// `raw`'s return as a result: -4095…-1 the error number, else the value.
+    #[inline(always)]
+    fn checked(ret: c_long) -> SysResult {
+        if (-4095..0).contains(&ret) {
+            Err(Errno(-ret as i32))
+        } else {
+            Ok(ret)
+        }
+    }
 
     /// A null pointer for an argument the kernel accepts as null (utimensat's times:
     /// "now"; futimens' path).
     const NULL: *const u8 = std::ptr::null();
 
+    /// Up to six arguments as the registers' words, the rest 0.
+    macro_rules! words {
+        () => {
+            [0usize; 6]
+        };
+        ($a:expr) => {
+            [Word::word($a), 0, 0, 0, 0, 0]
+        };
+        ($a:expr, $b:expr) => {
+            [Word::word($a), Word::word($b), 0, 0, 0, 0]
+        };
+        ($a:expr, $b:expr, $c:expr) => {
+            [Word::word($a), Word::word($b), Word::word($c), 0, 0, 0]
+        };
+        ($a:expr, $b:expr, $c:expr, $d:expr) => {
+            [
+                Word::word($a),
+                Word::word($b),
+                Word::word($c),
+                Word::word($d),
+                0,
+                0,
+            ]
+        };
+        ($a:expr, $b:expr, $c:expr, $d:expr, $e:expr) => {
+            [
+                Word::word($a),
+                Word::word($b),
+                Word::word($c),
+                Word::word($d),
+                Word::word($e),
+                0,
+            ]
+        };
+        ($a:expr, $b:expr, $c:expr, $d:expr, $e:expr, $f:expr) => {
+            [
+                Word::word($a),
+                Word::word($b),
+                Word::word($c),
+                Word::word($d),
+                Word::word($e),
+                Word::word($f),
+            ]
+        };
+    }
+
     /// What the kernel returned, with a call whose only pointers are the NUL-terminated
     /// paths and slices its arguments borrow for the call, each slice with its own
     /// length passed beside it.
     macro_rules! call {
-        ($($arg:expr),+ $(,)?) => {{
+        ($number:expr $(, $arg:expr)* $(,)?) => {{
+            let args = words!($($arg),*);
             // SAFETY: the pointers among the arguments come from `&CStr` paths (NUL-
             // terminated, borrowed for the call), from slices passed with their own
             // length (`as_ptr`/`as_mut_ptr` beside `len()`), or are null where the kernel
             // takes null; a stat-family buffer is checked by the caller to hold the
             // structure. Everything else is an integer.
-            let r: c_long = unsafe { sc($($arg),+) };
-            check(r)
+            checked(unsafe { raw($number, args) })
         }};
     }
 
@@ -347,5 +501,40 @@ mod tests {
         let mut whole = vec![0u8; std::mem::size_of::<libc::statx>()];
         assert_eq!(step::stat(c"/", &mut whole), Ok(0));
         assert_eq!(step::fstat(-1, &mut whole), Err(Errno(libc::EBADF)));
+    }
+
+    /// The `syscall` instruction's arguments and results as the C library's wrapper gave
+    /// them: a relative `*at` call (AT_FDCWD, negative, in a register), a descriptor, a
+    /// buffer written and read back with its length, 64-bit offsets, flags, and error
+    /// numbers negated back.
+    #[test]
+    fn steps_pass_every_kind_of_argument_and_return_errors_by_number() {
+        let dir = std::env::temp_dir().join(format!("sigbench-step-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path =
+            std::ffi::CString::new(dir.join("f").into_os_string().into_encoded_bytes()).unwrap();
+        let fd = step::openat(&path, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL, 0o600).unwrap();
+        assert!(fd >= 0);
+        let fd = fd as i32;
+        assert_eq!(step::pwrite64(fd, b"hello", 1 << 33), Ok(5));
+        let mut back = [0u8; 8];
+        assert_eq!(step::pread64(fd, &mut back, (1 << 33) + 1), Ok(4));
+        assert_eq!(&back[..4], b"ello");
+        assert_eq!(
+            step::openat(&path, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL, 0o600),
+            Err(Errno(libc::EEXIST))
+        );
+        assert_eq!(
+            step::renameat2(&path, &path, u32::MAX),
+            Err(Errno(libc::EINVAL))
+        );
+        assert_eq!(step::close(fd), Ok(0));
+        assert_eq!(step::close(fd), Err(Errno(libc::EBADF)));
+        assert_eq!(step::unlinkat(&path, 0), Ok(0));
+        assert_eq!(step::unlink(&path), Err(Errno(libc::ENOENT)));
+        // The relative form, from the working directory (AT_FDCWD is -100).
+        assert_eq!(step::faccessat(c".", libc::F_OK), Ok(0));
+        assert_eq!(step::sync(), Ok(0));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

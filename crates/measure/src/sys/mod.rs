@@ -4,8 +4,9 @@
 //!
 //! - `call`: the one system call of a signature step, and the untimed calls the executor
 //!   prepares with. The executor must issue exactly the syscall a step names (`rename` is
-//!   `SYS_rename`, not glibc's choice of `renameat`), so steps go through `libc::syscall`
-//!   with an explicit number rather than through libc or std wrappers.
+//!   `SYS_rename`, not glibc's choice of `renameat`), so steps issue the `syscall`
+//!   instruction with an explicit number (inlined into each copy of the executor's loop),
+//!   never a libc or std wrapper.
 //! - `os`: small safe wrappers for everything else the crate asks of the kernel (mount,
 //!   loop and perf ioctls, flock, rusage, uname, confinement, power-off).
 //! - here: errno values by name, the one place that turns a `syscall(2)` return into
