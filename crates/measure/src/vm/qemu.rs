@@ -61,7 +61,10 @@ pub struct Qemus {
     /// walk of its directory is no work for every other run), once.
     pub find_own: fn() -> std::result::Result<PathBuf, String>,
     own: std::cell::OnceCell<std::result::Result<PathBuf, String>>,
+    /// How to ask a QEMU its version (a `--version` run): asked once per QEMU
+    /// ([`Qemus::version_at`]).
     pub version: fn(&Path) -> Option<String>,
+    versions: std::cell::RefCell<Vec<(PathBuf, Option<String>)>>,
 }
 
 impl Qemus {
@@ -74,7 +77,21 @@ impl Qemus {
             find_own: || own_qemu(Path::new(OWN_QEMU)),
             own: std::cell::OnceCell::new(),
             version: version_of,
+            versions: Default::default(),
         }
+    }
+
+    /// `qemu`'s version, asked once: choosing the default CPUs and then the machine asks
+    /// the same QEMUs again.
+    fn version_at(&self, qemu: &Path) -> Option<String> {
+        if let Some((_, v)) = self.versions.borrow().iter().find(|(q, _)| q == qemu) {
+            return v.clone();
+        }
+        let v = (self.version)(qemu);
+        self.versions
+            .borrow_mut()
+            .push((qemu.to_path_buf(), v.clone()));
+        v
     }
 
     /// [`Qemus::find_own`]'s answer, found once.
@@ -85,7 +102,7 @@ impl Qemus {
     /// Whether the QEMU an icount guest of several CPUs would run on can run one.
     fn runs_icount_smp(&self) -> bool {
         self.choose(true)
-            .is_ok_and(|q| icount_smp((self.version)(&q).as_deref()))
+            .is_ok_and(|q| icount_smp(self.version_at(&q).as_deref()))
     }
 
     /// The QEMU for a guest: the given one; else the system's, unless `icount_cpus` (an
@@ -97,11 +114,11 @@ impl Qemus {
             return g.clone().map_err(anyhow::Error::msg);
         }
         let system = self.system.clone().map_err(anyhow::Error::msg)?;
-        if !icount_cpus || icount_smp((self.version)(&system).as_deref()) {
+        if !icount_cpus || icount_smp(self.version_at(&system).as_deref()) {
             return Ok(system);
         }
         match self.own() {
-            Ok(own) if icount_smp((self.version)(own).as_deref()) => Ok(own.clone()),
+            Ok(own) if icount_smp(self.version_at(own).as_deref()) => Ok(own.clone()),
             _ => Ok(system),
         }
     }
@@ -242,7 +259,7 @@ impl Machine {
         let icount_cpus = clock == ClockKind::Icount && cpus > 1;
         let qemu = qemus.choose(icount_cpus)?;
         let version = if icount_cpus {
-            (qemus.version)(&qemu)
+            qemus.version_at(&qemu)
         } else {
             None
         };
@@ -763,7 +780,45 @@ mod tests {
             },
             own: std::cell::OnceCell::new(),
             version,
+            versions: Default::default(),
         }
+    }
+
+    #[test]
+    fn each_qemu_is_asked_its_version_once_a_resolution() {
+        static ASKED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+        fn counting(p: &Path) -> Option<String> {
+            ASKED.lock().unwrap().push(p.to_path_buf());
+            Some(
+                if p.ends_with("ten/qemu") {
+                    "10.0.2"
+                } else {
+                    "7.2.22"
+                }
+                .into(),
+            )
+        }
+        let mut q = qemus(true);
+        q.version = counting;
+        let m = Machine::resolve_on(
+            None,
+            Some(ClockKind::Icount),
+            Cpus::For { clients: 4 },
+            || Ok(false),
+            &q,
+        )
+        .unwrap();
+        assert_eq!((m.cpus, m.qemu.as_path()), (4, Path::new("/opt/ten/qemu")));
+        // The default's choice and the machine's asked the system's and sigbench's own
+        // QEMU: each once (four `--version` runs before).
+        let asked = ASKED.lock().unwrap().clone();
+        assert_eq!(
+            asked,
+            [
+                PathBuf::from("/usr/bin/qemu"),
+                PathBuf::from("/opt/ten/qemu")
+            ]
+        );
     }
 
     fn resolve(a: Option<Accel>, c: Option<ClockKind>, kvm: bool) -> Result<Machine> {
