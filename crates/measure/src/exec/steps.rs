@@ -270,6 +270,7 @@ impl<'s> Executor<'s> {
     /// the last (untimed). Round r (0-based) works on files r·N+1 … (r+1)·N. For a run for
     /// a time (`looping`) it returns false as soon as `ctl` says stop, and a new epoch (the
     /// warm-up ended) starts the counts afresh.
+    ///
     /// Its copy `L` lies `L` × [`LAYOUT_STEP`] bytes further on (never inlined: each copy
     /// is a function of its own).
     #[inline(never)]
