@@ -45,7 +45,7 @@ impl Test {
 }
 
 /// Ranks with ties averaged, and the tie groups' sizes.
-fn ranks(all: &[f64]) -> (Vec<f64>, Vec<usize>) {
+pub(crate) fn ranks(all: &[f64]) -> (Vec<f64>, Vec<usize>) {
     let mut idx: Vec<usize> = (0..all.len()).collect();
     idx.sort_by(|&i, &j| all[i].total_cmp(&all[j]));
     let mut r = vec![0.0; all.len()];

@@ -16,9 +16,8 @@ pub use ratio::{Ratio, ratio_of_medians};
 pub use scaling::{Scaling, fit_exponent};
 pub use summary::{Summary, median};
 
-/// A seeded generator for simulations in tests: the rates they measure are the same every
-/// run.
-#[cfg(any(test, feature = "fixtures"))]
+/// A seeded generator for simulations (tests: the rates they measure are the same every run)
+/// and for permutation tests (`verdict::within_modes`: the same p-value every time).
 pub mod sim {
     /// splitmix64.
     pub struct Rng(pub u64);

@@ -150,6 +150,97 @@ pub fn evidence(
     (Evidence::Separation, if p.is_nan() { 1.0 } else { p })
 }
 
+/// Permutations [`within_modes`] draws (its smallest p-value is 1 / (this + 1)).
+const PERMUTATIONS: usize = 20_000;
+
+/// Each side's values split where [`super::summary::modes`] found its two clusters: the
+/// lower ones and the higher ones.
+fn split_at_modes(v: &[f64], m: &super::summary::Modes) -> [Vec<f64>; 2] {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let high = v.split_off(m.low.0);
+    [v, high]
+}
+
+/// The row's evidence **within modes**, where both sides' values fall in two clusters
+/// (`summary::modes`) that correspond — each side's low cluster nearer the other's low than
+/// half the distance between a side's clusters, the high ones likewise: the states a
+/// kernel reaches fall in two modes on both sides, in shares that differ by chance (or by
+/// the change), and a test over all values then mixes the shares with the change. So the
+/// low cluster is compared with the low one and the high with the high, in one test:
+/// van Elteren's stratified rank sum (each cluster's rank sum of the other side, weighted
+/// by 1 / (its size + 1)), its two-sided p-value from [`PERMUTATIONS`] seeded permutations
+/// of the labels within each cluster — the same every time. None where the clusters do not
+/// correspond (a mode that appeared or vanished is the change itself: the test over all
+/// values decides it).
+pub fn within_modes(
+    a: &[f64],
+    b: &[f64],
+    modes: &[Option<super::summary::Modes>; 2],
+) -> Option<(Evidence, f64)> {
+    let (Some(ma), Some(mb)) = (&modes[0], &modes[1]) else {
+        return None;
+    };
+    let apart = (ma.high.1 - ma.low.1).min(mb.high.1 - mb.low.1);
+    if !(apart > 0.0)
+        || (mb.low.1 - ma.low.1).abs() >= apart / 2.0
+        || (mb.high.1 - ma.high.1).abs() >= apart / 2.0
+    {
+        return None;
+    }
+    let (sa, sb) = (split_at_modes(a, ma), split_at_modes(b, mb));
+    // Per cluster: the pooled values' ranks, and which of them are the other side's.
+    let strata: Vec<(Vec<f64>, usize)> = (0..2)
+        .map(|k| {
+            let all: Vec<f64> = sa[k].iter().chain(&sb[k]).copied().collect();
+            (super::hypothesis::ranks(&all).0, sa[k].len())
+        })
+        .collect();
+    // The statistic's distance from its mean under no change: Σ (R_b − n_b (n + 1) / 2) /
+    // (n + 1), R_b the rank sum of the other side's values in a cluster of n.
+    let deviation = |picks: &[Vec<usize>]| -> f64 {
+        strata
+            .iter()
+            .zip(picks)
+            .map(|((r, _), pick)| {
+                let n = r.len() as f64;
+                let sum: f64 = pick.iter().map(|&i| r[i]).sum();
+                (sum - pick.len() as f64 * (n + 1.0) / 2.0) / (n + 1.0)
+            })
+            .sum::<f64>()
+    };
+    let observed: Vec<Vec<usize>> = strata
+        .iter()
+        .map(|(r, na)| (*na..r.len()).collect())
+        .collect();
+    let t = deviation(&observed).abs();
+    let mut rng = super::sim::Rng(0x6d6f_6465_73);
+    let mut order: Vec<Vec<usize>> = strata.iter().map(|(r, _)| (0..r.len()).collect()).collect();
+    let mut as_far = 0usize;
+    for _ in 0..PERMUTATIONS {
+        let picks: Vec<Vec<usize>> = strata
+            .iter()
+            .zip(order.iter_mut())
+            .map(|((r, na), o)| {
+                // Fisher–Yates: the first n_b of a shuffle are the other side's.
+                let nb = r.len() - na;
+                for i in 0..nb {
+                    let j = i + (rng.next_u64() % (o.len() - i) as u64) as usize;
+                    o.swap(i, j);
+                }
+                o[..nb].to_vec()
+            })
+            .collect();
+        if deviation(&picks).abs() >= t - 1e-9 {
+            as_far += 1;
+        }
+    }
+    Some((
+        Evidence::Rank,
+        (as_far + 1) as f64 / (PERMUTATIONS + 1) as f64,
+    ))
+}
+
 /// Holm's step-down adjustment: adjusted p-values in the input order (each at most 1,
 /// monotone in the raw p-values).
 pub fn holm(ps: &[f64]) -> Vec<f64> {
@@ -421,5 +512,92 @@ mod tests {
             assert!((g - w).abs() < 1e-12, "{adj:?}");
         }
         assert_eq!(holm(&[]), Vec::<f64>::new());
+    }
+
+    /// The SMP tree kernel's churn window (tests/tree.rs, cold CI of aab83ee): three modes
+    /// in unlike shares at the two ends, a loop of +0.085 ms inside every one. The test over
+    /// all values could not call it at 12 repetitions; within the modes it does.
+    #[test]
+    fn a_change_inside_modes_in_unlike_shares_is_called_within_them() {
+        use super::super::summary::modes;
+        let good = [
+            3.539, 3.540, 3.541, 3.542, 3.543, 3.544, 3.546, 3.547, 3.619, 3.619, 3.620, 5.448,
+            5.448,
+        ];
+        let bad = [
+            3.624, 3.626, 3.628, 3.631, 3.633, 3.710, 3.713, 3.716, 5.539, 5.540, 5.541, 5.542,
+            5.543,
+        ];
+        let m = [modes(&good, 0.001), modes(&bad, 0.001)];
+        let (ev, p) = within_modes(&good, &bad, &m).unwrap();
+        println!("the tree's modes: within modes p {p:.2e}");
+        assert_eq!(ev, Evidence::Rank);
+        assert!(p < 0.001, "{p}");
+        // Shares reversed: 9 of 12 states in the high mode at one end, 3 at the other, and
+        // +0.5 % inside each mode — over all values the other side even looks faster.
+        let jitter = |k: usize| 1.0 + 0.0005 * (k as f64 - 5.5) / 5.5;
+        let a: Vec<f64> = (0..12)
+            .map(|k| if k < 3 { 100.0 } else { 105.0 } * jitter(k))
+            .collect();
+        let b: Vec<f64> = (0..12)
+            .map(|k| if k < 9 { 100.5 } else { 105.525 } * jitter(k))
+            .collect();
+        let mab = [modes(&a, 0.001), modes(&b, 0.001)];
+        let (_, p) = within_modes(&a, &b, &mab).unwrap();
+        let pooled = Test::MannWhitney.p_value(&a, &b);
+        println!("shares reversed: within modes p {p:.2e}, over all values p {pooled:.2e}");
+        assert!(p < 0.001 && pooled > 0.05, "{p} {pooled}");
+        // The same states on both sides: nothing.
+        let (_, same) = within_modes(&good, &good, &[m[0].clone(), m[0].clone()]).unwrap();
+        assert!(same > 0.5, "{same}");
+        // One side in one mode, or modes that do not correspond: not for this test.
+        assert!(within_modes(&good, &bad, &[m[0].clone(), None]).is_none());
+        let far: Vec<f64> = bad.iter().map(|x| x + 1.0).collect();
+        let mf = [m[0].clone(), modes(&far, 0.001)];
+        assert!(within_modes(&good, &far, &mf).is_none());
+    }
+
+    /// Seeded simulation: states in two modes 5 % apart (the high one drawn with
+    /// probability 0.3 on each side), the clock's spread 0.2 % within a mode, 12 values a
+    /// side. Over comparisons where both sides show the two modes: how often an A/A is
+    /// called, and a change of +0.5 % inside both modes, over all values and within them.
+    #[test]
+    fn within_modes_keeps_the_false_alarm_rate_and_finds_what_shares_hide() {
+        use super::super::summary::modes;
+        let mut rng = super::super::sim::Rng(57);
+        let side = |shift: f64, rng: &mut super::super::sim::Rng| -> Vec<f64> {
+            (0..12)
+                .map(|_| {
+                    let level = if rng.uniform() < 0.3 { 105.0 } else { 100.0 };
+                    level * (1.0 + shift) * (1.0 + 0.002 * rng.normal())
+                })
+                .collect()
+        };
+        const TRIALS: usize = 1000;
+        let mut called = [[0usize; 2]; 2];
+        let mut trials = [0usize; 2];
+        for (k, shift) in [0.0, 0.005].into_iter().enumerate() {
+            while trials[k] < TRIALS {
+                let (a, b) = (side(0.0, &mut rng), side(shift, &mut rng));
+                let m = [modes(&a, 0.001), modes(&b, 0.001)];
+                let Some((_, p)) = within_modes(&a, &b, &m) else {
+                    continue;
+                };
+                trials[k] += 1;
+                called[k][0] += usize::from(Test::MannWhitney.p_value(&a, &b) < 0.05);
+                called[k][1] += usize::from(p < 0.05);
+            }
+        }
+        let pct = |n: usize| 100.0 * n as f64 / TRIALS as f64;
+        println!(
+            "A/A called: over all values {:.1} %, within modes {:.1} %; +0.5 %: {:.1} %, {:.1} %",
+            pct(called[0][0]),
+            pct(called[0][1]),
+            pct(called[1][0]),
+            pct(called[1][1])
+        );
+        assert!(pct(called[0][1]) <= 8.0, "{called:?}");
+        assert!(pct(called[1][1]) >= 90.0, "{called:?}");
+        assert!(called[1][1] > called[1][0], "{called:?}");
     }
 }

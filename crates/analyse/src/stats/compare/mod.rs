@@ -57,6 +57,10 @@ pub struct Row {
     /// two modes, which a median hides (`summary::modes`).
     #[serde(default, skip_serializing_if = "no_modes")]
     pub modes: [Option<super::summary::Modes>; 2],
+    /// Decided within the modes (`verdict::within_modes`): both sides' values in two
+    /// clusters that correspond, low compared with low and high with high.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub within_modes: bool,
     /// A time of two labels measured in separate blocks of time on the host's clock that
     /// moved by less than the machine drifts between blocks ([`Drift`]): never a change.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -219,6 +223,16 @@ fn compare_metric(
         j.family[usize::from(!metric.primary())],
         floor,
     );
+    let modes = [
+        super::summary::modes(a, floor),
+        super::summary::modes(b, floor),
+    ];
+    // States in two modes on both sides: the modes' shares are not the kernel's change.
+    let within = (ev != Evidence::Exact)
+        .then(|| super::verdict::within_modes(a, b, &modes))
+        .flatten();
+    let within_modes = within.is_some();
+    let (ev, p) = within.unwrap_or((ev, p));
     let exact = ev == Evidence::Exact;
     Some(Row {
         case: case.clone(),
@@ -236,10 +250,8 @@ fn compare_metric(
         insufficient: ev == Evidence::Undecidable,
         unresolved: false,
         drift: false,
-        modes: [
-            super::summary::modes(a, floor),
-            super::summary::modes(b, floor),
-        ],
+        modes,
+        within_modes,
     })
 }
 
@@ -504,13 +516,18 @@ fn modes_warnings(base: &Samples, other: &Samples, rows: &[Row]) -> Vec<String> 
         for (side, label) in [(0, &base.label), (1, &other.label)] {
             if let Some(m) = &r.modes[side] {
                 out.push(format!(
-                    "{} {}: {label}'s values fall in two clusters — {} near {}, {} near {} (states in two modes: the median hides which a side sampled; the row is decided on all of them)",
+                    "{} {}: {label}'s values fall in two clusters — {} near {}, {} near {} (states in two modes: the median hides which a side sampled; {})",
                     r.case.short(),
                     r.metric,
                     m.low.0,
                     num(m.low.1),
                     m.high.0,
-                    num(m.high.1)
+                    num(m.high.1),
+                    if r.within_modes {
+                        "the row is decided within the modes, low with low and high with high"
+                    } else {
+                        "the row is decided on all of them"
+                    }
                 ));
             }
         }
