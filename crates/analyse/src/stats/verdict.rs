@@ -182,7 +182,7 @@ pub fn within_modes(
         return None;
     };
     let apart = (ma.high.1 - ma.low.1).min(mb.high.1 - mb.low.1);
-    if !(apart > 0.0)
+    if apart.is_nan() || apart <= 0.0
         || (mb.low.1 - ma.low.1).abs() >= apart / 2.0
         || (mb.high.1 - ma.high.1).abs() >= apart / 2.0
     {
@@ -214,7 +214,7 @@ pub fn within_modes(
         .map(|(r, na)| (*na..r.len()).collect())
         .collect();
     let t = deviation(&observed).abs();
-    let mut rng = super::sim::Rng(0x6d6f_6465_73);
+    let mut rng = super::sim::Rng(0x006d_6f64_6573);
     let mut order: Vec<Vec<usize>> = strata.iter().map(|(r, _)| (0..r.len()).collect()).collect();
     let mut as_far = 0usize;
     for _ in 0..PERMUTATIONS {
@@ -239,6 +239,47 @@ pub fn within_modes(
         Evidence::Rank,
         (as_far + 1) as f64 / (PERMUTATIONS + 1) as f64,
     ))
+}
+
+/// A row's evidence, and how it was reached.
+#[derive(Clone, Debug)]
+pub struct Judged {
+    pub evidence: Evidence,
+    pub p: f64,
+    /// Each side's two clusters, where its values fall in two (`summary::modes`).
+    pub modes: [Option<super::summary::Modes>; 2],
+    /// Decided within the modes ([`within_modes`]).
+    pub within_modes: bool,
+}
+
+/// The one rule every verdict takes (a compared row, a bisect step, a watch's
+/// confirmation): within the modes where both sides' values fall in two that correspond
+/// ([`within_modes`]), else [`evidence`]. A count the same in every repetition is exact
+/// either way.
+pub fn judge(
+    a: &[f64],
+    b: &[f64],
+    exact_kind: bool,
+    test: Test,
+    alpha: f64,
+    family: usize,
+    floor: f64,
+) -> Judged {
+    let (evidence, p) = self::evidence(a, b, exact_kind, test, alpha, family, floor);
+    let modes = [
+        super::summary::modes(a, floor),
+        super::summary::modes(b, floor),
+    ];
+    let within = (evidence != Evidence::Exact)
+        .then(|| within_modes(a, b, &modes))
+        .flatten();
+    let (evidence, p) = within.unwrap_or((evidence, p));
+    Judged {
+        evidence,
+        p,
+        modes,
+        within_modes: within.is_some(),
+    }
 }
 
 /// Holm's step-down adjustment: adjusted p-values in the input order (each at most 1,

@@ -19,7 +19,7 @@ pub mod tree;
 
 use crate::metric::Metric;
 use crate::stats::Test;
-use crate::stats::verdict::{Evidence, evidence};
+use crate::stats::verdict::{Evidence, judge};
 use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -218,7 +218,8 @@ impl Report {
 /// Is `x` different from `y`? (raw p below `alpha / 2`: two comparisons per step.)
 /// `floor`: the smallest spread, a fraction of the level, a change is measured against.
 fn differs(x: &[f64], y: &[f64], alpha: f64, floor: f64) -> (bool, String) {
-    let (ev, p) = evidence(x, y, true, Test::MannWhitney, alpha / 2.0, 1, floor);
+    let j = judge(x, y, true, Test::MannWhitney, alpha / 2.0, 1, floor);
+    let (ev, p) = (j.evidence, j.p);
     let differs = match ev {
         Evidence::Exact => p == 0.0,
         Evidence::Undecidable => false,
@@ -227,6 +228,7 @@ fn differs(x: &[f64], y: &[f64], alpha: f64, floor: f64) -> (bool, String) {
     let how = match ev {
         Evidence::Exact => "exact".to_string(),
         Evidence::Undecidable => "undecidable".to_string(),
+        e if j.within_modes => format!("{} within modes p={p:.2e}", e.name()),
         e => format!("{} p={p:.2e}", e.name()),
     };
     (differs, how)

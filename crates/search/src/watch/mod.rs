@@ -15,7 +15,7 @@ use crate::results::RunDocument;
 use crate::stats::changepoint::{Change, Series};
 use crate::stats::compare::{CaseKey, MetricKey, Samples};
 use crate::stats::summary::median_of;
-use crate::stats::verdict::{evidence, holm};
+use crate::stats::verdict::{holm, judge};
 use crate::store::changes::{ChangeRecord, Confirmation};
 use std::collections::BTreeMap;
 
@@ -326,7 +326,7 @@ pub fn confirm(
             Some(s) if !s.points[0].is_empty() && !s.points[1].is_empty() => {
                 let (a, x) = (s.points[0].clone(), s.points[1].clone());
                 let test = crate::stats::Test::MannWhitney;
-                let (_, p) = evidence(&a, &x, s.exact, test, 0.05, changes.len(), s.floor);
+                let p = judge(&a, &x, s.exact, test, 0.05, changes.len(), s.floor).p;
                 (a, x, p)
             }
             _ => (Vec::new(), Vec::new(), 1.0),

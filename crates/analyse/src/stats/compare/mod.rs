@@ -2,7 +2,7 @@
 //! metric summarised per label, tested between the baseline and each other label, and
 //! fitted over N; warnings where the data cannot support a verdict.
 
-use super::verdict::{Evidence, NOISE_FLOOR, evidence, holm};
+use super::verdict::{Evidence, NOISE_FLOOR, holm};
 use super::{Ratio, Scaling, Summary, Test, fit_exponent, ratio_of_medians};
 use crate::clock::TimeBase;
 use crate::probe::Reading;
@@ -214,7 +214,7 @@ fn compare_metric(
     let kind = metric.kind();
     let floor = j.floor(kind);
     // Only counts are exact; a time that happens to repeat is still a measurement.
-    let (ev, p) = evidence(
+    let judged = super::verdict::judge(
         a,
         b,
         kind == Kind::Counter,
@@ -223,16 +223,7 @@ fn compare_metric(
         j.family[usize::from(!metric.primary())],
         floor,
     );
-    let modes = [
-        super::summary::modes(a, floor),
-        super::summary::modes(b, floor),
-    ];
-    // States in two modes on both sides: the modes' shares are not the kernel's change.
-    let within = (ev != Evidence::Exact)
-        .then(|| super::verdict::within_modes(a, b, &modes))
-        .flatten();
-    let within_modes = within.is_some();
-    let (ev, p) = within.unwrap_or((ev, p));
+    let (ev, p) = (judged.evidence, judged.p);
     let exact = ev == Evidence::Exact;
     Some(Row {
         case: case.clone(),
@@ -250,8 +241,8 @@ fn compare_metric(
         insufficient: ev == Evidence::Undecidable,
         unresolved: false,
         drift: false,
-        modes,
-        within_modes,
+        modes: judged.modes,
+        within_modes: judged.within_modes,
     })
 }
 
