@@ -182,7 +182,8 @@ pub fn within_modes(
         return None;
     };
     let apart = (ma.high.1 - ma.low.1).min(mb.high.1 - mb.low.1);
-    if apart.is_nan() || apart <= 0.0
+    if apart.is_nan()
+        || apart <= 0.0
         || (mb.low.1 - ma.low.1).abs() >= apart / 2.0
         || (mb.high.1 - ma.high.1).abs() >= apart / 2.0
     {
