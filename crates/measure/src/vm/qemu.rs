@@ -758,18 +758,20 @@ pub fn kvm_works(image: &Path, initrd: &Path, cache: &Path, workdir: &Path) -> R
 mod tests {
     use super::*;
 
+    /// The fake QEMUs' versions, by name.
+    fn version(p: &Path) -> Option<String> {
+        Some(
+            if p.ends_with("ten/qemu") {
+                "10.0.2"
+            } else {
+                "7.2.22"
+            }
+            .into(),
+        )
+    }
+
     /// QEMU 7.2 on the PATH, sigbench's own QEMU 10 when `own`: versions by name.
     fn qemus(own: bool) -> Qemus {
-        fn version(p: &Path) -> Option<String> {
-            Some(
-                if p.ends_with("ten/qemu") {
-                    "10.0.2"
-                } else {
-                    "7.2.22"
-                }
-                .into(),
-            )
-        }
         Qemus {
             given: None,
             system: Ok(PathBuf::from("/usr/bin/qemu")),
@@ -789,14 +791,7 @@ mod tests {
         static ASKED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
         fn counting(p: &Path) -> Option<String> {
             ASKED.lock().unwrap().push(p.to_path_buf());
-            Some(
-                if p.ends_with("ten/qemu") {
-                    "10.0.2"
-                } else {
-                    "7.2.22"
-                }
-                .into(),
-            )
+            version(p)
         }
         let mut q = qemus(true);
         q.version = counting;
