@@ -197,42 +197,35 @@ pub fn within_modes(
             (super::hypothesis::ranks(&all).0, sa[k].len())
         })
         .collect();
-    // The statistic's distance from its mean under no change: Σ (R_b − n_b (n + 1) / 2) /
-    // (n + 1), R_b the rank sum of the other side's values in a cluster of n.
-    let deviation = |picks: &[Vec<usize>]| -> f64 {
-        strata
-            .iter()
-            .zip(picks)
-            .map(|((r, _), pick)| {
-                let n = r.len() as f64;
-                let sum: f64 = pick.iter().map(|&i| r[i]).sum();
-                (sum - pick.len() as f64 * (n + 1.0) / 2.0) / (n + 1.0)
-            })
-            .sum::<f64>()
+    // A cluster's part of the statistic's distance from its mean under no change:
+    // (R_b − n_b (n + 1) / 2) / (n + 1), R_b the rank sum of the other side's values (the
+    // ranks `picked`) in a cluster of n.
+    let part = |r: &[f64], picked: &[usize]| -> f64 {
+        let n = r.len() as f64;
+        let sum: f64 = picked.iter().map(|&i| r[i]).sum();
+        (sum - picked.len() as f64 * (n + 1.0) / 2.0) / (n + 1.0)
     };
-    let observed: Vec<Vec<usize>> = strata
-        .iter()
-        .map(|(r, na)| (*na..r.len()).collect())
-        .collect();
-    let t = deviation(&observed).abs();
-    let mut rng = super::sim::Rng(0x006d_6f64_6573);
     let mut order: Vec<Vec<usize>> = strata.iter().map(|(r, _)| (0..r.len()).collect()).collect();
+    let t = strata
+        .iter()
+        .zip(&order)
+        .map(|((r, na), o)| part(r, &o[*na..]))
+        .sum::<f64>()
+        .abs();
+    let mut rng = super::sim::Rng(0x006d_6f64_6573);
     let mut as_far = 0usize;
     for _ in 0..PERMUTATIONS {
-        let picks: Vec<Vec<usize>> = strata
-            .iter()
-            .zip(order.iter_mut())
-            .map(|((r, na), o)| {
-                // Fisher–Yates: the first n_b of a shuffle are the other side's.
-                let nb = r.len() - na;
-                for i in 0..nb {
-                    let j = i + (rng.next_u64() % (o.len() - i) as u64) as usize;
-                    o.swap(i, j);
-                }
-                o[..nb].to_vec()
-            })
-            .collect();
-        if deviation(&picks).abs() >= t - 1e-9 {
+        let mut d = 0.0;
+        for ((r, na), o) in strata.iter().zip(order.iter_mut()) {
+            // Fisher–Yates: the first n_b of a shuffle are the other side's.
+            let nb = r.len() - na;
+            for i in 0..nb {
+                let j = i + (rng.next_u64() % (o.len() - i) as u64) as usize;
+                o.swap(i, j);
+            }
+            d += part(r, &o[..nb]);
+        }
+        if d.abs() >= t - 1e-9 {
             as_far += 1;
         }
     }

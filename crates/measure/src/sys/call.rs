@@ -36,12 +36,6 @@ pub mod step {
             self as usize
         }
     }
-    impl Word for i64 {
-        #[inline(always)]
-        fn word(self) -> usize {
-            self as usize
-        }
-    }
     impl Word for u64 {
         #[inline(always)]
         fn word(self) -> usize {

@@ -805,7 +805,7 @@ mod tests {
         .unwrap();
         assert_eq!((m.cpus, m.qemu.as_path()), (4, Path::new("/opt/ten/qemu")));
         // The default's choice and the machine's asked the system's and sigbench's own
-        // QEMU: each once (four `--version` runs before).
+        // QEMU: each once (six `--version` runs before).
         let asked = ASKED.lock().unwrap().clone();
         assert_eq!(
             asked,
