@@ -1,7 +1,7 @@
 //! What `run` shows while it runs: s3e's line as each case finishes (on stdout, or on
 //! stderr when stdout carries the JSON document) and a progress bar on a terminal's
 //! stderr once a run has taken more than a second. Storing is another observer
-//! (`sigbench::store::Storing`) beside this one.
+//! (`sigbench::storing::Storing`) beside this one.
 
 use anyhow::{Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};

@@ -239,8 +239,11 @@ fn mail(args: &Args, output: &std::path::Path, sets: &[(String, Vec<RunDocument>
     });
     sigbench::outputs::write_file(
         output,
-        mail.message(&sigbench::host::mail_from(), &sigbench::host::now_rfc5322())
-            .as_bytes(),
+        mail.message(
+            &sigbench::host::mail_from(),
+            &sigbench::stamp::now_rfc5322(),
+        )
+        .as_bytes(),
     )?;
     sigbench::say!("sigbench: wrote {} ({})", output.display(), mail.subject);
     Ok(0)

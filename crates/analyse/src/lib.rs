@@ -11,8 +11,6 @@
 pub mod stats;
 pub mod store;
 
-pub use sigbench_measure::{
-    calibrate, capability, child, choice, clock, diag, exec, host, input, interrupt, kbuild,
-    loadfile, metric, outputs, plan, probe, record, results, say, say_raw, shell, signature, sys,
-    testbed, text, version, vm,
+pub use sigbench_model::{
+    choice, clock, diag, input, metric, random, results, say, say_raw, shell, stamp, text, version,
 };

@@ -3,11 +3,14 @@
 //! milliseconds — a Ctrl-C never waits for a long mkfs, and never leaves a child running
 //! after sigbench has gone. (A group of its own also keeps a terminal's Ctrl-C from killing
 //! mkfs half-way before sigbench can tear down in order.)
+//! A compressed input (a guest's module, a package's changelog) is decompressed by one
+//! such child, up to a cap said in the error ([`decompress`]).
 
 use crate::interrupt;
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::Duration;
 
@@ -171,6 +174,58 @@ fn wait(child: &mut Child, what: &str, group: bool) -> Result<ExitStatus> {
         }
         std::thread::sleep(POLL);
     }
+}
+
+/// The file at `path`, decompressed by its extension (`.xz`, `.zst`, `.gz`; anything else
+/// read as it is), at most `cap` bytes — else an error naming the limit, `what` it is the
+/// limit for ("one module", "a changelog"). A 66 KB `btrfs.ko.zst` that unpacks to 2 GiB
+/// is a bomb.
+pub fn decompress(path: &Path, cap: usize, what: &str) -> Result<Vec<u8>> {
+    let too_big = || {
+        anyhow::anyhow!(
+            "{} decompresses to more than {} MiB, the limit for {what}",
+            path.display(),
+            cap >> 20
+        )
+    };
+    let name = path.to_string_lossy();
+    let tool = if name.ends_with(".xz") {
+        "xz"
+    } else if name.ends_with(".zst") {
+        "zstd"
+    } else if name.ends_with(".gz") {
+        "gzip"
+    } else {
+        let f =
+            std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let mut data = Vec::new();
+        f.take(cap as u64 + 1)
+            .read_to_end(&mut data)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        return if data.len() > cap {
+            Err(too_big())
+        } else {
+            Ok(data)
+        };
+    };
+    let out = output_capped(
+        std::process::Command::new(tool)
+            .args(["-dc", "--"])
+            .arg(path),
+        &format!("{tool} (sudo make deps installs it)"),
+        cap,
+    )
+    .map_err(|e| {
+        if e.to_string().contains("passed the limit") {
+            too_big()
+        } else {
+            e
+        }
+    })?;
+    if !out.status.success() {
+        bail!("{tool} -dc {} failed", path.display());
+    }
+    Ok(out.stdout)
 }
 
 #[cfg(test)]

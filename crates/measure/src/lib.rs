@@ -13,7 +13,6 @@ pub mod capability;
 pub mod child;
 pub mod exec;
 pub mod host;
-pub mod input;
 pub mod interrupt;
 pub mod kbuild;
 pub mod loadfile;
@@ -28,5 +27,5 @@ pub mod testbed;
 pub mod vm;
 
 pub use sigbench_model::{
-    choice, clock, diag, metric, results, say, say_raw, shell, text, version,
+    choice, clock, diag, input, metric, random, results, say, say_raw, shell, stamp, text, version,
 };

@@ -1,5 +1,6 @@
 //! Searching: bisecting kernels and commits, watching a series of kernels, minimising a
-//! signature, scheduling a list of kernels. It returns data; `sigbench-present` draws it.
+//! signature, scheduling a list of kernels, storing a run as it runs (`storing`: the plan
+//! driver's observer that writes to the store). It returns data; `sigbench-present` draws it.
 //!
 //! One layer of sigbench (docs/ARCHITECTURE.md): it uses the layers below and never the
 //! ones above, which Cargo enforces. The modules of the layers below are re-exported, so a
@@ -11,10 +12,12 @@
 pub mod bisect;
 pub mod minimize;
 pub mod schedule;
+pub mod storing;
 pub mod watch;
 
-pub use sigbench_analyse::{
+pub use sigbench_analyse::{stats, store};
+pub use sigbench_measure::{
     calibrate, capability, child, choice, clock, diag, exec, host, input, interrupt, kbuild,
-    loadfile, metric, outputs, plan, probe, record, results, say, say_raw, shell, signature, stats,
-    store, sys, testbed, text, version, vm,
+    loadfile, metric, outputs, plan, probe, random, record, results, say, say_raw, shell,
+    signature, stamp, sys, testbed, text, version, vm,
 };

@@ -343,8 +343,11 @@ fn mail(
     });
     sigbench::outputs::write_file(
         path,
-        m.message(&sigbench::host::mail_from(), &sigbench::host::now_rfc5322())
-            .as_bytes(),
+        m.message(
+            &sigbench::host::mail_from(),
+            &sigbench::stamp::now_rfc5322(),
+        )
+        .as_bytes(),
     )?;
     sigbench::say!("sigbench: bisect: wrote {} ({})", path.display(), m.subject);
     Ok(())

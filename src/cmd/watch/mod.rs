@@ -113,7 +113,7 @@ pub fn run(args: WatchArgs) -> Result<i32> {
     }
     if let Some(id) = args.ack {
         let store = Store::open_existing(&args.run.store.db)?;
-        let c = store.acknowledge(id)?;
+        let c = store.acknowledge(id, &sigbench::host::login())?;
         super::out(&format!(
             "change point {id} acknowledged (triage: it never alerts again; `sigbench triage {id} new` undoes it): {} {} from {} to {}\n",
             c.series, c.metric, c.last_good, c.first_bad
@@ -138,7 +138,7 @@ fn over_kernels(args: &WatchArgs) -> Result<i32> {
     let started = std::time::Instant::now();
     let mut w = watch_of(args)?;
     prepare(&mut w)?;
-    let key = sigbench::store::series::series_key(&w.plan, &w.timebase);
+    let key = sigbench::store::series::series_key(&w.plan.series_plan(), &w.timebase);
     let reps = args.run.repetitions.max(1);
     let first: Vec<(usize, u32)> = sigbench::watch::every(w.specs.len(), args.every)
         .into_iter()

@@ -286,7 +286,10 @@ fn hand_over(
         commands: &alert.commands,
     });
     (
-        mail.message(&sigbench::host::mail_from(), &sigbench::host::now_rfc5322()),
+        mail.message(
+            &sigbench::host::mail_from(),
+            &sigbench::stamp::now_rfc5322(),
+        ),
         reproducer.and_then(|r| r.file()),
     )
 }

@@ -6,7 +6,7 @@
 use super::compare::{Samples, ScalingRow, scaling};
 use super::{Summary, fit_exponent, summary::median_of};
 use crate::metric::{COST_WEIGHTS, Metric, Source};
-use crate::probe::procfs::SlabDelta;
+use crate::results::SlabDelta;
 use crate::results::{CaseResult, RunDocument};
 use std::collections::BTreeMap;
 
@@ -275,7 +275,7 @@ fn throughput_summary(cases: &[&CaseResult]) -> Option<ThroughputSummary> {
 }
 
 /// A case's latency rows: a loadfile's operations, else its syscalls.
-fn rows_of(c: &CaseResult) -> &[crate::exec::OpLatency] {
+fn rows_of(c: &CaseResult) -> &[crate::results::OpLatency] {
     if c.operations.is_empty() {
         &c.latency
     } else {
@@ -288,7 +288,7 @@ fn latency_rows(g: &Group) -> Vec<LatencyRow> {
     rows_of(cases[0])
         .iter()
         .map(|op| {
-            let pick = |f: fn(&crate::exec::OpLatency) -> f64| {
+            let pick = |f: fn(&crate::results::OpLatency) -> f64| {
                 median_or_nan(cases, |c| {
                     rows_of(c)
                         .iter()

@@ -212,7 +212,7 @@ pub fn within_modes(
         .map(|((r, na), o)| part(r, &o[*na..]))
         .sum::<f64>()
         .abs();
-    let mut rng = super::sim::Rng(0x006d_6f64_6573);
+    let mut rng = crate::random::Rng(0x006d_6f64_6573);
     let mut as_far = 0usize;
     for _ in 0..PERMUTATIONS {
         let mut d = 0.0;
@@ -296,7 +296,7 @@ pub fn holm(ps: &[f64]) -> Vec<f64> {
 mod tests {
     use super::*;
 
-    use crate::stats::sim::Rng;
+    use crate::random::Rng;
 
     #[derive(Clone, Copy, Debug)]
     enum Noise {
@@ -599,8 +599,8 @@ mod tests {
     #[test]
     fn within_modes_keeps_the_false_alarm_rate_and_finds_what_shares_hide() {
         use super::super::summary::modes;
-        let mut rng = super::super::sim::Rng(57);
-        let side = |shift: f64, rng: &mut super::super::sim::Rng| -> Vec<f64> {
+        let mut rng = crate::random::Rng(57);
+        let side = |shift: f64, rng: &mut crate::random::Rng| -> Vec<f64> {
             (0..12)
                 .map(|_| {
                     let level = if rng.uniform() < 0.3 { 105.0 } else { 100.0 };

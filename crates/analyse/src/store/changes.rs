@@ -256,7 +256,7 @@ impl Store {
     /// updated.
     pub fn keep_change(&self, c: &mut ChangeRecord) -> Result<()> {
         let data = serde_json::to_string(&c)?;
-        let now = crate::host::now_rfc3339();
+        let now = crate::stamp::now_rfc3339();
         let id = self.write("recording a change point", |db| {
             if c.id != 0 {
                 db.exec(
@@ -303,9 +303,9 @@ impl Store {
         })
     }
 
-    /// `watch --ack ID`: triage a change point acknowledged.
-    pub fn acknowledge(&self, id: i64) -> Result<ChangeRecord> {
-        self.triage(id, TriageState::Acknowledged, "", &crate::host::login())
+    /// `watch --ack ID`: triage a change point acknowledged by `by` (a login).
+    pub fn acknowledge(&self, id: i64, by: &str) -> Result<ChangeRecord> {
+        self.triage(id, TriageState::Acknowledged, "", by)
     }
 
     /// `sigbench triage ID STATE`: record a decision about a change point (its history
@@ -331,7 +331,7 @@ impl Store {
             state,
             note: note.to_string(),
             user: user.to_string(),
-            at: crate::host::now_rfc3339(),
+            at: crate::stamp::now_rfc3339(),
         };
         // Read and rewritten in one transaction that keeps the row from changing between
         // (concurrent triages each append; none is lost).
@@ -483,7 +483,7 @@ mod tests {
             (Status::Confirmed, "6.12")
         );
         assert!(s.changes(Some("other")).unwrap().is_empty());
-        let acked = s.acknowledge(c.id).unwrap();
+        let acked = s.acknowledge(c.id, "ann").unwrap();
         assert_eq!(acked.triage_state(), TriageState::Acknowledged);
         assert!(acked.silenced());
         // Triage keeps its history; the last decision is the state.
@@ -514,7 +514,7 @@ mod tests {
         assert!(e.contains("control character"), "{e}");
         let long = "n".repeat(MAX_NOTE + 1);
         assert!(s.triage(c.id, TriageState::Fixed, &long, "x").is_err());
-        let e = s.acknowledge(99).unwrap_err().to_string();
+        let e = s.acknowledge(99, "ann").unwrap_err().to_string();
         assert!(e.contains("no change point 99"), "{e}");
         assert!(e.contains("`sigbench watch --changes` lists them"), "{e}");
         let _ = std::fs::remove_file(&p);

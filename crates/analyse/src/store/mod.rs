@@ -19,7 +19,6 @@ pub mod backend;
 pub mod changes;
 pub mod location;
 pub mod series;
-pub mod storing;
 
 use crate::results::{CaseResult, RunDocument, parse_documents};
 use anyhow::{Context, Result, bail};
@@ -28,7 +27,6 @@ pub use location::Location;
 use rusqlite::Connection;
 use std::cell::RefCell;
 use std::path::Path;
-pub use storing::Storing;
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: usize = MIGRATIONS.len();

@@ -3,45 +3,27 @@
 //! series and ordered.
 
 use crate::clock::TimeBase;
-use crate::plan::Plan;
-use crate::results::RunDocument;
+use crate::results::{RunDocument, SeriesPlan};
 
 /// What identifies a series in the store: the signature (name and digest), the
 /// filesystem, directories and N, and the clock. Runs of another plan or clock are another
 /// series.
-pub fn series_key(plan: &Plan, timebase: &TimeBase) -> String {
-    let dirs: Vec<&str> = plan.dirs.iter().map(|d| d.text.as_str()).collect();
-    key(
-        &plan.signature.name,
-        &plan.signature.hash,
-        plan.testbed.fs.name(),
-        &dirs,
-        &plan.n_values,
-        timebase,
+pub fn series_key(plan: &SeriesPlan, tb: &TimeBase) -> String {
+    let ns: Vec<String> = plan.n.iter().map(u64::to_string).collect();
+    let hash = &plan.sha256;
+    format!(
+        "{} ({}) on {} [{}] N={}, {tb}",
+        plan.signature,
+        &hash[..hash.len().min(12)],
+        plan.fs,
+        plan.dirs.join(" | "),
+        ns.join(",")
     )
 }
 
 /// The series a stored run is a point of (the key [`series_key`] gives its plan).
 pub fn series_key_of(d: &RunDocument) -> String {
-    let dirs: Vec<&str> = d.plan.dirs.iter().map(String::as_str).collect();
-    key(
-        &d.signature.name,
-        &d.signature.sha256,
-        &d.testbed.fs,
-        &dirs,
-        &d.plan.n,
-        &d.host.timebase(),
-    )
-}
-
-fn key(name: &str, hash: &str, fs: &str, dirs: &[&str], n: &[u64], tb: &TimeBase) -> String {
-    let ns: Vec<String> = n.iter().map(u64::to_string).collect();
-    format!(
-        "{name} ({}) on {fs} [{}] N={}, {tb}",
-        &hash[..hash.len().min(12)],
-        dirs.join(" | "),
-        ns.join(",")
-    )
+    series_key(&d.series_plan(), &d.host.timebase())
 }
 
 /// How `watch --series` orders its points.
@@ -118,18 +100,8 @@ pub fn stored_series(labels: &[Point], order: Order) -> Vec<(String, Vec<Point>)
 
 /// A stored run that measured `plan` (signature, filesystem, directories, N) completely
 /// on `timebase`: a point of the series (and a step `bisect --resume` reuses).
-pub fn same_plan(d: &RunDocument, plan: &Plan, timebase: &TimeBase) -> bool {
-    d.host.timebase() == *timebase
-        && d.signature.sha256 == plan.signature.hash
-        && d.testbed.fs == plan.testbed.fs.name()
-        && d.plan.dirs.len() == plan.dirs.len()
-        && d.plan
-            .dirs
-            .iter()
-            .zip(&plan.dirs)
-            .all(|(a, b)| *a == b.text)
-        && d.plan.n == plan.n_values
-        && d.status == "complete"
+pub fn same_plan(d: &RunDocument, plan: &SeriesPlan, timebase: &TimeBase) -> bool {
+    d.host.timebase() == *timebase && d.series_plan().same_as(plan) && d.status == "complete"
 }
 
 /// The stored runs labelled `label` that are points of the series of `plan` on `timebase`
@@ -139,7 +111,7 @@ pub fn stored_runs(
     store: &super::Store,
     label: &str,
     image: Option<&str>,
-    plan: &Plan,
+    plan: &SeriesPlan,
     timebase: &TimeBase,
 ) -> anyhow::Result<Vec<RunDocument>> {
     Ok(store

@@ -14,18 +14,19 @@ pub mod states;
 use crate::exec::script::ScriptClient;
 use crate::exec::steps::Executor;
 use crate::exec::{self, Around, Bound, Seat, Tick, Timed};
-use crate::host::{Host, now_rfc3339};
+use crate::host::Host;
 use crate::interrupt;
 use crate::loadfile::Loadfile;
 use crate::probe::procfs::{SlabDelta, add_slab};
 use crate::probe::profile::{ProfileReading, Rate};
 use crate::probe::{self, Measurement, ProbeSpec, Probes, Scope, Window};
+use crate::random::mix64;
 use crate::results::{
     CaseResult, LoadfileMeta, PhaseResult, PlanMeta, RunDocument, SCHEMA, SCHEMA_VERSION,
     SignatureMeta, TestbedMeta, TimeMeta, Tool,
 };
 use crate::signature::Signature;
-use crate::signature::template::mix64;
+use crate::stamp::now_rfc3339;
 use crate::testbed::{DirSpec, Testbed, TestbedSpec, tool_version};
 use anyhow::{Context, Result};
 use std::sync::Arc;
@@ -191,6 +192,18 @@ impl<T: Observer + ?Sized> Observer for &mut T {
 }
 
 impl Plan {
+    /// What of it makes a series of stored runs (the signature, the filesystem, the
+    /// directories, N).
+    pub fn series_plan(&self) -> crate::results::SeriesPlan {
+        crate::results::SeriesPlan {
+            signature: self.signature.name.clone(),
+            sha256: self.signature.hash.clone(),
+            fs: self.testbed.fs.name().to_string(),
+            dirs: self.dirs.iter().map(|d| d.text.clone()).collect(),
+            n: self.n_values.clone(),
+        }
+    }
+
     /// The K values the cases run with (`[1]` without `--clients`).
     pub fn client_counts(&self) -> Vec<u32> {
         self.clients.clone().unwrap_or_else(|| vec![1])

@@ -23,6 +23,7 @@
 //! state away from what a machine runs. A boot per state: a repetition's state is its
 //! boot's. docs/statistics.md ("States") has what was measured.
 
+use crate::random::mix64;
 use serde::{Deserialize, Serialize};
 
 /// Where a run's repetitions start from.
@@ -73,15 +74,7 @@ impl States {
 
 /// The seed of the `index`-th state of a run of `run_seed` (0: its first repetition's).
 pub fn seed_of(run_seed: u64, index: u32) -> u64 {
-    mix(mix(run_seed ^ 0x7374_6174_6573_2121) ^ u64::from(index))
-}
-
-/// splitmix64's finaliser: a seed's bits spread over all of it.
-pub fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    mix64(mix64(run_seed ^ 0x7374_6174_6573_2121) ^ u64::from(index))
 }
 
 /// `--state SEED`: decimal or `0x…` hexadecimal.
@@ -114,13 +107,13 @@ pub fn from_cmdline(cmdline: &str) -> Option<u64> {
 pub fn initramfs_len(len: usize, state: Option<u64>) -> usize {
     const MIB: usize = 1 << 20;
     let whole = len.div_ceil(MIB) * MIB;
-    whole + state.map_or(0, |s| (mix(s ^ 0x696e_6974) % 64) as usize * (64 << 10))
+    whole + state.map_or(0, |s| (mix64(s ^ 0x696e_6974) % 64) as usize * (64 << 10))
 }
 
 /// Where the executor's loop lies in state `seed`: one of its `LAYOUTS` copies, each a
 /// quarter of a kilobyte further into its function (`exec::steps`).
 pub fn layout(seed: u64) -> usize {
-    (mix(seed ^ 0x6c61_796f_7574) % crate::exec::steps::LAYOUTS as u64) as usize
+    (mix64(seed ^ 0x6c61_796f_7574) % crate::exec::steps::LAYOUTS as u64) as usize
 }
 
 /// The 32 bytes a guest in state `seed` credits to its random number generator.
@@ -128,7 +121,7 @@ pub fn random_seed(seed: u64) -> [u8; 32] {
     let mut out = [0u8; 32];
     let mut z = seed ^ 0x7261_6e64_6f6d;
     for chunk in out.chunks_mut(8) {
-        z = mix(z);
+        z = mix64(z);
         chunk.copy_from_slice(&z.to_le_bytes());
     }
     out
@@ -141,12 +134,12 @@ pub fn random_seed(seed: u64) -> [u8; 32] {
 /// state's own way — as on a machine that has run for a while, where a kernel finds
 /// physically consecutive pages (6.12's contiguous extent buffers) or does not.
 pub fn churn(seed: u64) -> (usize, Vec<usize>) {
-    let pages = 2048 + (mix(seed ^ 0x7061_6765) % 14_336) as usize;
-    let freed = pages * (30 + (mix(seed ^ 0x6672_6565) % 61) as usize) / 100;
+    let pages = 2048 + (mix64(seed ^ 0x7061_6765) % 14_336) as usize;
+    let freed = pages * (30 + (mix64(seed ^ 0x6672_6565) % 61) as usize) / 100;
     let mut order: Vec<usize> = (0..pages).collect();
     let mut z = seed ^ 0x006f_7264_6572;
     for k in (1..order.len()).rev() {
-        z = mix(z);
+        z = mix64(z);
         order.swap(k, (z % (k as u64 + 1)) as usize);
     }
     order.truncate(freed);
@@ -158,15 +151,15 @@ pub fn churn(seed: u64) -> (usize, Vec<usize>) {
 /// size in pages, and whether it is removed again (kept: its pages stay taken). 16 to 256
 /// MiB in files of 1 to 1024 pages; a seed-chosen 40 to 95 % of them removed.
 pub fn files(seed: u64) -> Vec<(usize, bool)> {
-    let total = 4096 + (mix(seed ^ 0x0074_6f74_616c) % 61_440) as usize;
-    let removed = 40 + mix(seed ^ 0x7265_6d6f_7665) % 56;
+    let total = 4096 + (mix64(seed ^ 0x0074_6f74_616c) % 61_440) as usize;
+    let removed = 40 + mix64(seed ^ 0x7265_6d6f_7665) % 56;
     let mut out = Vec::new();
     let (mut z, mut sum) = (seed ^ 0x0066_696c_6573, 0);
     while sum < total {
-        z = mix(z);
+        z = mix64(z);
         let pages = (1 + (z % 1024) as usize).min(total - sum);
         sum += pages;
-        out.push((pages, mix(z) % 100 < removed));
+        out.push((pages, mix64(z) % 100 < removed));
     }
     out
 }

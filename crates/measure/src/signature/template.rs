@@ -4,6 +4,7 @@
 //! buffer inside the timed window, so rendering never allocates. Validation happens at
 //! parse time: a template can only name things inside the test directory.
 
+use crate::random::mix64;
 use crate::sys::CPath;
 use std::fmt;
 
@@ -246,15 +247,6 @@ fn push_decimal(out: &mut CPath, mut v: u64) {
         }
     }
     out.push(&digits[at..]);
-}
-
-/// splitmix64: a tiny, well-known mixer; good enough to make tokens look random and
-/// cheap enough for the timed window.
-pub fn mix64(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 fn push_token(out: &mut CPath, seed: u64, i: u64) {

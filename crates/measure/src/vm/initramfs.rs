@@ -373,7 +373,7 @@ impl Builder {
                     mdir.display()
                 );
             }
-            let data = crate::input::decompress(&src, MAX_MODULE_BYTES, "one module")?;
+            let data = crate::child::decompress(&src, MAX_MODULE_BYTES, "one module")?;
             staged += data.len();
             if staged > MAX_MODULES_BYTES {
                 bail!(
@@ -646,12 +646,12 @@ mod tests {
             .unwrap();
         assert!(c.wait().unwrap().success());
         assert_eq!(
-            crate::input::decompress(&gz, 8 << 20, "one module")
+            crate::child::decompress(&gz, 8 << 20, "one module")
                 .unwrap()
                 .len(),
             8 << 20
         );
-        let e = crate::input::decompress(&gz, 1 << 20, "one module")
+        let e = crate::child::decompress(&gz, 1 << 20, "one module")
             .unwrap_err()
             .to_string();
         assert!(
@@ -660,7 +660,7 @@ mod tests {
         );
         let plain = dir.join("plain.ko");
         std::fs::write(&plain, vec![0u8; (1 << 20) + 1]).unwrap();
-        assert!(crate::input::decompress(&plain, 1 << 20, "one module").is_err());
+        assert!(crate::child::decompress(&plain, 1 << 20, "one module").is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

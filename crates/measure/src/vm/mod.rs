@@ -371,7 +371,7 @@ fn run_in(
     machine: Machine,
 ) -> Result<GuestRun> {
     // When the guest started, by the host's clock: the guest's own is fixed (icount).
-    let started_at = crate::host::now_rfc3339();
+    let started_at = crate::stamp::now_rfc3339();
     let Booted {
         outcome,
         console,

@@ -737,7 +737,7 @@ pub fn kvm_works(image: &Path, initrd: &Path, cache: &Path, workdir: &Path) -> R
         machine: machine_identity(),
         works,
         detail,
-        probed_at: crate::host::now_rfc3339(),
+        probed_at: crate::stamp::now_rfc3339(),
     };
     std::fs::create_dir_all(cache)?;
     std::fs::write(probe_file(cache), serde_json::to_string_pretty(&p)?)?;

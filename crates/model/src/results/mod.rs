@@ -59,7 +59,41 @@ pub struct Tool {
     pub version: String,
 }
 
+/// What of a plan makes a series of stored runs (`watch`, `bisect --resume`, the site):
+/// the signature (its name and digest), the filesystem, the directories and N. A run
+/// document has one ([`RunDocument::series_plan`]), and so has a plan about to run
+/// (measure's `Plan::series_plan`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeriesPlan {
+    pub signature: String,
+    pub sha256: String,
+    pub fs: String,
+    pub dirs: Vec<String>,
+    pub n: Vec<u64>,
+}
+
+impl SeriesPlan {
+    /// The same plan, whatever the signature is called: its digest decides.
+    pub fn same_as(&self, other: &SeriesPlan) -> bool {
+        self.sha256 == other.sha256
+            && self.fs == other.fs
+            && self.dirs == other.dirs
+            && self.n == other.n
+    }
+}
+
 impl RunDocument {
+    /// What of its plan makes its series.
+    pub fn series_plan(&self) -> SeriesPlan {
+        SeriesPlan {
+            signature: self.signature.name.clone(),
+            sha256: self.signature.sha256.clone(),
+            fs: self.testbed.fs.clone(),
+            dirs: self.plan.dirs.clone(),
+            n: self.plan.n.clone(),
+        }
+    }
+
     /// The options that give this run's plan: `--fs FS -n N… [--dir DIR]…`.
     pub fn plan_words(&self) -> Vec<String> {
         let n: Vec<String> = self.plan.n.iter().map(u64::to_string).collect();

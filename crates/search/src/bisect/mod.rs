@@ -868,7 +868,7 @@ pub(crate) mod tests {
     /// Kernels whose metric has noise: `level` before `first_bad`, `level × (1 + shift)`
     /// from there, each sample with coefficient of variation `cv`.
     struct Noisy {
-        rng: crate::stats::sim::Rng,
+        rng: crate::random::Rng,
         first_bad: usize,
         level: f64,
         shift: f64,
@@ -947,13 +947,13 @@ pub(crate) mod tests {
         cv: f64,
         modes: Modes,
     ) -> [f64; 5] {
-        let mut rng = crate::stats::sim::Rng(seed);
+        let mut rng = crate::random::Rng(seed);
         let (mut right, mut wrong, mut open, mut refused, mut drawn) = (0, 0, 0, 0, 0);
         let count = 16;
         for t in 0..trials {
             let first_bad = 1 + (rng.next_u64() % (count as u64 - 1)) as usize;
             let mut m = Noisy {
-                rng: crate::stats::sim::Rng(seed ^ (t as u64) << 20),
+                rng: crate::random::Rng(seed ^ (t as u64) << 20),
                 first_bad,
                 level,
                 shift,

@@ -98,7 +98,7 @@ impl Steps<'_> {
                     &self.store,
                     label,
                     image,
-                    self.plan,
+                    &self.plan.series_plan(),
                     &self.timebase,
                 )?
             } else {

@@ -295,7 +295,7 @@ pub fn new_record(key: &str, c: &Change, names: &[String]) -> ChangeRecord {
         confirmed: None,
         culprit: None,
         report: None,
-        found_at: crate::host::now_rfc3339(),
+        found_at: crate::stamp::now_rfc3339(),
         triage: Vec::new(),
     }
 }

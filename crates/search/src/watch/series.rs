@@ -188,7 +188,7 @@ pub fn prepare(w: &mut Watch) -> Result<()> {
     for (name, spec) in w.specs.clone() {
         match kernel::prepare(&spec, &name, &w.opts.cache) {
             Ok(k) => {
-                let (image, plan) = (Some(k.key.as_str()), &w.plan);
+                let (image, plan) = (Some(k.key.as_str()), &w.plan.series_plan());
                 let runs = crate::store::series::stored_runs(
                     &w.store,
                     &k.release,

@@ -5,9 +5,9 @@
 use super::verdict::{Evidence, NOISE_FLOOR, holm};
 use super::{Ratio, Scaling, Summary, Test, fit_exponent, ratio_of_medians};
 use crate::clock::TimeBase;
-use crate::probe::Reading;
-use crate::probe::profile::{LISTED_PCT, ProfileReading, folded_stacks, shares};
+use crate::results::Reading;
 use crate::results::{CaseResult, RunDocument};
+use crate::results::{LISTED_PCT, ProfileReading, folded_stacks, shares};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -685,7 +685,7 @@ pub fn scaling(s: &Samples) -> Vec<ScalingRow> {
 mod tests {
     use super::*;
 
-    use crate::probe::procfs::SlabDelta;
+    use crate::results::SlabDelta;
     use crate::results::fixtures::doc;
 
     /// Issue 57, item 5: two labels measured one after the other on the host's clock
@@ -796,7 +796,7 @@ mod tests {
 
     /// Give every case of `d` a profile of `stacks` (create phase only).
     fn profiled(mut d: RunDocument, stacks: &[(&str, u64)]) -> RunDocument {
-        use crate::probe::profile::{PhaseProfile, Profile};
+        use crate::results::{PhaseProfile, Profile};
         for c in &mut d.cases {
             let stacks: BTreeMap<String, u64> =
                 stacks.iter().map(|(s, n)| (s.to_string(), *n)).collect();
@@ -821,7 +821,7 @@ mod tests {
     /// `d`'s cases with the workload waiting `delay_ms` for a CPU in each window.
     fn loaded(mut d: RunDocument, delay_ms: f64) -> RunDocument {
         for c in &mut d.cases {
-            c.load = Some(crate::probe::procfs::Load {
+            c.load = Some(crate::results::Load {
                 run_delay_ms: Some(delay_ms),
                 cpu_pressure_ms: Some(delay_ms),
                 steal_ms: Some(0.0),
@@ -920,7 +920,7 @@ mod tests {
 
     #[test]
     fn contention_counters_are_kernel_wide_evidence_and_the_workloads_are_counts() {
-        use crate::probe::{Counter, Reading};
+        use crate::results::{Counter, Reading};
         let mut d = doc("a", &[10.0], &[0]);
         let counted = |name: &str| Counter {
             name: name.into(),
@@ -1114,11 +1114,11 @@ mod tests {
         // Seeded: a real +2 % or +3 % regression at CV 1 % and 2 %, three samples a side, is
         // ruled out by the range rule at most 1 % of the time — when noise made every sample
         // of the slower side faster; plain noise at CV 2 % is mostly left undecidable.
-        let mut rng = crate::stats::sim::Rng(11);
+        let mut rng = crate::random::Rng(11);
         for (cv, shift) in [(0.01, 0.02), (0.01, 0.03), (0.02, 0.03), (0.02, 0.0)] {
             let mut good = 0;
             for _ in 0..500 {
-                let draw = |rng: &mut crate::stats::sim::Rng, m: f64| -> Vec<f64> {
+                let draw = |rng: &mut crate::random::Rng, m: f64| -> Vec<f64> {
                     (0..3).map(|_| m * (1.0 + cv * rng.normal())).collect()
                 };
                 let a = draw(&mut rng, 100.0);

@@ -1,7 +1,6 @@
 //! Reading an input file whole (a signature, a run document or export): a regular file
 //! no larger than the limit for its kind, said in one line — `/dev/zero` or a 300 MB
-//! "signature" is refused before memory is spent on it. A compressed input (a guest's
-//! module, a package's changelog) is decompressed up to a cap, said in the error.
+//! "signature" is refused before memory is spent on it.
 
 use anyhow::{Context, Result, bail};
 use std::io::Read;
@@ -55,58 +54,6 @@ fn human(n: u64) -> String {
     } else {
         format!("{} MiB", n >> 20)
     }
-}
-
-/// The file at `path`, decompressed by its extension (`.xz`, `.zst`, `.gz`; anything else
-/// read as it is), at most `cap` bytes — else an error naming the limit, `what` it is the
-/// limit for ("one module", "a changelog"). A 66 KB `btrfs.ko.zst` that unpacks to 2 GiB
-/// is a bomb.
-pub fn decompress(path: &Path, cap: usize, what: &str) -> Result<Vec<u8>> {
-    let too_big = || {
-        anyhow::anyhow!(
-            "{} decompresses to more than {} MiB, the limit for {what}",
-            path.display(),
-            cap >> 20
-        )
-    };
-    let name = path.to_string_lossy();
-    let tool = if name.ends_with(".xz") {
-        "xz"
-    } else if name.ends_with(".zst") {
-        "zstd"
-    } else if name.ends_with(".gz") {
-        "gzip"
-    } else {
-        let f =
-            std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let mut data = Vec::new();
-        f.take(cap as u64 + 1)
-            .read_to_end(&mut data)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        return if data.len() > cap {
-            Err(too_big())
-        } else {
-            Ok(data)
-        };
-    };
-    let out = crate::child::output_capped(
-        std::process::Command::new(tool)
-            .args(["-dc", "--"])
-            .arg(path),
-        &format!("{tool} (sudo make deps installs it)"),
-        cap,
-    )
-    .map_err(|e| {
-        if e.to_string().contains("passed the limit") {
-            too_big()
-        } else {
-            e
-        }
-    })?;
-    if !out.status.success() {
-        bail!("{tool} -dc {} failed", path.display());
-    }
-    Ok(out.stdout)
 }
 
 #[cfg(test)]

@@ -2,9 +2,9 @@
 //! when it really starts and each finished case in a transaction of its own, so a killed
 //! run leaves whole cases behind. It composes with the binary's console observer.
 
-use super::Store;
 use crate::plan::{Case, Observer, Plan};
 use crate::results::{CaseResult, RunDocument};
+use crate::store::Store;
 use anyhow::Result;
 
 pub struct Storing {
