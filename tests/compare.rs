@@ -710,3 +710,61 @@ fn runs_from_before_metrics_were_typed_compare_as_they_did() {
         );
     }
 }
+
+/// A run names the build of sigbench that measured it (the binary's GNU build ID), and
+/// labels measured by two builds are said to be two executors (issue 57: two builds of
+/// one version moved the cost model's price by 3–8 %).
+#[test]
+fn a_run_names_its_build_and_two_builds_are_warned_of() {
+    let db = db("builds");
+    let dir = db.with_extension("docs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (one, other) = (dir.join("one.json"), dir.join("other.json"));
+    let out = with_db(
+        &db,
+        &[
+            "run",
+            "--fs",
+            "tmpfs",
+            "--dir",
+            "a",
+            "-n",
+            "100",
+            "-r",
+            "3",
+            "--label",
+            "one",
+            "--no-store",
+            "--json",
+            one.to_str().unwrap(),
+        ],
+    );
+    assert_ok(&out);
+    let notes = std::process::Command::new("readelf")
+        .args(["-n", env!("CARGO_BIN_EXE_sigbench")])
+        .output()
+        .unwrap();
+    let notes = String::from_utf8_lossy(&notes.stdout);
+    let id = notes
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Build ID: "))
+        .expect("readelf shows the binary's build ID");
+    let mut d: serde_json::Value = serde_json::from_slice(&std::fs::read(&one).unwrap()).unwrap();
+    assert_eq!(d["tool"]["build"], id);
+    d["label"] = "other".into();
+    d["tool"]["build"] = "0123456789abcdef0123456789abcdef01234567".into();
+    std::fs::write(&other, serde_json::to_vec(&d).unwrap()).unwrap();
+    let (a, b) = (one.to_str().unwrap(), other.to_str().unwrap());
+    let out = with_db(&db, &["compare", a, b]);
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "not all measured by one build of sigbench (`one` by {}, `other` by 0123456789ab)",
+            &id[..12]
+        )),
+        "{err}"
+    );
+    let out = with_db(&db, &["compare", a, a]);
+    assert!(!stderr(&out).contains("one build"), "{}", stderr(&out));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

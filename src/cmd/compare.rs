@@ -100,6 +100,9 @@ pub fn run(args: Args) -> Result<i32> {
     if let Some(w) = results::machines_warning(&sets).filter(|_| !args.by_machine) {
         sigbench::say!("sigbench: warning: {w}");
     }
+    if let Some(w) = results::builds_warning(&sets) {
+        sigbench::say!("sigbench: warning: {w}");
+    }
     let samples: Vec<Samples> = sets
         .iter()
         .map(|(label, runs)| Samples::from_runs(label, runs))

@@ -8,6 +8,7 @@
 #![deny(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod build;
 pub mod calibrate;
 pub mod capability;
 pub mod child;

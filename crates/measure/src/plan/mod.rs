@@ -252,9 +252,12 @@ impl Plan {
     }
 
     /// A document with the run's metadata and no cases yet, for a run on this machine:
-    /// its kernel and hardware (uname, /proc) and its mkfs tool's version (`mkfs -V`).
+    /// its kernel and hardware (uname, /proc), its mkfs tool's version (`mkfs -V`) and
+    /// the build of sigbench measuring it (in a guest, the host's binary as /init).
     pub fn document_here(&self) -> RunDocument {
-        self.document_on(crate::host::current(), tool_version(self.testbed.fs))
+        let mut d = self.document_on(crate::host::current(), tool_version(self.testbed.fs));
+        d.tool.build = crate::build::current();
+        d
     }
 
     /// A document with the run's metadata and no cases yet, for a run on `host` with this
@@ -268,6 +271,7 @@ impl Plan {
             tool: Tool {
                 name: "sigbench".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
+                build: None,
             },
             status: "running".into(),
             error: None,

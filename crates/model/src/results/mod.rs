@@ -57,6 +57,10 @@ pub struct RunDocument {
 pub struct Tool {
     pub name: String,
     pub version: String,
+    /// The binary's GNU build ID (hexadecimal): two builds of one version are two
+    /// executors. Absent in documents before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
 }
 
 /// What of a plan makes a series of stored runs (`watch`, `bisect --resume`, the site):
@@ -497,6 +501,40 @@ pub fn machines_warning(sets: &[(String, Vec<RunDocument>)]) -> Option<String> {
     ))
 }
 
+/// A warning when labels were measured by different builds of sigbench (or one label by
+/// several): the executor's code and where it lies differ, which under the icount clock
+/// and the cost model alone moves instructions and cache misses — a comparison should
+/// differ by the kernel only. Documents that name no build are not judged.
+pub fn builds_warning(sets: &[(String, Vec<RunDocument>)]) -> Option<String> {
+    let per: Vec<(&str, std::collections::BTreeSet<&str>)> = sets
+        .iter()
+        .map(|(l, runs)| {
+            let builds = runs
+                .iter()
+                .filter_map(|d| d.tool.build.as_deref())
+                .collect();
+            (l.as_str(), builds)
+        })
+        .collect();
+    let all: std::collections::BTreeSet<&str> =
+        per.iter().flat_map(|(_, b)| b.iter().copied()).collect();
+    if all.len() <= 1 {
+        return None;
+    }
+    let said: Vec<String> = per
+        .iter()
+        .filter(|(_, b)| !b.is_empty())
+        .map(|(l, b)| {
+            let ids: Vec<&str> = b.iter().map(|id| &id[..id.len().min(12)]).collect();
+            format!("`{l}` by {}", ids.join(" and "))
+        })
+        .collect();
+    Some(format!(
+        "the labels were not all measured by one build of sigbench ({}): another build is another executor, which alone moves instructions and the cost model's misses; measure every label with one binary",
+        said.join(", ")
+    ))
+}
+
 /// Synthetic documents for the unit tests of everything that reads results.
 /// The sampled kernel call stacks of one case across labels (`--profile`): the first
 /// directory at the largest N the first label profiled, each label's folded stacks summed
@@ -658,6 +696,7 @@ pub mod fixtures {
             tool: Tool {
                 name: "sigbench".into(),
                 version: "test".into(),
+                build: None,
             },
             status: "complete".into(),
             error: None,
@@ -721,6 +760,36 @@ mod machine_tests {
         let mut d = fixtures::doc("l", &[1.0], &[0]);
         d.host.hostname = host.into();
         d
+    }
+
+    #[test]
+    fn tells_builds_apart() {
+        let by = |build: Option<&str>| {
+            let mut d = fixtures::doc("l", &[1.0], &[0]);
+            d.tool.build = build.map(str::to_string);
+            d
+        };
+        let (x, y) = ("d66f1794483ccb5ad1f0", "0123456789abcdef0123");
+        let one = vec![
+            ("a".to_string(), vec![by(Some(x)), by(None)]),
+            ("b".to_string(), vec![by(Some(x))]),
+        ];
+        assert_eq!(builds_warning(&one), None, "one build, or none named");
+        let two = vec![
+            ("a".to_string(), vec![by(Some(x))]),
+            ("b".to_string(), vec![by(Some(y)), by(None)]),
+        ];
+        let w = builds_warning(&two).unwrap();
+        assert!(
+            w.contains("(`a` by d66f1794483c, `b` by 0123456789ab)"),
+            "{w}"
+        );
+        let mixed = vec![("a".to_string(), vec![by(Some(x)), by(Some(y))])];
+        assert!(
+            builds_warning(&mixed)
+                .unwrap()
+                .contains("`a` by 0123456789ab and d66f1794483c")
+        );
     }
 
     #[test]
