@@ -1,5 +1,5 @@
 //! Plain text laid out for people: paragraphs wrapped at a width (a C file's comments, a
-//! mail's lines), and bytes (a digest) as hexadecimal digits.
+//! mail's lines), bytes (a digest) as hexadecimal digits and a digest's head.
 
 /// `bytes` as lower-case hexadecimal, two digits a byte (a digest in a name or a document).
 pub fn hex(bytes: &[u8]) -> String {
@@ -9,6 +9,12 @@ pub fn hex(bytes: &[u8]) -> String {
         let _ = write!(s, "{b:02x}");
     }
     s
+}
+
+/// The first `chars` characters of `s` (a digest shortened for people): cut at a
+/// character, never inside one — a digest read from a document may be any text.
+pub fn head(s: &str, chars: usize) -> &str {
+    s.char_indices().nth(chars).map_or(s, |(i, _)| &s[..i])
 }
 
 /// `text` in lines of at most `width` columns where its words allow (a longer word is a
@@ -32,6 +38,13 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_head_is_cut_at_a_character() {
+        assert_eq!(head("d66f1794483ccb5a", 12), "d66f1794483c");
+        assert_eq!(head("abc", 12), "abc");
+        assert_eq!(head("aaaaaaaaaaaéé", 12), "aaaaaaaaaaaé");
+    }
 
     #[test]
     fn bytes_are_two_hex_digits_each() {

@@ -525,7 +525,7 @@ pub fn builds_warning(sets: &[(String, Vec<RunDocument>)]) -> Option<String> {
         .iter()
         .filter(|(_, b)| !b.is_empty())
         .map(|(l, b)| {
-            let ids: Vec<&str> = b.iter().map(|id| &id[..id.len().min(12)]).collect();
+            let ids: Vec<&str> = b.iter().map(|id| crate::text::head(id, 12)).collect();
             format!("`{l}` by {}", ids.join(" and "))
         })
         .collect();
@@ -783,6 +783,17 @@ mod machine_tests {
         assert!(
             w.contains("(`a` by d66f1794483c, `b` by 0123456789ab)"),
             "{w}"
+        );
+        // A build read from an imported document may be any text: no panic inside a
+        // character.
+        let odd = vec![
+            ("a".to_string(), vec![by(Some(x))]),
+            ("b".to_string(), vec![by(Some("aaaaaaaaaaaéé"))]),
+        ];
+        assert!(
+            builds_warning(&odd)
+                .unwrap()
+                .contains("`b` by aaaaaaaaaaaé)")
         );
         let mixed = vec![("a".to_string(), vec![by(Some(x)), by(Some(y))])];
         assert!(
