@@ -475,46 +475,18 @@ pub fn split_by_machine(label: &str, runs: Vec<RunDocument>) -> Vec<(String, Vec
     sets
 }
 
-/// A warning when labels were measured on different machines (or one label on several):
-/// part of a difference may then be the machines'.
-pub fn machines_warning(sets: &[(String, Vec<RunDocument>)]) -> Option<String> {
-    let per: Vec<(String, std::collections::BTreeSet<&str>)> = sets
-        .iter()
-        .map(|(l, runs)| (l.clone(), runs.iter().map(machine).collect()))
-        .collect();
-    let first = &per.first()?.1;
-    if per.iter().all(|(_, m)| m == first && m.len() <= 1) {
-        return None;
-    }
-    let said: Vec<String> = per
-        .iter()
-        .map(|(l, m)| {
-            format!(
-                "`{l}` on {}",
-                m.iter().copied().collect::<Vec<_>>().join(" and ")
-            )
-        })
-        .collect();
-    Some(format!(
-        "the labels were not all measured on one machine ({}): part of a difference may be the machines' (--machine HOST keeps one, --by-machine compares them apart)",
-        said.join(", ")
-    ))
-}
-
-/// A warning when labels were measured by different builds of sigbench (or one label by
-/// several): the executor's code and where it lies differ, which under the icount clock
-/// and the cost model alone moves instructions and cache misses — a comparison should
-/// differ by the kernel only. Documents that name no build are not judged.
-pub fn builds_warning(sets: &[(String, Vec<RunDocument>)]) -> Option<String> {
+/// What `of` names in each label's runs (its machine, its build), said per label as
+/// `show` shortens it — "`a` on n1, `b` on n2" with `word` between — when the labels
+/// together name more than one (or one label several). Runs that name none are not judged.
+fn labels_apart(
+    sets: &[(String, Vec<RunDocument>)],
+    of: fn(&RunDocument) -> Option<&str>,
+    show: fn(&str) -> &str,
+    word: &str,
+) -> Option<String> {
     let per: Vec<(&str, std::collections::BTreeSet<&str>)> = sets
         .iter()
-        .map(|(l, runs)| {
-            let builds = runs
-                .iter()
-                .filter_map(|d| d.tool.build.as_deref())
-                .collect();
-            (l.as_str(), builds)
-        })
+        .map(|(l, runs)| (l.as_str(), runs.iter().filter_map(&of).collect()))
         .collect();
     let all: std::collections::BTreeSet<&str> =
         per.iter().flat_map(|(_, b)| b.iter().copied()).collect();
@@ -525,13 +497,35 @@ pub fn builds_warning(sets: &[(String, Vec<RunDocument>)]) -> Option<String> {
         .iter()
         .filter(|(_, b)| !b.is_empty())
         .map(|(l, b)| {
-            let ids: Vec<&str> = b.iter().map(|id| crate::text::head(id, 12)).collect();
-            format!("`{l}` by {}", ids.join(" and "))
+            let names: Vec<&str> = b.iter().map(|n| show(n)).collect();
+            format!("`{l}` {word} {}", names.join(" and "))
         })
         .collect();
+    Some(said.join(", "))
+}
+
+/// A warning when labels were measured on different machines (or one label on several):
+/// part of a difference may then be the machines'.
+pub fn machines_warning(sets: &[(String, Vec<RunDocument>)]) -> Option<String> {
+    let said = labels_apart(sets, |d| Some(machine(d)), |m| m, "on")?;
     Some(format!(
-        "the labels were not all measured by one build of sigbench ({}): another build is another executor, which alone moves instructions and the cost model's misses; measure every label with one binary",
-        said.join(", ")
+        "the labels were not all measured on one machine ({said}): part of a difference may be the machines' (--machine HOST keeps one, --by-machine compares them apart)"
+    ))
+}
+
+/// A warning when labels were measured by different builds of sigbench (or one label by
+/// several): the executor's code and where it lies differ, which under the icount clock
+/// and the cost model alone moves instructions and cache misses — a comparison should
+/// differ by the kernel only. Documents that name no build are not judged.
+pub fn builds_warning(sets: &[(String, Vec<RunDocument>)]) -> Option<String> {
+    let said = labels_apart(
+        sets,
+        |d| d.tool.build.as_deref(),
+        |b| crate::text::head(b, 12),
+        "by",
+    )?;
+    Some(format!(
+        "the labels were not all measured by one build of sigbench ({said}): another build is another executor, which alone moves instructions and the cost model's misses; measure every label with one binary"
     ))
 }
 
