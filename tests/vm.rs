@@ -502,7 +502,8 @@ fn kernels_compared_show_the_create_phase_slab_change_first() {
     // and significant. Where simple_offset_add ranks among the profile rows depends on what
     // else moved (a CI run had it below 6.1's memset_erms, gone by that name in 6.12, and
     // getname_flags): the rank is not the point. The maple tree's functions are among the
-    // thirty that moved most.
+    // thirty that moved most — in a phase's row or the window's (`…/profile.total.mas_erase`:
+    // a build of sigbench is a state of the guest, and one build had only window rows there).
     let add = rows
         .iter()
         .find(|r| r["metric"] == "create.profile.total.simple_offset_add")
@@ -518,7 +519,7 @@ fn kernels_compared_show_the_create_phase_slab_change_first() {
     assert!(
         profile_rows
             .iter()
-            .any(|l| l.contains(".profile.total.mas_") || l.contains(".profile.self.mas_")),
+            .any(|l| l.contains("profile.total.mas_") || l.contains("profile.self.mas_")),
         "{profile_rows:#?}"
     );
     // The judge agrees, on that metric.
