@@ -563,6 +563,9 @@ pub struct Machine {
     /// index + 1; 0: none — never written, or read by another since): the directory of a
     /// write-invalidate protocol (MESI's M against the rest).
     owner: Vec<u8>,
+    /// Where code lies within its pages ([`Machine::placed`]): 0 as it is, else the seed of
+    /// a placement.
+    placement: u64,
 }
 
 /// The lines the directory follows: guest-physical memory below 16 GiB (a guest's RAM;
@@ -584,7 +587,41 @@ impl Machine {
             counts: Counters::default(),
             string_last: vec![[u64::MAX; 2]; cpus],
             owner: Vec::new(),
+            placement: 0,
         }
+    }
+
+    /// A machine whose code lies within its pages as placement `seed` puts it (0: as it is;
+    /// [`Machine::placed`]).
+    pub fn with_placement(cpus: usize, seed: u64) -> Machine {
+        Machine {
+            placement: seed,
+            ..Machine::new(cpus)
+        }
+    }
+
+    /// Where the instruction line `line` lies under this machine's placement: each page of
+    /// code (64 lines) turned by a number of lines its page number and the seed choose, so
+    /// lines of one page stay consecutive (no conflict among them that the code does not
+    /// have) while two pages' code meets in other sets. That is what relinking a kernel
+    /// does to the first-level instruction cache, which is indexed within a page: every
+    /// build of a kernel places its functions afresh, and the conflicts between its hot
+    /// paths come and go with that, not with what the code does (docs/statistics.md).
+    /// A state of the machine samples one placement, so a comparison judges a kernel's
+    /// code across placements instead of one build's luck (STABILIZER's argument,
+    /// Curtsinger & Berger 2013).
+    #[inline]
+    fn placed(&self, line: u64) -> u64 {
+        if self.placement == 0 {
+            return line;
+        }
+        const PAGE_LINES: u64 = 1 << (12 - LINE_SHIFT);
+        let page = line / PAGE_LINES;
+        // Fibonacci hashing of the page moved by the seed (spread by another odd constant,
+        // so that near seeds are far apart): its top bits are the turn.
+        let moved = page.wrapping_add(self.placement.wrapping_mul(0xd6e8_feb8_6659_fd93));
+        let turn = moved.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - PAGE_LINES.trailing_zeros());
+        page * PAGE_LINES + (line + turn) % PAGE_LINES
     }
 
     /// CPU `cpu` fetches the `lines` consecutive instruction lines from `first`.
@@ -592,6 +629,7 @@ impl Machine {
     pub fn fetch(&mut self, cpu: usize, first: u64, lines: u64) {
         let cpu = self.cpu(cpu);
         for line in first..first + lines {
+            let line = self.placed(line);
             if !self.l1i[cpu].access(line) {
                 self.counts.l1i_misses += 1;
                 self.beyond_l1(cpu, line | INSN_SPACE);
@@ -939,6 +977,40 @@ mod tests {
         // They fall in 16 of the second level's sets (64 lines a set for 16 ways: missed
         // every time); the last level spreads them (missed once each).
         assert_eq!((cost[1].l2_misses, cost[1].ll_misses), (200 * 1024, 1024));
+    }
+
+    /// Code of 40 pages each running its first 8 lines, in a loop: as linked, their lines
+    /// meet in the same 8 sets of the first level (40 lines for 8 ways: missed every time).
+    /// A placement turns each page apart: the same code, other conflicts, fewer or more by
+    /// the placement — and each placement is the same every time it is used, and lines of
+    /// one page never meet.
+    #[test]
+    fn a_placement_moves_code_conflicts_and_keeps_each_page_whole() {
+        let misses = |seed: u64| {
+            let mut m = Machine::with_placement(1, seed);
+            for _ in 0..100 {
+                for page in 0..60u64 {
+                    m.fetch(0, 0x1000 + page * 64, 8);
+                }
+            }
+            m.counts.l1i_misses
+        };
+        assert_eq!(misses(0), 100 * 60 * 8, "as linked: every fetch a miss");
+        let placed: Vec<u64> = (1..=20).map(misses).collect();
+        eprintln!("misses of 20 placements: {placed:?}");
+        assert!(placed.iter().all(|&m| m < 100 * 60 * 8 / 4), "{placed:?}");
+        let (lo, hi) = (placed.iter().min().unwrap(), placed.iter().max().unwrap());
+        assert!(*lo >= 60 * 8 && hi > lo, "placements differ: {placed:?}");
+        assert_eq!(misses(7), misses(7));
+        // Within a page the turn is a rotation: 64 lines stay 64 distinct lines of that page.
+        let m = Machine::with_placement(1, 0x5eed);
+        for page in [0u64, 1, 77, 1 << 30] {
+            let mut lines: Vec<u64> = (0..64).map(|k| m.placed(page * 64 + k)).collect();
+            assert!(lines.iter().all(|l| l / 64 == page));
+            lines.sort();
+            lines.dedup();
+            assert_eq!(lines.len(), 64);
+        }
     }
 
     /// Issue 58: two CPUs writing one line in turn move it every time but the first —

@@ -371,7 +371,8 @@ extern "C" fn translated(_id: PluginId, tb: *mut Tb) {
 }
 
 /// Called by QEMU when it loads the plugin: `out=PATH` names the record file, `cpus=N` the
-/// guest's CPUs.
+/// guest's CPUs, `placement=SEED` (hexadecimal) where code lies within its pages
+/// (`Machine::with_placement`; without it, as linked).
 ///
 /// # Safety
 /// QEMU passes `argc` NUL-terminated arguments in `argv`.
@@ -386,6 +387,7 @@ pub unsafe extern "C" fn qemu_plugin_install(
     // The guest's CPUs (sigbench gives them): each has caches of its own, kept coherent
     // when there are several. Without it, the most the model keeps.
     let mut cpus = MAX_CPUS;
+    let mut placement = 0;
     for k in 0..argc.max(0) as usize {
         // SAFETY: QEMU's `argv` holds `argc` valid C strings.
         let arg = unsafe { CStr::from_ptr(*argv.add(k)) }.to_string_lossy();
@@ -396,6 +398,14 @@ pub unsafe extern "C" fn qemu_plugin_install(
                 Ok(n) if (1..=MAX_CPUS).contains(&n) => cpus = n,
                 _ => {
                     say(&format!("cpus={n}: give 1 to {MAX_CPUS}"));
+                    return -1;
+                }
+            }
+        } else if let Some(seed) = arg.strip_prefix("placement=") {
+            match u64::from_str_radix(seed, 16) {
+                Ok(p) => placement = p,
+                Err(_) => {
+                    say(&format!("placement={seed}: give a hexadecimal seed"));
                     return -1;
                 }
             }
@@ -420,7 +430,7 @@ pub unsafe extern "C" fn qemu_plugin_install(
     // the state yet.
     unsafe {
         *STATE.cell.get() = Some(State {
-            machine: Machine::new(cpus),
+            machine: Machine::with_placement(cpus, placement),
             out: file,
             code: CodeRegions::default(),
         });

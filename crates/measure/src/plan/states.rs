@@ -77,6 +77,13 @@ pub fn seed_of(run_seed: u64, index: u32) -> u64 {
     mix64(mix64(run_seed ^ 0x7374_6174_6573_2121) ^ u64::from(index))
 }
 
+/// Where the code of a guest in state `seed` lies within its pages in the cost model
+/// (`sigbench_cost::Machine::with_placement`): a relink of the kernel and of sigbench, as
+/// the first-level instruction cache sees one. Never 0 (0 is "as linked").
+pub fn placement(seed: u64) -> u64 {
+    mix64(seed ^ 0x706c_6163_6564) | 1
+}
+
 /// `--state SEED`: decimal or `0x…` hexadecimal.
 pub fn parse_seed(s: &str) -> Result<u64, String> {
     let t = s.trim();

@@ -82,13 +82,15 @@ impl Plugin {
 }
 
 /// QEMU's arguments that load `plugin` writing its records to `records`, for a guest of
-/// `cpus` CPUs (a comma in a path is doubled, as QEMU's option syntax wants).
-pub fn qemu_args(plugin: &Path, records: &Path, cpus: u32) -> Vec<String> {
+/// `cpus` CPUs whose code lies within its pages as `placement` puts it (0: as linked;
+/// `plan::states::placement`). A comma in a path is doubled, as QEMU's option syntax wants.
+pub fn qemu_args(plugin: &Path, records: &Path, cpus: u32, placement: u64) -> Vec<String> {
     let q = |p: &Path| p.display().to_string().replace(',', ",,");
-    vec![
-        "-plugin".into(),
-        format!("{},out={},cpus={cpus}", q(plugin), q(records)),
-    ]
+    let mut arg = format!("{},out={},cpus={cpus}", q(plugin), q(records));
+    if placement != 0 {
+        arg.push_str(&format!(",placement={placement:x}"));
+    }
+    vec!["-plugin".into(), arg]
 }
 
 /// Attach the windows of the records in `text` to `doc`'s cases, in order. Returns a
@@ -160,7 +162,12 @@ mod tests {
         assert!(w.contains("1 window(s) (0 whole) for 2 case(s)"), "{w}");
         assert!(doc.cases.iter().all(|c| c.cost.is_none()));
         assert!(
-            qemu_args(Path::new("/a,b/p.so"), Path::new("/r"), 2)[1] == "/a,,b/p.so,out=/r,cpus=2"
+            qemu_args(Path::new("/a,b/p.so"), Path::new("/r"), 2, 0)[1]
+                == "/a,,b/p.so,out=/r,cpus=2"
+        );
+        assert_eq!(
+            qemu_args(Path::new("/p.so"), Path::new("/r"), 1, 0xbeef)[1],
+            "/p.so,out=/r,cpus=1,placement=beef"
         );
     }
 }

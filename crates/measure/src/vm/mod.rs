@@ -217,7 +217,12 @@ fn boot_guest(
         .then(|| cost::Plugin::new(&machine.qemu))
         .transpose()?;
     let extra = match &plugin {
-        Some(p) => cost::qemu_args(&p.path(), &records, machine.cpus),
+        Some(p) => cost::qemu_args(
+            &p.path(),
+            &records,
+            machine.cpus,
+            guest.state.map_or(0, crate::plan::states::placement),
+        ),
         None => Vec::new(),
     };
     let mut boot = qemu::start(
