@@ -12,6 +12,6 @@
 pub use sigbench_present::{
     bisect, calibrate, capability, child, choice, clock, diag, exec, host, input, interrupt,
     kbuild, loadfile, metric, minimize, outputs, plan, probe, random, record, report, repro,
-    results, say, say_raw, schedule, shell, signature, site, stamp, stats, store, storing, sys,
-    testbed, text, version, vm, watch,
+    request, results, say, say_raw, schedule, shell, signature, site, stamp, stats, store, storing,
+    sys, testbed, text, version, vm, watch,
 };

@@ -8,6 +8,7 @@ use anyhow::{Result, bail};
 use sigbench::clock::TimeBase;
 use sigbench::metric::{Metric, list};
 use sigbench::plan::Plan;
+use sigbench::request::RunRequest;
 use sigbench::results::RunDocument;
 use sigbench::stats::Test;
 use sigbench::stats::compare::{
@@ -54,24 +55,25 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
             &[Interleave, Slice, SplitReps, NoStore, Kconfig],
         )?;
     }
-    super::measure::outputs(&args.run).check()?;
-    let plan = super::measure::plan_of(&args.run)?;
+    let req = super::measure::request(&args.run)?;
+    req.outputs().check()?;
+    let plan = req.plan()?;
     // The baseline must exist before anything is booted.
     let mut store = None;
-    let (base_label, base_runs) = runs_of(&args.baseline, &args.run.store.db, &mut store, false)?;
+    let (base_label, base_runs) = runs_of(&args.baseline, &req.store, &mut store, false)?;
     drop(store);
     check_baseline(&base_label, &base_runs, &plan, &metrics)?;
-    let spec = kernel::KernelSpec::parse(&args.run.kernels[0])?;
-    check_clock(&args.run, &spec, &base_label, &base_runs, &metrics)?;
+    let spec = kernel::KernelSpec::parse(&req.kernels[0])?;
+    check_clock(&req, &spec, &base_label, &base_runs, &metrics)?;
     let measured = if spec == kernel::KernelSpec::Host {
-        measure_here(&args.run, &plan)?
+        measure_here(&req, &plan)?
     } else {
-        measure_in_guest(&args.run, &plan, &spec)?
+        measure_in_guest(&req, &plan, &spec)?
     };
     let Some(doc) = measured else {
         return Ok(SKIP);
     };
-    if let Some(dest) = &args.run.json {
+    if let Some(dest) = &req.json {
         sigbench::outputs::write_json(&doc, dest)?;
     }
     decide(&args, &metrics, &base_label, &base_runs, &doc)
@@ -83,7 +85,7 @@ const SKIP: i32 = 125;
 /// A time measured on another clock than the baseline's cannot be judged: said before
 /// anything is booted.
 fn check_clock(
-    run: &super::measure::Args,
+    run: &RunRequest,
     spec: &kernel::KernelSpec,
     base_label: &str,
     base_runs: &[RunDocument],
@@ -92,9 +94,7 @@ fn check_clock(
     let here = if *spec == kernel::KernelSpec::Host {
         TimeBase::Hardware
     } else {
-        super::measure::vm_options(run)?
-            .expected_machine()?
-            .timebase()
+        run.vm()?.expected_machine()?.timebase()
     };
     let times: Vec<&Metric> = metrics
         .iter()
@@ -114,8 +114,8 @@ fn check_clock(
 }
 
 /// The plan on this kernel, stored; None when the run failed (skip this step).
-fn measure_here(run: &super::measure::Args, plan: &Plan) -> Result<Option<RunDocument>> {
-    let s = Store::open(&run.store.db)?;
+fn measure_here(run: &RunRequest, plan: &Plan) -> Result<Option<RunDocument>> {
+    let s = Store::open(&run.store)?;
     let (doc, outcome, store_error) =
         super::run::run_here(&super::run::Here::of(run), plan, Some(s));
     if let Some(e) = store_error {
@@ -134,11 +134,11 @@ fn measure_here(run: &super::measure::Args, plan: &Plan) -> Result<Option<RunDoc
 /// The plan in a guest of the kernel `spec`, stored; None when it did not boot or gave no
 /// results (skip this step).
 fn measure_in_guest(
-    run: &super::measure::Args,
+    run: &RunRequest,
     plan: &Plan,
     spec: &kernel::KernelSpec,
 ) -> Result<Option<RunDocument>> {
-    let opts = super::measure::vm_options(run)?;
+    let opts = run.vm()?;
     let outcome = kernel::prepare(spec, &run.kernels[0], &opts.cache)
         .and_then(|k| super::run::guest_run(run, plan, &k, &opts));
     let guest = match outcome {
@@ -154,7 +154,7 @@ fn measure_in_guest(
             if let Some(l) = &run.label {
                 doc.label = l.clone();
             }
-            Store::open(&run.store.db)?.import(&doc)?;
+            Store::open(&run.store)?.import(&doc)?;
             Ok(Some(doc))
         }
         (_, Some(e)) => {

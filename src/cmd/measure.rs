@@ -3,20 +3,18 @@
 //! read and write, and how guests are run.
 
 use anyhow::{Result, bail};
-use sigbench::outputs::Outputs;
-use sigbench::plan::slice::{self, Slice};
+use sigbench::plan::DEFAULT_SEED;
 use sigbench::plan::spec::RunSpec;
 use sigbench::plan::states::States;
-use sigbench::plan::{DEFAULT_SEED, Plan};
+use sigbench::request::RunRequest;
 use sigbench::signature;
 use sigbench::testbed::Fs;
-use sigbench::vm::VmOptions;
+use sigbench::vm::GuestOptions;
 use sigbench::vm::qemu::Accel;
-use std::time::Duration;
 
-/// The options as data too: a Slurm task receives them as JSON (`slurm::task_command`).
-#[derive(clap::Args, Clone, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The options of every command that measures; [`request`] turns them into the library's
+/// run request.
+#[derive(clap::Args, Clone)]
 pub struct Args {
     /// Built-in signature name (see `sigbench list`) or a signature file
     #[arg(default_value = signature::DEFAULT)]
@@ -199,9 +197,6 @@ pub struct Args {
     /// together, on one machine)
     #[arg(long)]
     pub(crate) split_reps: bool,
-    /// Appended to every run's label (`/ext4` when a plan has several filesystems).
-    #[arg(skip)]
-    pub(crate) label_suffix: Option<String>,
 }
 
 /// `run` options the commands that take all of them (bisect, judge, minimize, submit) may
@@ -242,164 +237,75 @@ pub(crate) fn refuse(args: &Args, command: &str, unused: &[RunOption]) -> Result
     Ok(())
 }
 
-/// The filesystems of `--fs`, each once.
-pub(crate) fn filesystems(args: &Args) -> Result<&[Fs]> {
-    for (k, f) in args.fs.iter().enumerate() {
-        if args.fs[..k].contains(f) {
-            bail!("--fs: {} is given twice", f.name());
-        }
-    }
-    Ok(&args.fs)
-}
-
-/// The plan's slices (`plan::slice`): every array task of `submit` computes the same list.
-pub(crate) fn slices(args: &Args) -> Result<Vec<Slice>> {
-    let dirs = |fs: Fs| -> Result<Vec<String>> {
-        let plan = plan_of(&Args {
-            fs: vec![fs],
-            ..args.clone()
-        })?;
-        Ok(plan.dirs.into_iter().map(|d| d.text).collect())
-    };
-    slice::slices(
-        &args.kernels,
-        filesystems(args)?,
-        &dirs,
-        args.repetitions,
-        args.split_reps,
-    )
-}
-
-/// The arguments that run slice `s` alone.
-pub(crate) fn slice_args(args: &Args, s: &Slice, several_fs: bool) -> Args {
-    Args {
-        fs: vec![s.fs],
-        dirs: vec![s.dir.clone()],
-        kernels: s.kernel.iter().cloned().collect(),
-        repetitions: if s.rep.is_some() { 1 } else { args.repetitions },
-        slice: None,
-        split_reps: false,
-        label_suffix: several_fs.then(|| format!("/{}", s.fs.name())),
-        ..args.clone()
-    }
-}
-
-/// What the options ask of the plan: the run spec (`plan::spec`).
-pub(crate) fn spec(args: &Args) -> RunSpec {
-    RunSpec {
-        signature: args.signature.clone(),
-        rounds: args.rounds,
-        fs: args.fs.clone(),
-        dirs: args.dirs.clone(),
-        ns: args.ns.clone(),
-        repetitions: args.repetitions,
-        device: args.device.clone(),
-        mkfs_opts: args.mkfs_opts.clone(),
-        mount_opts: args.mount_opts.clone(),
-        force: args.force,
-        warmup: args.warmup,
-        shuffle: args.shuffle,
-        seed: args.seed,
-        probes: args.probes.clone(),
-        no_default_probes: args.no_default_probes,
-        settle: args.settle,
-        op_log: args.op_log.clone(),
-        profile: args.profile.clone(),
-        clients: args.clients.clone(),
-        time: args.time,
-        warmup_time: args.warmup_time,
-        loadfile: args.loadfile.clone(),
-        states: match (args.state, args.states) {
-            (Some(s), _) => States::One(s),
-            (None, super::options::StatesChoice::Sampled) => States::Sampled,
-            (None, super::options::StatesChoice::Fixed) => States::Fixed,
+/// What the options ask: the run request (`request::RunRequest`) — the one place the
+/// command line becomes the library's object. Defaults the environment sets
+/// (`SIGBENCH_COST_MODEL`) are resolved here, so a Slurm task runs what was asked where it
+/// was asked.
+pub(crate) fn request(args: &Args) -> Result<RunRequest> {
+    use super::options::{AccelChoice, StatesChoice};
+    Ok(RunRequest {
+        spec: RunSpec {
+            signature: args.signature.clone(),
+            rounds: args.rounds,
+            fs: args.fs.clone(),
+            dirs: args.dirs.clone(),
+            ns: args.ns.clone(),
+            repetitions: args.repetitions,
+            device: args.device.clone(),
+            mkfs_opts: args.mkfs_opts.clone(),
+            mount_opts: args.mount_opts.clone(),
+            force: args.force,
+            warmup: args.warmup,
+            shuffle: args.shuffle,
+            seed: args.seed,
+            probes: args.probes.clone(),
+            no_default_probes: args.no_default_probes,
+            settle: args.settle,
+            op_log: args.op_log.clone(),
+            profile: args.profile.clone(),
+            clients: args.clients.clone(),
+            time: args.time,
+            warmup_time: args.warmup_time,
+            loadfile: args.loadfile.clone(),
+            states: match (args.state, args.states) {
+                (Some(s), _) => States::One(s),
+                (None, StatesChoice::Sampled) => States::Sampled,
+                (None, StatesChoice::Fixed) => States::Fixed,
+            },
+            first_state: 0,
         },
-        first_state: 0,
-    }
-}
-
-/// The plan the options describe (validated as far as it can be without a device).
-pub(crate) fn plan_of(args: &Args) -> Result<Plan> {
-    spec(args).plan()
-}
-
-/// What `args` read and write (`sigbench::outputs`).
-pub(crate) fn outputs(args: &Args) -> Outputs {
-    let mut o = Outputs::new(args.store.db.path().filter(|_| !args.no_store));
-    if std::path::Path::new(&args.signature).is_file() {
-        o = o.input("the signature", &args.signature);
-    }
-    if let Some(j) = &args.json {
-        o = o.output("--json", j);
-    }
-    if let Some(l) = &args.op_log {
-        o = o.output("--op-log", l);
-    }
-    if let Some(l) = &args.loadfile {
-        o = o.input("the loadfile", l);
-    } else if let Ok(sig) = sigbench::signature::Signature::load(&args.signature)
-        && let Some(l) = &sig.loadfile
-    {
-        o = o.input("the signature's loadfile", &l.dbench);
-    }
-    if let Some(c) = &args.kconfig {
-        o = o.input("--kconfig", c);
-    }
-    for k in &args.kernels {
-        o = o.kernel(k);
-    }
-    o
-}
-
-/// A guest's memory unless --guest-mem says otherwise.
-const DEFAULT_GUEST_MEM_MIB: u32 = 2048;
-/// The least memory a guest boots in: the initramfs alone (this binary, mkfs and its
-/// libraries, the modules) is ~130 MB.
-const MIN_GUEST_MEM_MIB: u32 = 512;
-use sigbench::vm::qemu::MAX_GUEST_CPUS;
-/// The shortest and longest --guest-timeout, in seconds.
-const GUEST_TIMEOUT_S: std::ops::RangeInclusive<u64> = 10..=7 * 24 * 3600;
-
-/// The guest options' values, checked before QEMU sees them (0, 1 and 4294967295 went
-/// straight to it).
-fn check_guest_options(args: &Args) -> Result<()> {
-    if let Some(m) = args.guest_mem {
-        let host_mib = sigbench::host::mem_total_kib() / 1024;
-        if m < MIN_GUEST_MEM_MIB || (host_mib > 0 && u64::from(m) > host_mib) {
-            bail!("--guest-mem {m}: give MiB from {MIN_GUEST_MEM_MIB} to the host's {host_mib}");
-        }
-    }
-    if let Some(c) = args.guest_cpus
-        && !(1..=MAX_GUEST_CPUS).contains(&c)
-    {
-        bail!("--guest-cpus {c}: give 1 to {MAX_GUEST_CPUS}");
-    }
-    if let Some(t) = args.guest_timeout
-        && !GUEST_TIMEOUT_S.contains(&t)
-    {
-        bail!(
-            "--guest-timeout {t}: give seconds from {} to {}",
-            GUEST_TIMEOUT_S.start(),
-            GUEST_TIMEOUT_S.end()
-        );
-    }
-    Ok(())
+        kernels: args.kernels.clone(),
+        kconfig: args.kconfig.clone(),
+        vm: GuestOptions {
+            cache: args.cache.cache_dir.clone(),
+            accel: match args.accel {
+                AccelChoice::Auto => None,
+                AccelChoice::Kvm => Some(Accel::Kvm),
+                AccelChoice::Tcg => Some(Accel::Tcg),
+            },
+            clock: args.clock.map(Into::into),
+            mem_mib: args.guest_mem,
+            cpus: args.guest_cpus,
+            timeout_s: args.guest_timeout,
+            no_cost_model: args.no_cost_model || !cost_model_by_env()?,
+            jobs: args.jobs,
+        },
+        interleave: args.interleave,
+        store: args.store.db.clone(),
+        no_store: args.no_store,
+        json: args.json.clone(),
+        label: args.label.clone(),
+        label_suffix: None,
+        slice: args.slice.clone(),
+        split_reps: args.split_reps,
+        verbose: args.verbose,
+    })
 }
 
 /// The guest options given on a command line that boots no guest: an option is never
 /// silently ignored.
-pub(crate) fn refuse_guest_options(args: &Args) -> Result<()> {
-    use super::options::AccelChoice;
-    let given = [
-        ("--clock", args.clock.is_some()),
-        ("--accel", !matches!(args.accel, AccelChoice::Auto)),
-        ("--guest-mem", args.guest_mem.is_some()),
-        ("--guest-cpus", args.guest_cpus.is_some()),
-        ("--guest-timeout", args.guest_timeout.is_some()),
-        ("--no-cost-model", args.no_cost_model),
-        ("--jobs", args.jobs.is_some()),
-    ];
-    if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
+pub(crate) fn refuse_guest_options(req: &RunRequest) -> Result<()> {
+    if let Some(flag) = req.vm.first_given() {
         bail!("{flag} is for guests: give --kernel (a run here uses this machine's kernel)");
     }
     Ok(())
@@ -416,41 +322,11 @@ fn cost_model_by_env() -> Result<bool> {
     }
 }
 
-/// How guests are run, from the options.
-pub(crate) fn vm_options(args: &Args) -> Result<VmOptions> {
-    use super::options::AccelChoice;
-    let accel = match args.accel {
-        AccelChoice::Auto => None,
-        AccelChoice::Kvm => Some(Accel::Kvm),
-        AccelChoice::Tcg => Some(Accel::Tcg),
-    };
-    check_guest_options(args)?;
-    sigbench::host::private_dir(&args.cache.cache_dir, "--cache-dir")?;
-    let opts = VmOptions {
-        cache: args.cache.cache_dir.clone(),
-        accel,
-        clock: args.clock.map(Into::into),
-        mem_mib: args.guest_mem.unwrap_or(DEFAULT_GUEST_MEM_MIB),
-        cpus: args.guest_cpus,
-        clients: args.clients.iter().copied().max().unwrap_or(1),
-        timeout: args.guest_timeout.map(Duration::from_secs),
-        cost_model: !args.no_cost_model && cost_model_by_env()?,
-    };
-    // A combination no guest can have (icount with KVM) is refused before anything runs.
-    let machine = opts.expected_machine()?;
-    if opts.cpus.is_none() && opts.clients > 1 && machine.cpus == 1 {
-        sigbench::say!(
-            "sigbench: note: the {} clients run interleaved on one guest CPU: no QEMU here runs an icount guest of several (scripts/qemu10.sh installs one; --guest-cpus 1 says this is meant)",
-            opts.clients
-        );
-    }
-    Ok(opts)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::Parser;
+    use sigbench::plan::Plan;
     use sigbench::signature::Signature;
     use sigbench::vm::{self, boots};
 
@@ -464,6 +340,14 @@ mod tests {
         Run::try_parse_from(std::iter::once("run").chain(argv.iter().copied()))
             .unwrap_or_else(|e| panic!("{argv:?}: {e}"))
             .args
+    }
+
+    fn plan_of(args: &Args) -> Result<Plan> {
+        request(args)?.plan()
+    }
+
+    fn vm_options(args: &Args) -> Result<sigbench::vm::VmOptions> {
+        request(args)?.vm()
     }
 
     /// Issue 39, 21: guest options are checked before QEMU sees them, and refused on a
@@ -506,10 +390,12 @@ mod tests {
             (&["--guest-mem", "1024"], "--guest-mem"),
             (&["--guest-timeout", "60"], "--guest-timeout"),
         ] {
-            let e = refuse_guest_options(&args(argv)).unwrap_err().to_string();
+            let e = refuse_guest_options(&request(&args(argv)).unwrap())
+                .unwrap_err()
+                .to_string();
             assert!(e.starts_with(&format!("{flag} is for guests")), "{e}");
         }
-        assert!(refuse_guest_options(&args(&["-n", "5"])).is_ok());
+        assert!(refuse_guest_options(&request(&args(&["-n", "5"])).unwrap()).is_ok());
     }
 
     /// `--profile` without a rate is `auto` (resolved by the clock); a rate is one in the
@@ -538,9 +424,11 @@ mod tests {
         assert_eq!(Rate::Window(250).resolve(true), Rate::Window(250));
     }
 
-    /// The guest's spec is `plan_of`'s inverse: through its JSON, it makes the same plan.
+    /// One request reaches a Slurm task and a guest: the task gets it whole (the job
+    /// script's JSON: the same request, the same plan), a guest its spec resolved (its JSON
+    /// makes the same plan: `RunSpec::resolved` is the inverse of `plan`).
     #[test]
-    fn a_guest_spec_round_trips_through_json_to_the_same_plan() {
+    fn one_request_reaches_a_slurm_task_and_a_guest_as_the_same_plan() {
         for argv in [
             &[][..],
             &[
@@ -604,7 +492,22 @@ mod tests {
             ],
             &["churn", "--fs", "tmpfs", "--clients", "3", "-n", "100"],
         ] {
-            let plan = plan_of(&args(argv)).unwrap();
+            let req = request(&args(argv)).unwrap();
+            let plan = req.plan().unwrap();
+            // To a Slurm task: the here-document's one line is the request.
+            let script = super::super::slurm::task_command(&req, None).unwrap();
+            let line = script.lines().nth(1).unwrap();
+            let task: RunRequest = serde_json::from_str(line).unwrap();
+            assert_eq!(
+                serde_json::to_value(&task).unwrap(),
+                serde_json::to_value(&req).unwrap()
+            );
+            assert_eq!(
+                format!("{:?}", task.plan().unwrap()),
+                format!("{plan:?}"),
+                "{argv:?} → {line}"
+            );
+            // To a guest: the spec resolved.
             let g = boots::guest_plan(&plan, false).unwrap();
             assert_eq!(g.signature, None, "built-ins go by name");
             let json = serde_json::to_string(&g.work).unwrap();
@@ -660,7 +563,8 @@ mod tests {
     fn several_filesystems_are_a_list_of_choices() {
         assert_eq!(args(&["--fs", "btrfs,ext4"]).fs, [Fs::Btrfs, Fs::Ext4]);
         assert!(Run::try_parse_from(["run", "--fs", "zfs"]).is_err());
-        let e = filesystems(&args(&["--fs", "ext4,ext4"])).unwrap_err();
+        let req = request(&args(&["--fs", "ext4,ext4"])).unwrap();
+        let e = req.filesystems().unwrap_err();
         assert!(e.to_string().contains("ext4 is given twice"), "{e}");
         let e = plan_of(&args(&["--fs", "btrfs,ext4"])).unwrap_err();
         assert!(e.to_string().contains("measures one filesystem"), "{e}");

@@ -50,10 +50,9 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
     }
     // -o is written after the whole search: it must be writable, and not the signature
     // or the store, before the search starts.
-    super::measure::outputs(&args.run)
-        .output("-o", &args.output)
-        .check()?;
-    let plan = super::measure::plan_of(&args.run)?;
+    let req = super::measure::request(&args.run)?;
+    req.outputs().output("-o", &args.output).check()?;
+    let plan = req.plan()?;
     let sig: &Signature = &plan.signature;
     let source = Source::parse(&sig.source, &sig.origin)?;
     let dirs: Vec<String> = plan.dirs.iter().map(|d| d.text.clone()).collect();
@@ -62,7 +61,7 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
         bail!("--reps: at least one repetition per evaluation");
     }
     let reps = args.reps.unwrap_or(args.run.repetitions.max(3));
-    let guest = in_guest(&args.run, &plan)?;
+    let guest = in_guest(&req, &plan)?;
     // A plan that cannot run here is one line now, not "the predicate does not hold"
     // after a replay that failed (a guest says so itself).
     if guest.is_none() {
@@ -207,9 +206,12 @@ fn header(
 
 /// `--kernel K`: the candidates run in guests of K, `--jobs` at once; none: here, one at a
 /// time (a host run has one testbed and the host's clock).
-fn in_guest(args: &super::measure::Args, plan: &sigbench::plan::Plan) -> Result<Option<InGuest>> {
+fn in_guest(
+    req: &sigbench::request::RunRequest,
+    plan: &sigbench::plan::Plan,
+) -> Result<Option<InGuest>> {
     use sigbench::vm::{boots, guests, kernel, kernel::KernelSpec};
-    let spec = match args.kernels.as_slice() {
+    let spec = match req.kernels.as_slice() {
         [] => None,
         [k] => Some((k.clone(), KernelSpec::parse(k)?)),
         _ => {
@@ -217,7 +219,7 @@ fn in_guest(args: &super::measure::Args, plan: &sigbench::plan::Plan) -> Result<
         }
     };
     let Some(kernel) = spec.filter(|(_, s)| *s != KernelSpec::Host) else {
-        if args.jobs.is_some_and(|j| j > 1) {
+        if req.vm.jobs.is_some_and(|j| j > 1) {
             bail!(
                 "--jobs: candidates run here one at a time (one testbed, the host's clock); with --kernel K they run in guests side by side"
             );
@@ -225,9 +227,9 @@ fn in_guest(args: &super::measure::Args, plan: &sigbench::plan::Plan) -> Result<
         return Ok(None);
     };
     // What cannot go to a guest (a --device path) is refused before anything runs.
-    boots::guest_plan(plan, args.verbose)?;
-    let opts = super::measure::vm_options(args)?;
-    let jobs = guests::how_many(&opts, args.jobs)?;
+    boots::guest_plan(plan, req.verbose)?;
+    let opts = req.vm()?;
+    let jobs = guests::how_many(&opts, req.vm.jobs)?;
     // A kernel that cannot be unpacked, or cannot run the plan, is one line now, before
     // the search.
     sigbench::vm::preflight(std::slice::from_ref(&kernel), plan.testbed.fs, &opts)?;
@@ -240,7 +242,7 @@ fn in_guest(args: &super::measure::Args, plan: &sigbench::plan::Plan) -> Result<
         release,
         opts,
         jobs,
-        verbose: args.verbose,
+        verbose: req.verbose,
     }))
 }
 

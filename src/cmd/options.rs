@@ -4,7 +4,7 @@ use sigbench::report::Format;
 use std::path::PathBuf;
 
 /// Where results are stored.
-#[derive(clap::Args, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(clap::Args, Clone)]
 pub struct StoreOptions {
     /// Results database: an SQLite file, or postgres://USER@HOST[:PORT]/DATABASE (the
     /// password from PGPASSWORD or ~/.pgpass; never shown)
@@ -18,7 +18,7 @@ pub struct StoreOptions {
 }
 
 /// Where `run --kernel` keeps what it prepares.
-#[derive(clap::Args, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(clap::Args, Clone)]
 pub struct CacheOptions {
     /// Where unpacked kernels, initramfs images and the KVM verdict are kept
     #[arg(
@@ -66,9 +66,7 @@ impl ReportFormat {
 }
 
 /// `--states`: which states of the machine repetitions start from (`plan::states`).
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum StatesChoice {
     /// Each repetition from a state of its own (a boot each under the icount clock)
     Sampled,

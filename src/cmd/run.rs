@@ -3,13 +3,14 @@
 //! (`--slice I/S`); the console prints and the store keeps the results as they come.
 
 use super::console::{Console, stdout, stdout_result};
-use super::measure::{Args, filesystems, outputs, plan_of, slice_args, slices, vm_options};
+use super::measure::{Args, request};
 use anyhow::{Context, Result, bail};
 use sigbench::interrupt;
 use sigbench::plan::Plan;
 use sigbench::plan::slice;
 use sigbench::plan::spec::RunSpec;
 use sigbench::report::text;
+use sigbench::request::RunRequest;
 use sigbench::results::RunDocument;
 use sigbench::schedule::{self, Kept, Turn};
 use sigbench::store::Store;
@@ -34,13 +35,13 @@ pub(crate) struct Here {
 }
 
 impl Here {
-    pub(crate) fn of(args: &Args) -> Here {
+    pub(crate) fn of(req: &RunRequest) -> Here {
         Here {
-            label: args.label.clone(),
-            label_suffix: args.label_suffix.clone(),
-            slice: args.slice.clone(),
-            json_to_stdout: args.json.as_deref() == Some("-"),
-            verbose: args.verbose,
+            label: req.label.clone(),
+            label_suffix: req.label_suffix.clone(),
+            slice: req.slice.clone(),
+            json_to_stdout: req.json.as_deref() == Some("-"),
+            verbose: req.verbose,
         }
     }
 
@@ -64,50 +65,52 @@ impl Here {
 
 pub fn run(args: Args) -> Result<i32> {
     super::measure::refuse(&args, "run", &[])?;
+    run_request(request(&args)?)
+}
+
+/// Run what `req` asks: on each of its filesystems in turn, or its one slice.
+pub(crate) fn run_request(req: RunRequest) -> Result<i32> {
     interrupt::install()?;
-    let several = filesystems(&args)?.len() > 1;
-    if let Some(sel) = &args.slice {
-        return run_slice(&args, sel, several);
+    let several = req.filesystems()?.len() > 1;
+    if let Some(sel) = &req.slice {
+        return run_slice(&req, sel, several);
     }
     if !several {
-        return run_one(args);
+        return run_one(req);
     }
     // Several filesystems: the plan on each in turn, labelled LABEL/FS, each document in
     // a JSON file of its own.
-    if args.json.as_deref() == Some("-") {
+    if req.json.as_deref() == Some("-") {
         bail!(
             "--json - holds one run: with several --fs give a file (one per filesystem: FILE-FS.json)"
         );
     }
     let mut code = 0;
-    for &fs in &args.fs {
+    for &fs in &req.spec.fs {
         sigbench::say!("sigbench: filesystem {}", fs.name());
-        let json = args.json.as_ref().map(|j| {
+        let mut one = req.on(fs);
+        one.json = req.json.as_ref().map(|j| {
             let p = std::path::Path::new(j);
             let stem = p.file_stem().unwrap_or_default().to_string_lossy();
             p.with_file_name(format!("{stem}-{}.json", fs.name()))
                 .display()
                 .to_string()
         });
-        code = code.max(run_one(Args {
-            fs: vec![fs],
-            json,
-            label_suffix: Some(format!("/{}", fs.name())),
-            ..args.clone()
-        })?);
+        one.label_suffix = Some(format!("/{}", fs.name()));
+        code = code.max(run_one(one)?);
     }
     Ok(code)
 }
 
 /// `--slice I/S`: slice I of the plan's S, alone.
-fn run_slice(args: &Args, sel: &str, several_fs: bool) -> Result<i32> {
+fn run_slice(req: &RunRequest, sel: &str, several_fs: bool) -> Result<i32> {
     let (i, n) = slice::parse(sel)?;
-    let all = slices(args)?;
+    let all = req.slices()?;
     if n != all.len() {
         bail!(
             "--slice {sel}: this plan has {} slices (kernels × filesystems × directories{}), not {n}",
             all.len(),
-            if args.split_reps {
+            if req.split_reps {
                 " × repetitions"
             } else {
                 ""
@@ -115,35 +118,35 @@ fn run_slice(args: &Args, sel: &str, several_fs: bool) -> Result<i32> {
         );
     }
     sigbench::say!("sigbench: slice {i} of {n}: {}", all[i].describe());
-    let mut sub = slice_args(args, &all[i], several_fs);
+    let mut sub = req.of_slice(&all[i], several_fs);
     sub.slice = Some(format!("{i}/{n}"));
     run_one(sub)
 }
 
 /// `run` on one filesystem.
-fn run_one(args: Args) -> Result<i32> {
-    check_outputs(&args)?;
-    let plan = plan_of(&args)?;
-    if args.interleave && args.kernels.is_empty() {
+fn run_one(req: RunRequest) -> Result<i32> {
+    req.outputs().check()?;
+    let plan = req.plan()?;
+    if req.interleave && req.kernels.is_empty() {
         bail!(
             "--interleave boots each repetition afresh, alternating the kernels: give --kernel (one, or several to alternate)"
         );
     }
-    if !args.kernels.is_empty() {
-        return run_kernels(&args, &plan);
+    if !req.kernels.is_empty() {
+        return run_kernels(&req, &plan);
     }
-    super::measure::refuse_guest_options(&args)?;
-    let store = if args.no_store {
+    super::measure::refuse_guest_options(&req)?;
+    let store = if req.no_store {
         None
     } else {
-        Some(Store::open(&args.store.db)?)
+        Some(Store::open(&req.store)?)
     };
-    let (doc, outcome, store_error) = run_here(&Here::of(&args), &plan, store);
+    let (doc, outcome, store_error) = run_here(&Here::of(&req), &plan, store);
     schedule::keep(
         &doc,
         outcome,
-        args.json.as_deref(),
-        store_error.map(|e| (&args.store.db, e)),
+        req.json.as_deref(),
+        store_error.map(|e| (&req.store, e)),
     )?;
     stdout_result()?;
     Ok(0)
@@ -157,27 +160,27 @@ pub struct TaskArgs {
     slice: Option<String>,
 }
 
-/// The most a task's options may take (they are a few hundred bytes).
+/// The most a task's request may take (it is a few hundred bytes).
 const MAX_TASK_BYTES: u64 = 1 << 20;
 
-/// A Slurm task: `run` with the options read as JSON from stdin (the job script's
-/// here-document), its slice from the command line.
+/// A Slurm task: the run request read as JSON from stdin (the job script's
+/// here-document), run as `run` would have; its slice from the command line.
 pub fn task(t: TaskArgs) -> Result<i32> {
     use std::io::Read;
     let mut text = String::new();
     std::io::stdin()
         .take(MAX_TASK_BYTES + 1)
         .read_to_string(&mut text)
-        .context("cannot read the task's run options (JSON on stdin)")?;
+        .context("cannot read the task's run request (JSON on stdin)")?;
     if text.len() as u64 > MAX_TASK_BYTES {
-        bail!("the task's run options (JSON on stdin) are over {MAX_TASK_BYTES} bytes");
+        bail!("the task's run request (JSON on stdin) is over {MAX_TASK_BYTES} bytes");
     }
-    let mut args: Args = serde_json::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("the task's run options (JSON on stdin): {e}"))?;
+    let mut req: RunRequest = serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("the task's run request (JSON on stdin): {e}"))?;
     if t.slice.is_some() {
-        args.slice = t.slice;
+        req.slice = t.slice;
     }
-    run(args)
+    run_request(req)
 }
 
 /// `run` in a guest (`vm::guest`): the plan its spec makes, the document to the results
@@ -193,12 +196,6 @@ pub fn in_guest(spec: RunSpec, verbose: bool, port: String) -> Result<i32> {
     schedule::keep(&doc, outcome, Some(&port), None)?;
     stdout_result()?;
     Ok(0)
-}
-
-/// Outputs must not overwrite the store, the signature or each other (`--json
-/// sigbench.db` would destroy every stored run): checked before anything runs.
-fn check_outputs(args: &Args) -> Result<()> {
-    outputs(args).check()
 }
 
 /// Run the plan on this kernel; print and store as it goes. Returns the document and how
@@ -260,12 +257,12 @@ fn print_summary(verbose: bool, plan: &Plan, doc: &RunDocument, to_stderr: bool)
 /// Run `plan` on the prepared kernel `k` in a guest, as `run --kernel` does, and print
 /// what the library queued meanwhile (the KVM verdict, say).
 pub(crate) fn guest_run(
-    args: &Args,
+    req: &RunRequest,
     plan: &Plan,
     k: &kernel::Kernel,
     opts: &VmOptions,
 ) -> Result<vm::GuestRun> {
-    let run = guests::run_on(k, plan, opts, args.verbose);
+    let run = guests::run_on(k, plan, opts, req.verbose);
     for w in sigbench::diag::take() {
         sigbench::say!("sigbench: {w}");
     }
@@ -275,45 +272,45 @@ pub(crate) fn guest_run(
 /// `--kernel K…`: the plan on each kernel in turn (`boots::boots` says in what order),
 /// each result set labelled with its kernel's release. A kernel that fails does not stop
 /// the others.
-fn run_kernels(args: &Args, plan: &Plan) -> Result<i32> {
+fn run_kernels(req: &RunRequest, plan: &Plan) -> Result<i32> {
     // What is refused is refused before any kernel is built.
-    if args.label.is_some() && args.kernels.len() > 1 {
+    if req.label.is_some() && req.kernels.len() > 1 {
         bail!(
             "--label names one result set; with several --kernel each is labelled with its kernel's release"
         );
     }
-    if args.op_log.is_some() && args.kernels.iter().any(|k| k != "host") {
+    if req.spec.op_log.is_some() && req.kernels.iter().any(|k| k != "host") {
         bail!("--op-log is not available in a guest");
     }
-    let (specs, suffixes) = kernel_specs(args, plan)?;
+    let (specs, suffixes) = kernel_specs(req, plan)?;
     // What cannot go to a guest (a --device path) is refused before any kernel runs.
-    boots::guest_plan(plan, args.verbose)?;
-    let opts = vm_options(args)?;
+    boots::guest_plan(plan, req.verbose)?;
+    let opts = req.vm()?;
     sigbench::vm::preflight(&specs, plan.testbed.fs, &opts)?;
-    let mut kept = Kept::open((!args.no_store).then_some(&args.store.db))?;
+    let mut kept = Kept::open((!req.no_store).then_some(&req.store))?;
     let guests = schedule::Guests {
         opts: &opts,
-        jobs: guests::how_many(&opts, args.jobs)?,
-        verbose: args.verbose,
+        jobs: guests::how_many(&opts, req.vm.jobs)?,
+        verbose: req.verbose,
     };
     schedule::run(
         &specs,
         plan,
-        args.interleave,
+        req.interleave,
         &guests,
         &mut |turn| match turn {
             Turn::Host { plan, .. } => {
-                on_host(args, &plan, &mut kept)?;
+                on_host(req, &plan, &mut kept)?;
                 Ok(true)
             }
             Turn::Guest {
                 kernel,
                 boot,
                 booted,
-            } => on_guest(args, boot, *booted, &suffixes[kernel], &mut kept),
+            } => on_guest(req, boot, *booted, &suffixes[kernel], &mut kept),
         },
     )?;
-    let ok = kept.finish(args.json.as_deref(), specs.len())?;
+    let ok = kept.finish(req.json.as_deref(), specs.len())?;
     stdout_result()?;
     Ok(if ok { 0 } else { 1 })
 }
@@ -327,9 +324,9 @@ type Kernels = Vec<(String, KernelSpec)>;
 /// its image, labelled `RELEASE+fix`. A tree built already is booted as it is, unless a
 /// patched variant of it is in the list: then it is built beside that one, from the same
 /// config, so that the two differ by the patch alone.
-fn kernel_specs(args: &Args, plan: &Plan) -> Result<(Kernels, Vec<String>)> {
+fn kernel_specs(req: &RunRequest, plan: &Plan) -> Result<(Kernels, Vec<String>)> {
     use sigbench::kbuild::Variant;
-    let parsed: Vec<Option<Variant>> = args
+    let parsed: Vec<Option<Variant>> = req
         .kernels
         .iter()
         .map(|k| Variant::parse(k))
@@ -346,7 +343,7 @@ fn kernel_specs(args: &Args, plan: &Plan) -> Result<(Kernels, Vec<String>)> {
             })
         })
         .collect();
-    if args.kconfig.is_some() && variants.iter().all(Option::is_none) {
+    if req.kconfig.is_some() && variants.iter().all(Option::is_none) {
         bail!(
             "--kconfig is the config of a kernel source tree --kernel DIR[+PATCH…] builds: give one"
         );
@@ -355,14 +352,14 @@ fn kernel_specs(args: &Args, plan: &Plan) -> Result<(Kernels, Vec<String>)> {
     let built = sigbench::kbuild::build_variants(
         &wanted,
         plan.testbed.fs,
-        args.kconfig.as_deref(),
-        &vm_options(args)?.cache,
+        req.kconfig.as_deref(),
+        &req.vm()?.cache,
         &mut |m| sigbench::say!("sigbench: {m}"),
     )?;
     let mut built = built.into_iter();
     let mut specs = Vec::new();
     let mut suffixes = Vec::new();
-    for (k, v) in args.kernels.iter().zip(&variants) {
+    for (k, v) in req.kernels.iter().zip(&variants) {
         match v {
             Some(_) => {
                 let b = built.next().expect("one build per variant");
@@ -385,16 +382,16 @@ fn kernel_specs(args: &Args, plan: &Plan) -> Result<(Kernels, Vec<String>)> {
 }
 
 /// `host` in the list: the plan here, printed and stored as a plain `run` does.
-fn on_host(args: &Args, plan: &Plan, kept: &mut Kept) -> Result<()> {
+fn on_host(req: &RunRequest, plan: &Plan, kept: &mut Kept) -> Result<()> {
     sigbench::say!(
         "sigbench: kernel host ({})",
         sigbench::host::current().kernel_release
     );
-    let (doc, outcome, store_error) = run_here(&Here::of(args), plan, kept.take_store());
+    let (doc, outcome, store_error) = run_here(&Here::of(req), plan, kept.take_store());
     if let Some(e) = store_error {
         kept.store_failed(format!(
             "kernel host: could not store the results in {}: {e}",
-            args.store.db
+            req.store
         ));
     }
     kept.reopen()?;
@@ -411,7 +408,7 @@ fn on_host(args: &Args, plan: &Plan, kept: &mut Kept) -> Result<()> {
 /// A kernel in a guest: its document printed and stored. False when the kernel could not
 /// be prepared or booted (it is not tried again).
 fn on_guest(
-    args: &Args,
+    req: &RunRequest,
     boot: &guests::Boot,
     booted: guests::Booted,
     suffix: &str,
@@ -434,8 +431,8 @@ fn on_guest(
     if let Some(mut doc) = run.doc {
         // A patched tree's results are told from the tree's: same release, +PATCH.
         doc.label.push_str(suffix);
-        Here::of(args).name(&mut doc);
-        print_guest(args, &boot.plan, &doc);
+        Here::of(req).name(&mut doc);
+        print_guest(req, &boot.plan, &doc);
         kept.store(doc);
     }
     if let Some(e) = run.error {
@@ -445,7 +442,7 @@ fn on_guest(
 }
 
 /// A guest's s3e lines and summary, as if it had run here.
-fn print_guest(args: &Args, plan: &Plan, doc: &RunDocument) {
+fn print_guest(req: &RunRequest, plan: &Plan, doc: &RunDocument) {
     let layout = text::LineLayout::new(
         plan,
         doc.cases
@@ -459,10 +456,10 @@ fn print_guest(args: &Args, plan: &Plan, doc: &RunDocument) {
     }
     out.push_str(&text::summary(
         doc,
-        args.verbose,
+        req.verbose,
         plan.signature.slab_evidence,
     ));
-    if args.json.as_deref() == Some("-") {
+    if req.json.as_deref() == Some("-") {
         sigbench::say_raw!("{out}");
     } else {
         stdout(&out);

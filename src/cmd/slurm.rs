@@ -3,8 +3,8 @@
 //! The sbatch options they share, the job script's header, submitting it, waiting for it,
 //! and the command a task runs: `sigbench task`, its `run` options as JSON.
 
-use super::measure::Args;
 use anyhow::{Context, Result, bail};
+use sigbench::request::RunRequest;
 use sigbench::results::RunDocument;
 use sigbench::store::{Location, Selector, Store};
 use std::collections::BTreeMap;
@@ -44,11 +44,11 @@ pub struct SlurmArgs {
 const TASK_END: &str = "SIGBENCH_TASK";
 
 /// The job script's command for one task: `sigbench task` (with `--slice SLICE`, shell
-/// text), its `run` options as data — one line of JSON in a quoted here-document, so
-/// nothing in them is expanded and none can add a line to the script. The store travels
+/// text), its run request as data — one line of JSON in a quoted here-document, so
+/// nothing in it is expanded and nothing can add a line to the script. The store travels
 /// without its password (the task finds it in PGPASSWORD, which sbatch exports, or
 /// ~/.pgpass), so it is never written to disk.
-pub fn task_command(run: &Args, slice: Option<&str>) -> Result<String> {
+pub fn task_command(run: &RunRequest, slice: Option<&str>) -> Result<String> {
     let exe = std::env::current_exe().context("cannot find the sigbench binary")?;
     let mut cmd = vec![quote(&exe.display().to_string()), "task".into()];
     if let Some(s) = slice {
@@ -265,20 +265,20 @@ use sigbench::bisect::steps::Remote;
 /// many repetitions.
 pub use sigbench::bisect::steps::RemoteTask as Task;
 
-/// Run `tasks` as one Slurm job array — task i `run` with the options `run` on kernel K_i
-/// for R_i repetitions (a guest at a time, no JSON file of its own) — wait for it, and read
-/// back what each task stored (by the job's id, so nothing stored before is mixed in). Per
+/// Run `tasks` as one Slurm job array — task i the request `run` on kernel K_i for R_i
+/// repetitions (a guest at a time, no JSON file of its own) — wait for it, and read back
+/// what each task stored (by the job's id, so nothing stored before is mixed in). Per
 /// task its runs (none: see its output file).
 pub fn run_round(
     slurm: &SlurmArgs,
     name: &str,
-    run: &Args,
+    run: &RunRequest,
     tasks: &[Task],
 ) -> Result<Vec<Vec<RunDocument>>> {
     if tasks.is_empty() {
         return Ok(Vec::new());
     }
-    let db = &run.store.db;
+    let db = &run.store;
     let (password, log_dir) = slurm.prepare(db, false, false)?;
     let mut s = slurm.header(name, tasks.len(), &log_dir)?;
     s.push_str(&format!(
@@ -286,13 +286,11 @@ pub fn run_round(
         tasks.len()
     ));
     for (i, t) in tasks.iter().enumerate() {
-        let task = Args {
-            kernels: vec![t.kernel.clone()],
-            repetitions: t.repetitions,
-            json: None,
-            jobs: None,
-            ..run.clone()
-        };
+        let mut task = run.clone();
+        task.kernels = vec![t.kernel.clone()];
+        task.spec.repetitions = t.repetitions;
+        task.json = None;
+        task.vm.jobs = None;
         s.push_str(&format!("{i})\n{};;\n", task_command(&task, None)?));
     }
     s.push_str("esac\nexit 2\n");
@@ -330,18 +328,22 @@ pub fn run_round(
 }
 
 /// `--slurm` on a command that measures kernels (`bisect`, `watch`), when asked: a round's
-/// kernels go to Slurm as one job array, each task `run --kernel K` with the command's run
-/// options `run`, storing its run in their store.
-pub fn remote<'a>(args: &'a SlurmArgs, run: &'a Args) -> Option<Box<dyn Remote + 'a>> {
-    args.slurm
-        .then(|| -> Box<dyn Remote + 'a> { Box::new(OnSlurm { args, run }) })
+/// kernels go to Slurm as one job array, each task the command's run request `run` on
+/// its kernel, storing its run in their store.
+pub fn remote<'a>(args: &'a SlurmArgs, run: &RunRequest) -> Option<Box<dyn Remote + 'a>> {
+    args.slurm.then(|| -> Box<dyn Remote + 'a> {
+        Box::new(OnSlurm {
+            args,
+            run: run.clone(),
+        })
+    })
 }
 
 /// The [`Remote`] of `--slurm`.
 struct OnSlurm<'a> {
     args: &'a SlurmArgs,
-    /// The `run` options every task gets (its kernel and repetitions its own).
-    run: &'a Args,
+    /// The request every task gets (its kernel and repetitions its own).
+    run: RunRequest,
 }
 
 impl Remote for OnSlurm<'_> {
@@ -353,7 +355,7 @@ impl Remote for OnSlurm<'_> {
                 repetitions: t.repetitions,
             })
             .collect();
-        run_round(self.args, signature, self.run, &tasks)
+        run_round(self.args, signature, &self.run, &tasks)
     }
 }
 
@@ -364,12 +366,12 @@ mod tests {
     /// A task's options travel whole, on one line of the script whatever they hold, and
     /// without the store's password.
     #[test]
-    fn a_task_gets_the_run_options_as_one_line_of_json() {
+    fn a_task_gets_the_run_request_as_one_line_of_json() {
         use clap::Parser;
         #[derive(Parser)]
         struct Run {
             #[command(flatten)]
-            args: Args,
+            args: super::super::measure::Args,
         }
         let run = Run::try_parse_from([
             "run",
@@ -385,6 +387,7 @@ mod tests {
         ])
         .unwrap()
         .args;
+        let run = super::super::measure::request(&run).unwrap();
         let text = task_command(&run, Some("\"${SLURM_ARRAY_TASK_ID}/4\"")).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3, "{text}");
@@ -394,15 +397,10 @@ mod tests {
         );
         assert_eq!(lines[2], TASK_END);
         assert!(!text.contains("secret"), "{text}");
-        let back: Args = serde_json::from_str(lines[1]).unwrap();
-        assert_eq!(back.dirs, run.dirs);
+        let back: RunRequest = serde_json::from_str(lines[1]).unwrap();
+        assert_eq!(back.spec, run.spec);
         assert_eq!(back.label, run.label);
-        assert_eq!(back.fs, run.fs);
-        assert_eq!(back.store.db.to_string(), "postgres://me@db/s");
-        assert_eq!(
-            serde_json::to_value(&back).unwrap()["dirs"],
-            serde_json::to_value(&run).unwrap()["dirs"]
-        );
+        assert_eq!(back.store.to_string(), "postgres://me@db/s");
     }
 
     #[test]

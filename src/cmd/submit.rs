@@ -1,11 +1,12 @@
 //! `sigbench submit [SIGNATURE] [run options] --slurm --db postgres://…`: the plan split
 //! into independent slices (kernel × filesystem × directory, × repetition with
 //! --split-reps), run as a Slurm job array — each task `run --slice I/S` with the same options
-//! (`sigbench task`, the options as JSON), writing to the shared store. `submit --status JOBID` shows every slice's
+//! (`sigbench task`, the run request as JSON), writing to the shared store. `submit --status JOBID` shows every slice's
 //! state in Slurm and in the store.
 
 use anyhow::{Result, bail};
 use sigbench::report::table::{Align, Table};
+use sigbench::request::RunRequest;
 use sigbench::store::{Location, Selector, Store};
 use std::collections::BTreeMap;
 
@@ -24,14 +25,19 @@ pub struct SubmitArgs {
     run: super::measure::Args,
 }
 
-/// The sbatch job script: every task runs its slice of the same plan (`sigbench task`).
-fn script(args: &SubmitArgs, slices: usize, log_dir: &std::path::Path) -> Result<String> {
-    let mut s = args.slurm.header(&args.run.signature, slices, log_dir)?;
+/// The sbatch job script: every task runs its slice of the same request (`sigbench task`).
+fn script(
+    args: &SubmitArgs,
+    req: &RunRequest,
+    slices: usize,
+    log_dir: &std::path::Path,
+) -> Result<String> {
+    let mut s = args.slurm.header(&req.spec.signature, slices, log_dir)?;
     s.push_str(&format!(
         "# sigbench submit: {slices} slices, one per array task; every task runs the same plan's slice\n"
     ));
     let slice = format!("\"${{SLURM_ARRAY_TASK_ID}}/{slices}\"");
-    s.push_str(&super::slurm::task_command(&args.run, Some(&slice))?);
+    s.push_str(&super::slurm::task_command(req, Some(&slice))?);
     Ok(s)
 }
 
@@ -54,11 +60,12 @@ pub fn run(args: SubmitArgs) -> Result<i32> {
     if !args.slurm.slurm {
         bail!("submit runs the plan on Slurm: give --slurm (or --status JOBID)");
     }
-    let slices = super::measure::slices(&args.run)?;
+    let req = super::measure::request(&args.run)?;
+    let slices = req.slices()?;
     let (password, log_dir) =
         args.slurm
             .prepare(&args.run.store.db, !args.dry_run, args.dry_run)?;
-    let text = script(&args, slices.len(), &log_dir)?;
+    let text = script(&args, &req, slices.len(), &log_dir)?;
     if args.dry_run {
         super::out(&text)?;
         return Ok(0);

@@ -13,7 +13,7 @@ pub mod site;
 
 pub use sigbench_search::{
     bisect, calibrate, capability, child, choice, clock, diag, exec, host, input, interrupt,
-    kbuild, loadfile, metric, minimize, outputs, plan, probe, random, record, results, say,
-    say_raw, schedule, shell, signature, stamp, stats, store, storing, sys, testbed, text, version,
-    vm, watch,
+    kbuild, loadfile, metric, minimize, outputs, plan, probe, random, record, request, results,
+    say, say_raw, schedule, shell, signature, stamp, stats, store, storing, sys, testbed, text,
+    version, vm, watch,
 };

@@ -11,6 +11,7 @@
 
 pub mod bisect;
 pub mod minimize;
+pub mod request;
 pub mod schedule;
 pub mod storing;
 pub mod watch;

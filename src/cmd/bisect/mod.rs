@@ -75,24 +75,25 @@ fn duration(s: f64) -> String {
 
 pub fn run(args: BisectArgs) -> Result<i32> {
     sigbench::interrupt::install()?;
-    check(&args)?;
-    let plan = super::measure::plan_of(&args.run)?;
-    let opts = super::measure::vm_options(&args.run)?;
+    let req = super::measure::request(&args.run)?;
+    check(&args, &req)?;
+    let plan = req.plan()?;
+    let opts = req.vm()?;
     let params = Params {
         metric: args.metric.clone(),
         reps: args.run.repetitions.max(1),
         max_reps: args.max_reps.max(args.run.repetitions),
         alpha: 0.05,
-        jobs: guests::how_many(&opts, args.run.jobs)?,
+        jobs: guests::how_many(&opts, req.vm.jobs)?,
     };
     let started = std::time::Instant::now();
     let mut progress = progress(started);
     let steps = Steps {
         plan: &plan,
-        verbose: args.run.verbose,
+        verbose: req.verbose,
         timebase: opts.expected_machine()?.timebase(),
         opts,
-        store: Store::open(&args.run.store.db)?,
+        store: Store::open(&req.store)?,
         resume: args.resume,
         metric: args.metric.clone(),
         case: None,
@@ -106,7 +107,7 @@ pub fn run(args: BisectArgs) -> Result<i32> {
                 good: args.good.as_deref().unwrap_or_default(),
                 bad: args.bad.as_deref().unwrap_or_default(),
                 config: args.config.as_deref(),
-                jobs_asked: args.run.jobs.is_some(),
+                jobs_asked: req.vm.jobs.is_some(),
             };
             over_tree(&range, steps, &params, &mut progress)?
         }
@@ -114,7 +115,7 @@ pub fn run(args: BisectArgs) -> Result<i32> {
             &args.list,
             steps,
             &params,
-            super::slurm::remote(&args.slurm, &args.run),
+            super::slurm::remote(&args.slurm, &req),
             &mut progress,
         )?,
     };
@@ -143,7 +144,7 @@ pub fn run(args: BisectArgs) -> Result<i32> {
 
 /// What `bisect` refuses before anything runs: options it has no use for, outputs that
 /// would overwrite the store or an input.
-fn check(args: &BisectArgs) -> Result<()> {
+fn check(args: &BisectArgs, req: &sigbench::request::RunRequest) -> Result<()> {
     if !args.run.kernels.is_empty() {
         bail!(
             "bisect takes its kernels with --kernels K1 … Kn (oldest first) or --tree, not --kernel"
@@ -162,7 +163,7 @@ fn check(args: &BisectArgs) -> Result<()> {
     }
     {
         // The bisect's document is written at the end: never onto the store or an input.
-        let mut o = super::measure::outputs(&args.run);
+        let mut o = req.outputs();
         for k in &args.list {
             o = o.kernel(k);
         }

@@ -195,8 +195,9 @@ fn over_kernels(args: &WatchArgs) -> Result<i32> {
 
 /// The watch of `args`' series: its settings, machine, store, plan and remote.
 fn watch_of(args: &WatchArgs) -> Result<Watch<'_>> {
-    let plan = super::measure::plan_of(&args.run)?;
-    let opts = super::measure::vm_options(&args.run)?;
+    let req = super::measure::request(&args.run)?;
+    let plan = req.plan()?;
+    let opts = req.vm()?;
     let specs = kernel::booted_list(&args.list, "watch boots every kernel of the series")?;
     Ok(Watch {
         settings: Settings {
@@ -205,14 +206,14 @@ fn watch_of(args: &WatchArgs) -> Result<Watch<'_>> {
             confirm_reps: args.confirm_reps,
             repetitions: args.run.repetitions,
             max_reps: args.max_reps,
-            verbose: args.run.verbose,
-            db: args.run.store.db.clone(),
+            verbose: req.verbose,
+            db: req.store.clone(),
             config: args.config.clone(),
-            jobs_asked: args.run.jobs.is_some(),
+            jobs_asked: req.vm.jobs.is_some(),
         },
         timebase: opts.expected_machine()?.timebase(),
-        jobs: guests::how_many(&opts, args.run.jobs)?,
-        store: Store::open(&args.run.store.db)?,
+        jobs: guests::how_many(&opts, req.vm.jobs)?,
+        store: Store::open(&req.store)?,
         plan,
         opts,
         names: Vec::new(),
@@ -221,7 +222,7 @@ fn watch_of(args: &WatchArgs) -> Result<Watch<'_>> {
         specs,
         measured: 0,
         unconfirmed: 0,
-        remote: super::slurm::remote(&args.slurm, &args.run),
+        remote: super::slurm::remote(&args.slurm, &req),
     })
 }
 
@@ -266,7 +267,7 @@ pub(super) fn write_site(args: &WatchArgs, store: &Store) -> Result<()> {
 /// The outputs, `--report-dir` among them, checked before anything is measured or
 /// recorded: a directory, not the store, writable.
 fn check_report_dir(args: &WatchArgs) -> Result<()> {
-    let mut o = super::measure::outputs(&args.run);
+    let mut o = super::measure::request(&args.run)?.outputs();
     for k in &args.list {
         o = o.kernel(k);
     }

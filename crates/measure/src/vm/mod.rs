@@ -21,7 +21,56 @@ use qemu::{Accel, Machine, Outcome};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// How guests are run.
+/// How guests are to run, as asked (`--cache-dir`, `--accel`, `--clock`, `--guest-mem`,
+/// `--guest-cpus`, `--guest-timeout`, `--no-cost-model`, `--jobs`): data, part of a run
+/// request a Slurm task receives whole; [`VmOptions::new`] checks it and resolves the
+/// defaults, on whichever machine boots the guests.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GuestOptions {
+    /// Where unpacked kernels, initramfs images and the KVM verdict are kept.
+    pub cache: PathBuf,
+    pub accel: Option<Accel>,
+    pub clock: Option<ClockKind>,
+    /// Guest memory in MiB (default [`DEFAULT_GUEST_MEM_MIB`]).
+    pub mem_mib: Option<u32>,
+    pub cpus: Option<u32>,
+    /// Seconds the plan may run once the guest is up.
+    pub timeout_s: Option<u64>,
+    /// Leave the cost model out (`--no-cost-model`, or `SIGBENCH_COST_MODEL=off` where the
+    /// request was made).
+    pub no_cost_model: bool,
+    /// Guests at once (`guests::how_many` resolves the default).
+    pub jobs: Option<usize>,
+}
+
+impl GuestOptions {
+    /// The first option given that only a guest has a use for (its flag), so a run on this
+    /// machine's kernel refuses it rather than ignore it.
+    pub fn first_given(&self) -> Option<&'static str> {
+        [
+            ("--clock", self.clock.is_some()),
+            ("--accel", self.accel.is_some()),
+            ("--guest-mem", self.mem_mib.is_some()),
+            ("--guest-cpus", self.cpus.is_some()),
+            ("--guest-timeout", self.timeout_s.is_some()),
+            ("--no-cost-model", self.no_cost_model),
+            ("--jobs", self.jobs.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.then_some(flag))
+    }
+}
+
+/// A guest's memory unless asked otherwise.
+pub const DEFAULT_GUEST_MEM_MIB: u32 = 2048;
+/// The least memory a guest boots in: the initramfs alone (this binary, mkfs and its
+/// libraries, the modules) is ~130 MB.
+const MIN_GUEST_MEM_MIB: u32 = 512;
+/// The shortest and longest time a plan may run in a guest, in seconds.
+const GUEST_TIMEOUT_S: std::ops::RangeInclusive<u64> = 10..=7 * 24 * 3600;
+
+/// How guests are run: [`GuestOptions`] checked, with the defaults resolved.
 #[derive(Clone, Debug)]
 pub struct VmOptions {
     pub cache: PathBuf,
@@ -41,6 +90,50 @@ pub struct VmOptions {
 }
 
 impl VmOptions {
+    /// The one way to make them: `asked`'s values checked before QEMU sees them (0, 1 and
+    /// 4294967295 went straight to it), the cache a private directory, the machine they
+    /// ask for one that exists here (icount with KVM is refused before anything runs);
+    /// `clients` is the most clients a case of the plan runs at once.
+    pub fn new(asked: &GuestOptions, clients: u32) -> Result<VmOptions> {
+        if let Some(m) = asked.mem_mib {
+            let host_mib = crate::host::mem_total_kib() / 1024;
+            if m < MIN_GUEST_MEM_MIB || (host_mib > 0 && u64::from(m) > host_mib) {
+                bail!(
+                    "--guest-mem {m}: give MiB from {MIN_GUEST_MEM_MIB} to the host's {host_mib}"
+                );
+            }
+        }
+        if let Some(t) = asked.timeout_s
+            && !GUEST_TIMEOUT_S.contains(&t)
+        {
+            bail!(
+                "--guest-timeout {t}: give seconds from {} to {}",
+                GUEST_TIMEOUT_S.start(),
+                GUEST_TIMEOUT_S.end()
+            );
+        }
+        crate::host::private_dir(&asked.cache, "--cache-dir")?;
+        let opts = VmOptions {
+            cache: asked.cache.clone(),
+            accel: asked.accel,
+            clock: asked.clock,
+            mem_mib: asked.mem_mib.unwrap_or(DEFAULT_GUEST_MEM_MIB),
+            cpus: asked.cpus,
+            clients,
+            timeout: asked.timeout_s.map(Duration::from_secs),
+            cost_model: !asked.no_cost_model,
+        };
+        // `--guest-cpus` is checked here, by the machine it asks for.
+        let machine = opts.expected_machine()?;
+        if opts.cpus.is_none() && opts.clients > 1 && machine.cpus == 1 {
+            crate::say!(
+                "sigbench: note: the {} clients run interleaved on one guest CPU: no QEMU here runs an icount guest of several (scripts/qemu10.sh installs one; --guest-cpus 1 says this is meant)",
+                opts.clients
+            );
+        }
+        Ok(opts)
+    }
+
     /// The CPUs asked for: `--guest-cpus`, else the default for the plan's clients.
     pub fn asked_cpus(&self) -> qemu::Cpus {
         match self.cpus {
