@@ -119,6 +119,12 @@ pub struct Args {
     /// `sigbench runs -v` lists them), to the digit; it takes the place of --states
     #[arg(long, value_name = "SEED", value_parser = sigbench::plan::states::parse_seed)]
     pub(crate) state: Option<u64>,
+    /// The number of the first repetition's state (default 0): `-r R --first-state N`
+    /// samples states N … N+R−1 of --seed, so repetitions added to a stored run by hand
+    /// measure new states instead of copies of the ones it has (`sigbench runs -v` lists
+    /// them; watch and bisect do this themselves)
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub(crate) first_state: u32,
     /// Count a probe: tracepoint:SUBSYS:EVENT or kprobe:FUNC, optionally NAME=...; repeatable
     #[arg(long = "probe", value_name = "PROBE")]
     pub(crate) probes: Vec<String>,
@@ -243,6 +249,12 @@ pub(crate) fn refuse(args: &Args, command: &str, unused: &[RunOption]) -> Result
 /// was asked.
 pub(crate) fn request(args: &Args) -> Result<RunRequest> {
     use super::options::{AccelChoice, StatesChoice};
+    if args.first_state > 0 && (args.state.is_some() || args.states != StatesChoice::Sampled) {
+        bail!(
+            "--first-state {} numbers the states --states sampled gives each repetition: with --states fixed or --state SEED the repetitions share one state",
+            args.first_state
+        );
+    }
     Ok(RunRequest {
         spec: RunSpec {
             signature: args.signature.clone(),
@@ -272,7 +284,7 @@ pub(crate) fn request(args: &Args) -> Result<RunRequest> {
                 (None, StatesChoice::Sampled) => States::Sampled,
                 (None, StatesChoice::Fixed) => States::Fixed,
             },
-            first_state: 0,
+            first_state: args.first_state,
         },
         kernels: args.kernels.clone(),
         kconfig: args.kconfig.clone(),
@@ -557,6 +569,46 @@ mod tests {
         assert_eq!(e.to_string(), "judge does not take --no-store");
         let e = refuse(&args(&["--kconfig", "c"]), "bisect", &[Kconfig]).unwrap_err();
         assert_eq!(e.to_string(), "bisect does not take --kconfig");
+    }
+
+    /// `--first-state N`: repetitions added by hand sample new states (N on), never copies
+    /// of the states a run has; refused where the repetitions share one state.
+    #[test]
+    fn first_state_samples_the_states_after_a_runs_own() {
+        use sigbench::plan::states::{States, seed_of};
+        let seeds = |argv: &[&str]| -> Vec<States> {
+            let plan = plan_of(&args(argv)).unwrap();
+            boots::per_state(&plan, true)
+                .into_iter()
+                .map(|p| p.states)
+                .collect()
+        };
+        let (first, more) = (
+            seeds(&["-r", "3", "--states", "sampled"]),
+            seeds(&["-r", "2", "--states", "sampled", "--first-state", "3"]),
+        );
+        let want: Vec<States> = (0..5)
+            .map(|r| States::One(seed_of(DEFAULT_SEED, r)))
+            .collect();
+        assert_eq!([first, more].concat(), want);
+        for argv in [
+            &["--states", "fixed", "--first-state", "3"][..],
+            &["--state", "0x1f", "--first-state", "3"],
+        ] {
+            let e = request(&args(argv)).unwrap_err().to_string();
+            assert!(e.starts_with("--first-state 3 numbers the states"), "{e}");
+        }
+        let e = plan_of(&args(&[
+            "--states",
+            "sampled",
+            "-r",
+            "2",
+            "--first-state",
+            "4294967295",
+        ]))
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("--first-state 4294967295: "), "{e}");
     }
 
     #[test]

@@ -99,6 +99,14 @@ impl RunSpec {
                 limits::MAX_REPETITIONS
             );
         }
+        if self.first_state.checked_add(self.repetitions).is_none() {
+            bail!(
+                "--first-state {}: the states of {} repetitions after it are past the last ({})",
+                self.first_state,
+                self.repetitions,
+                u32::MAX
+            );
+        }
         if self.warmup > limits::MAX_WARMUP {
             bail!(
                 "--warmup {}: over the limit of {} warm-up repetitions (docs/signatures.md, Limits)",
@@ -421,6 +429,8 @@ impl RunSpec {
             warmup_time,
             loadfile,
             states,
+            // Which states a run sampled is not part of the plan a command makes again
+            // (a bisect or a watch starts from the first); each case keeps its state's seed.
             first_state: _,
         } = self;
         let join = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
