@@ -6,8 +6,8 @@
 mod cmd;
 
 use clap::{Parser, Subcommand};
-use sigbench::interrupt::Interrupted;
-use sigbench::vm::boots::GuestWork;
+use measure::interrupt::Interrupted;
+use measure::vm::boots::GuestWork;
 
 #[derive(Parser)]
 #[command(
@@ -80,7 +80,7 @@ enum Command {
 fn main() {
     // As PID 1 this binary is the init of a guest booted by `run --kernel`.
     if std::process::id() == 1 {
-        sigbench::vm::guest::init(&mut |work, port| match work {
+        measure::vm::guest::init(&mut |work, port| match work {
             GuestWork::Run { spec, verbose } => {
                 exit_code(cmd::run::in_guest(*spec, verbose, port), 1)
             }
@@ -129,8 +129,8 @@ fn main() {
     };
     let code = exit_code(result, error_code);
     // Diagnostics the library raised after the last case (teardown) or outside a run.
-    for w in sigbench::diag::take() {
-        sigbench::say!("sigbench: warning: {w}");
+    for w in model::diag::take() {
+        model::say!("sigbench: warning: {w}");
     }
     std::process::exit(code);
 }
@@ -150,11 +150,11 @@ fn exit_code(result: anyhow::Result<i32>, error: i32) -> i32 {
         Ok(code) => code,
         Err(e) => match e.downcast_ref::<Interrupted>() {
             Some(i) => {
-                sigbench::say!("sigbench: {i}");
+                model::say!("sigbench: {i}");
                 i.exit_code()
             }
             None => {
-                sigbench::say!("sigbench: {e:#}");
+                model::say!("sigbench: {e:#}");
                 error
             }
         },

@@ -185,7 +185,7 @@ fn repackaged(deb: &Path, layout: &str) -> Vec<PathBuf> {
     std::fs::create_dir_all(cache()).unwrap();
     let lock = std::fs::File::create(cache().join(".lock")).unwrap();
     use std::os::fd::AsFd;
-    sigbench::sys::os::flock(lock.as_fd(), libc::LOCK_EX).unwrap();
+    measure::sys::os::flock(lock.as_fd(), libc::LOCK_EX).unwrap();
     let listed = |out: &Path| -> Vec<PathBuf> {
         let mut v: Vec<PathBuf> = std::fs::read_dir(out)
             .unwrap()

@@ -2,9 +2,9 @@
 //! cases): the strace parser, the signature parser and the name templates must never
 //! panic, whatever they are given — only return errors.
 
+use measure::record::strace;
+use measure::signature::{Signature, Template};
 use proptest::prelude::*;
-use sigbench::record::strace;
-use sigbench::signature::{Signature, Template};
 
 /// Real lines, in every shape the parser accepts, to mutate.
 const TRACE_CORPUS: &[&str] = &[
@@ -63,7 +63,7 @@ proptest! {
     ) {
         let text: Vec<String> = picks.iter().map(|&k| mutate(TRACE_CORPUS[k], &edits)).collect();
         if let Ok((calls, _)) = strace::parse(&text.join("\n"), true) {
-            let _ = sigbench::record::record(&calls, &Default::default());
+            let _ = measure::record::record(&calls, &Default::default());
         }
     }
 
@@ -80,7 +80,7 @@ proptest! {
     fn templates_never_panic(text in any::<String>()) {
         if let Ok(t) = Template::parse(&text) {
             let name = Template::parse("file_{i}").unwrap();
-            let _ = t.render_string(&sigbench::signature::Vars { i: 7, n: 9, seed: 1, name: &name });
+            let _ = t.render_string(&measure::signature::Vars { i: 7, n: 9, seed: 1, name: &name });
         }
         let _ = Template::parse_link_target(&text);
     }
@@ -110,11 +110,11 @@ proptest! {
     /// printed of any text reaches a terminal without control characters.
     #[test]
     fn labels_are_refused_or_safe(label in hostile_text()) {
-        use sigbench::report::table;
-        use sigbench::shell;
-        match sigbench::results::check_label(&label) {
+        use present::report::table;
+        use model::shell;
+        match model::results::check_label(&label) {
             Ok(()) => {
-                prop_assert!(label.chars().count() <= sigbench::results::MAX_LABEL);
+                prop_assert!(label.chars().count() <= model::results::MAX_LABEL);
                 prop_assert!(!label.chars().any(char::is_control));
             }
             Err(e) => {
@@ -134,8 +134,8 @@ proptest! {
     fn printed_commands_read_back_in_every_shell(
         words in proptest::collection::vec(hostile_text().prop_map(|w| w.replace('\0', "").chars().take(300).collect::<String>()), 1..4),
     ) {
-        let line = sigbench::shell::command(&words);
-        prop_assert!(!line.chars().any(|c| sigbench::shell::is_hidden(c) && c != '\n'), "{line:?}");
+        let line = model::shell::command(&words);
+        prop_assert!(!line.chars().any(|c| model::shell::is_hidden(c) && c != '\n'), "{line:?}");
         for shell in ["dash", "bash"] {
             let out = std::process::Command::new(shell)
                 .arg("-c")
@@ -158,7 +158,7 @@ proptest! {
         std::fs::create_dir_all(&dir).unwrap();
         let name = name.replace(['/', '\0'], "_");
         let target = dir.join(if name.is_empty() { "x" } else { &name });
-        if sigbench::outputs::write_file(&target, &body).is_ok() {
+        if measure::outputs::write_file(&target, &body).is_ok() {
             prop_assert_eq!(std::fs::read(&target).unwrap(), body);
             std::fs::remove_file(&target).unwrap();
         }
@@ -176,8 +176,8 @@ proptest! {
     ) {
         let mut files = files;
         files.push(format!("lib/modules/6.1.0-1-amd64/{}", "d/".repeat(depth)));
-        let _ = sigbench::vm::package::release_in(files.iter().map(String::as_str));
-        if let Err(e) = sigbench::vm::kernel::KernelSpec::parse(&spec) {
+        let _ = measure::vm::package::release_in(files.iter().map(String::as_str));
+        if let Err(e) = measure::vm::kernel::KernelSpec::parse(&spec) {
             prop_assert!(!e.to_string().is_empty());
         }
     }
@@ -190,13 +190,13 @@ proptest! {
         depth in 0..200usize,
         big in any::<u64>(),
     ) {
-        let _ = sigbench::results::parse_documents(&text, "fuzz.json");
+        let _ = model::results::parse_documents(&text, "fuzz.json");
         let nested = format!(
             r#"{{"schema":"sigbench.export","version":1,"runs":[{}{big}{}]}}"#,
             "[".repeat(depth),
             "]".repeat(depth)
         );
-        let _ = sigbench::results::parse_documents(&nested, "fuzz.json");
+        let _ = model::results::parse_documents(&nested, "fuzz.json");
     }
 }
 
@@ -227,10 +227,10 @@ proptest! {
             .iter()
             .map(|t| format!("{t} Mkdir \"\\clients\" NT_STATUS_OK\n"))
             .collect();
-        match sigbench::loadfile::parse(&text, "fuzz.txt") {
+        match measure::loadfile::parse(&text, "fuzz.txt") {
             Ok(script) => {
                 for t in script.pace.unwrap_or_default() {
-                    prop_assert!(t.is_finite() && (0.0..=sigbench::loadfile::MAX_PACE_SECS).contains(&t), "{t}");
+                    prop_assert!(t.is_finite() && (0.0..=measure::loadfile::MAX_PACE_SECS).contains(&t), "{t}");
                     prop_assert!(std::time::Duration::try_from_secs_f64(t).is_ok());
                 }
             }
@@ -264,17 +264,17 @@ proptest! {
         });
         let at = ["hostname", "kernel_version", "kernel_cmdline", "cpu_model"][field];
         doc["host"][at] = text.clone().into();
-        match sigbench::results::parse_documents(&doc.to_string(), "fuzz.json") {
+        match model::results::parse_documents(&doc.to_string(), "fuzz.json") {
             Ok(runs) => {
                 for r in runs {
                     for s in [&r.host.hostname, &r.host.kernel_version, &r.host.kernel_cmdline, &r.host.cpu_model] {
-                        prop_assert!(!s.chars().any(sigbench::shell::is_hidden), "{s:?}");
+                        prop_assert!(!s.chars().any(model::shell::is_hidden), "{s:?}");
                     }
                 }
             }
             Err(e) => {
                 let e = e.to_string();
-                prop_assert!(!e.contains('\n') && !e.chars().any(sigbench::shell::is_hidden), "{e:?}");
+                prop_assert!(!e.contains('\n') && !e.chars().any(model::shell::is_hidden), "{e:?}");
             }
         }
     }
@@ -298,7 +298,7 @@ proptest! {
         if link_sub && !sub.is_empty() && !sub.contains('/') && sub != "." && sub != ".." {
             let _ = std::os::unix::fs::symlink(&outside, site.join(&sub));
         }
-        if let Ok(dir) = sigbench::outputs::OutDir::open("-o", &site, None) {
+        if let Ok(dir) = measure::outputs::OutDir::open("-o", &site, None) {
             if let Ok(d) = dir.sub(&sub) {
                 let _ = d.write(&name, b"page");
             }
@@ -320,7 +320,7 @@ proptest! {
         body in hostile_text().prop_map(|t| format!("{t}<script>x()</script><svg onload=y()>\"'")),
         format in proptest::sample::select(vec!["html", "txt", "svg", "xhtml", "eml", "repro.c", "../x"]),
     ) {
-        match sigbench::site::published(7, format, &body, &["txt", "repro.c"]) {
+        match present::site::published(7, format, &body, &["txt", "repro.c"]) {
             Some(page) if format == "html" => {
                 prop_assert!(page.contains("<iframe sandbox "));
                 let inner = page.split_once("srcdoc=\"").unwrap().1.rsplit_once("\"></iframe>").unwrap().0;
@@ -350,12 +350,12 @@ proptest! {
         let escaped = serde_json::to_string(&hostile).unwrap();
         let file = serde_json::to_string(&format!("f{{i}}{}", hostile.replace(['/', '{', '}', '\0'], "_").chars().take(100).collect::<String>())).unwrap();
         let src = format!("format = 1\nname = \"{name}\"\ndescription = {escaped}\nfile = {file}\nverb = {escaped}\n[[phase]]\nname = {escaped}\nsteps = [{{ op = \"stat\", path = \"{{name}}\", expect = \"any\" }}]\n");
-        let sig = sigbench::signature::Signature::parse(&src, "fuzz.toml");
+        let sig = measure::signature::Signature::parse(&src, "fuzz.toml");
         prop_assume!(sig.is_ok(), "{:?}", sig.err());
         let sig = sig.unwrap();
-        let fs = sigbench::testbed::Fs::Ext4;
-        let dirs = vec![sigbench::testbed::DirSpec::parse("d", fs).unwrap()];
-        let c = sigbench::repro::Repro::new(sig, fs, dirs).unwrap().c_source();
+        let fs = measure::testbed::Fs::Ext4;
+        let dirs = vec![measure::testbed::DirSpec::parse("d", fs).unwrap()];
+        let c = present::repro::Repro::new(sig, fs, dirs).unwrap().c_source();
         // Outside comments and literals, no text of the signature's.
         let code = c_code_only(&c);
         prop_assert!(!code.contains("evil.h"), "{code}");

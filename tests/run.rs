@@ -297,7 +297,7 @@ fn ctrl_c_while_waiting_for_another_run_ends_the_wait_at_once_and_stores_nothing
         .open("/run/sigbench/lock")
         .unwrap();
     use std::os::fd::AsFd;
-    sigbench::sys::os::flock(lock.as_fd(), libc::LOCK_EX).unwrap();
+    measure::sys::os::flock(lock.as_fd(), libc::LOCK_EX).unwrap();
     for sig in [libc::SIGINT, libc::SIGTERM] {
         let mut child = spawn(&["run", "--fs", "tmpfs", "-n", "5", "--dir", "a"]);
         let mut err = child.stderr.take().unwrap();

@@ -195,7 +195,7 @@ steps = [
     let dir = root.join("work");
     std::fs::create_dir_all(&dir).unwrap();
     let target = v.dir.clone();
-    sigbench::testbed::confine::run_confined(&root, &dir, move || {
+    measure::testbed::confine::run_confined(&root, &dir, move || {
         std::os::unix::fs::symlink(&target, "l").unwrap();
         std::fs::write("l/PWNED", b"x").unwrap();
     })
@@ -298,9 +298,9 @@ mod generated {
     //! file, the step and the errno; none crashes or leaves anything behind.
 
     use super::common::*;
+    use measure::signature::limits::{MAX_FILE_BYTES, MAX_IO_BYTES};
+    use measure::signature::step::{op_fields, op_names};
     use proptest::prelude::*;
-    use sigbench::signature::limits::{MAX_FILE_BYTES, MAX_IO_BYTES};
-    use sigbench::signature::step::{op_fields, op_names};
 
     const PATHS: &[&str] = &["{name}", "{name}.new", "d", "d/{name}", "l{i}", "x"];
     const SLOTS: &[&str] = &["f", "g"];

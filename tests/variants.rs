@@ -286,14 +286,14 @@ fn two_patches_of_one_name_get_two_labels() {
         .iter()
         .chain(&patches[..1])
         .map(|p| {
-            sigbench::kbuild::Variant::parse(&arg(&t, &[p]))
+            measure::kbuild::Variant::parse(&arg(&t, &[p]))
                 .unwrap()
                 .unwrap()
         })
         .collect();
-    let built = sigbench::kbuild::build_variants(
+    let built = measure::kbuild::build_variants(
         &variants,
-        sigbench::testbed::Fs::Tmpfs,
+        measure::testbed::Fs::Tmpfs,
         None,
         &d.join("cache"),
         &mut |_| {},

@@ -1,11 +1,11 @@
 //! `sigbench calibrate [--kernel K [--guest-cpus 2]] [--json FILE]`: what the cost model
-//! charges against what this machine pays (`sigbench::calibrate`): a dependent-load chase
+//! charges against what this machine pays (`measure::calibrate`): a dependent-load chase
 //! here and its price in the model, a two-CPU ping-pong here; with `--kernel`, a stride
 //! loop in a guest under the model, and with two guest CPUs the ping-pong there.
 
 use anyhow::{Context, Result};
-use sigbench::calibrate::{self, Chase, GuestPingPong, GuestStrides, Stride};
-use sigbench::vm::{VmOptions, kernel};
+use measure::calibrate::{self, Chase, GuestPingPong, GuestStrides, Stride};
+use measure::vm::{VmOptions, kernel};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -56,13 +56,13 @@ struct GuestFigures {
 /// In a guest: the stride loop between the model's marks, its figures to the results port.
 pub fn in_guest(port: &str) -> Result<i32> {
     let text = serde_json::to_string(&calibrate::guest_strides())?;
-    sigbench::outputs::write_file(std::path::Path::new(port), text.as_bytes())?;
+    measure::outputs::write_file(std::path::Path::new(port), text.as_bytes())?;
     Ok(0)
 }
 
 pub fn run(args: Args) -> Result<i32> {
     if let Some(j) = &args.json {
-        let o = sigbench::outputs::Outputs::new(None).output("--json", j);
+        let o = measure::outputs::Outputs::new(None).output("--json", j);
         match &args.kernel {
             Some(k) => o.kernel(k),
             None => o,
@@ -87,7 +87,7 @@ pub fn run(args: Args) -> Result<i32> {
                     "--kernel host: calibrate boots a guest; give a package, an image or a build tree"
                 );
             }
-            sigbench::host::private_dir(&args.cache.cache_dir, "--cache-dir")?;
+            measure::host::private_dir(&args.cache.cache_dir, "--cache-dir")?;
             Some(kernel::prepare(&spec, k, &args.cache.cache_dir)?)
         }
     };
@@ -102,7 +102,7 @@ pub fn run(args: Args) -> Result<i32> {
     let ping_pong_ns = match calibrate::ping_pong(calibrate::ROUND_TRIPS_HERE, false) {
         Ok(ns) => Some(ns),
         Err(e) => {
-            sigbench::say!("sigbench: calibrate: no ping-pong on this machine: {e}");
+            model::say!("sigbench: calibrate: no ping-pong on this machine: {e}");
             None
         }
     };
@@ -111,15 +111,15 @@ pub fn run(args: Args) -> Result<i32> {
         Some(kern) => {
             let opts = VmOptions {
                 cache: args.cache.cache_dir.clone(),
-                accel: Some(sigbench::vm::qemu::Accel::Tcg),
-                clock: Some(sigbench::clock::ClockKind::Icount),
+                accel: Some(measure::vm::qemu::Accel::Tcg),
+                clock: Some(model::clock::ClockKind::Icount),
                 mem_mib: 1024,
                 cpus: Some(args.guest_cpus),
                 clients: 1,
                 timeout: None,
                 cost_model: true,
             };
-            let (results, records) = sigbench::vm::calibrate(&kern, &opts)?;
+            let (results, records) = measure::vm::calibrate(&kern, &opts)?;
             let g: GuestStrides = serde_json::from_str(&results).with_context(|| {
                 format!(
                     "kernel {}: what the guest sent is not its strides",
@@ -145,8 +145,8 @@ pub fn run(args: Args) -> Result<i32> {
     };
     let figures = Figures {
         schema: "sigbench.calibrate",
-        model: sigbench::vm::cost::model(),
-        weights: sigbench::metric::COST_WEIGHTS,
+        model: measure::vm::cost::model(),
+        weights: model::metric::COST_WEIGHTS,
         chase,
         ping_pong_ns,
         guest,
@@ -156,7 +156,7 @@ pub fn run(args: Args) -> Result<i32> {
             super::out(&(serde_json::to_string_pretty(&figures)? + "\n"))?
         }
         Some(p) => {
-            sigbench::outputs::write_file(
+            measure::outputs::write_file(
                 p,
                 (serde_json::to_string_pretty(&figures)? + "\n").as_bytes(),
             )?;
@@ -170,7 +170,7 @@ pub fn run(args: Args) -> Result<i32> {
 fn text(f: &Figures) -> String {
     let mut out = String::new();
     super::outln!(out, "the cost model: {}", f.model);
-    super::outln!(out, "cost: {}\n", sigbench::clock::cost_note());
+    super::outln!(out, "cost: {}\n", model::clock::cost_note());
     super::outln!(
         out,
         "a dependent-load chase (each load's address read by the one before) over a working set:"

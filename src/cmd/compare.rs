@@ -1,14 +1,14 @@
 //! `sigbench compare A B [C…]`: is B (and C…) different from A, by how much, and is it real?
 
-use anyhow::{Result, bail};
-use sigbench::metric::{Metric, list};
-use sigbench::report::{Format, renderer};
-use sigbench::results;
-use sigbench::stats::Test;
-use sigbench::stats::compare::{
+use analyse::stats::Test;
+use analyse::stats::compare::{
     Samples, Verdict, busy_verdict, cannot_judge, compare, compare_metrics, metric_names, verdict,
 };
-use sigbench::store::runs_of;
+use analyse::store::runs_of;
+use anyhow::{Result, bail};
+use model::metric::{Metric, list};
+use model::results;
+use present::report::{Format, renderer};
 
 /// The exit code of every error of `compare` (unknown label, missing file, bad option):
 /// `git bisect run` stops on codes ≥ 128, where 1 would mark the commit bad and 125 skip it.
@@ -63,7 +63,7 @@ pub fn run(args: Args) -> Result<i32> {
     }
     let threshold = match args.fail_on.as_deref() {
         None => None,
-        Some("regression") => Some(sigbench::stats::compare::DEFAULT_MIN_EFFECT_PCT),
+        Some("regression") => Some(analyse::stats::compare::DEFAULT_MIN_EFFECT_PCT),
         Some(s) => match s
             .strip_prefix("regression:")
             .map(|p| p.trim_end_matches('%').parse::<f64>())
@@ -77,7 +77,7 @@ pub fn run(args: Args) -> Result<i32> {
     for l in &args.labels {
         let (label, runs) = runs_of(l, &args.store.db, &mut store, args.incomplete)?;
         // A label may come from anyone's export: never print its control characters.
-        let label = sigbench::report::table::escape_control(&label);
+        let label = present::report::table::escape_control(&label);
         let measured_on: std::collections::BTreeSet<String> = runs
             .iter()
             .map(|d| results::machine(d).to_string())
@@ -98,10 +98,10 @@ pub fn run(args: Args) -> Result<i32> {
     }
     super::report::check_signatures(&sets, args.different_signatures)?;
     if let Some(w) = results::machines_warning(&sets).filter(|_| !args.by_machine) {
-        sigbench::say!("sigbench: warning: {w}");
+        model::say!("sigbench: warning: {w}");
     }
     if let Some(w) = results::builds_warning(&sets) {
-        sigbench::say!("sigbench: warning: {w}");
+        model::say!("sigbench: warning: {w}");
     }
     let samples: Vec<Samples> = sets
         .iter()
@@ -123,7 +123,7 @@ pub fn run(args: Args) -> Result<i32> {
     // Machine formats carry no warnings: they go to stderr.
     if matches!(format, Format::Csv | Format::Json) {
         for w in &cmp.warnings {
-            sigbench::say!("sigbench: warning: {w}");
+            model::say!("sigbench: warning: {w}");
         }
     }
     let Some(pct) = threshold else { return Ok(0) };
@@ -138,7 +138,7 @@ pub fn run(args: Args) -> Result<i32> {
         bail!("--fail-on: {why}");
     }
     let v = verdict(&judged, &metrics, pct);
-    sigbench::say!(
+    model::say!(
         "sigbench: {}",
         match v {
             Verdict::NoRegression => format!(

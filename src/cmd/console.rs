@@ -1,14 +1,14 @@
 //! What `run` shows while it runs: s3e's line as each case finishes (on stdout, or on
 //! stderr when stdout carries the JSON document) and a progress bar on a terminal's
 //! stderr once a run has taken more than a second. Storing is another observer
-//! (`sigbench::storing::Storing`) beside this one.
+//! (`search::storing::Storing`) beside this one.
 
 use anyhow::{Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use sigbench::exec::Tick;
-use sigbench::plan::{Case, Observer, Plan};
-use sigbench::report::text;
-use sigbench::results::CaseResult;
+use measure::exec::Tick;
+use measure::plan::{Case, Observer, Plan};
+use model::results::CaseResult;
+use present::report::text;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
@@ -71,7 +71,7 @@ impl Console {
     fn emit(&self, line: &str) {
         let print = || {
             if self.to_stderr {
-                sigbench::say!("{line}");
+                model::say!("{line}");
             } else {
                 stdout(&format!("{line}\n"));
             }
@@ -150,15 +150,15 @@ impl Observer for Console {
                 }
                 b.set_message(line);
             }
-            None => sigbench::say!("{line}"),
+            None => model::say!("{line}"),
         }
     }
 
     fn warning(&mut self, message: &str) {
         let m = format!("sigbench: warning: {message}");
         match &self.bar {
-            Some(b) if self.shown => b.suspend(|| sigbench::say!("{m}")),
-            _ => sigbench::say!("{m}"),
+            Some(b) if self.shown => b.suspend(|| model::say!("{m}")),
+            _ => model::say!("{m}"),
         }
     }
 }

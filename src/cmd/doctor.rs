@@ -1,8 +1,8 @@
 //! `sigbench doctor`: what this machine can do, and leftovers of killed runs.
 
 use anyhow::Result;
-use sigbench::probe::tracefs::Tracefs;
-use sigbench::testbed::workspace;
+use measure::probe::tracefs::Tracefs;
+use measure::testbed::workspace;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -34,7 +34,7 @@ pub fn run(args: Args) -> Result<i32> {
         // count (its tracepoints are system-wide): wait until no run measures.
         let lock = workspace::lock()?;
         let mut done = workspace::cleanup();
-        done.extend(sigbench::vm::cleanup(&args.cache.cache_dir));
+        done.extend(measure::vm::cleanup(&args.cache.cache_dir));
         if done.is_empty() {
             println!("nothing to clean up");
         }
@@ -45,7 +45,7 @@ pub fn run(args: Args) -> Result<i32> {
         // Runs a SIGKILL stopped stay `running` in the store: with no sigbench measuring
         // now (the machine lock is free), every such run is dead.
         if args.store.db.exists() {
-            let n = sigbench::store::Store::open(&args.store.db)?.mark_running("killed")?;
+            let n = analyse::store::Store::open(&args.store.db)?.mark_running("killed")?;
             if n > 0 {
                 println!(
                     "marked {n} run{} still `running` in {} as `killed`",
@@ -70,11 +70,11 @@ pub fn run(args: Args) -> Result<i32> {
         return Ok(0);
     }
 
-    for c in sigbench::capability::checks(&tracefs, &args.cache.cache_dir) {
+    for c in measure::capability::checks(&tracefs, &args.cache.cache_dir) {
         line(&c.name, c.ok, &c.detail);
     }
     let mut left = workspace::leftovers();
-    left.extend(sigbench::vm::leftovers(&args.cache.cache_dir));
+    left.extend(measure::vm::leftovers(&args.cache.cache_dir));
     if left.is_empty() {
         println!("\nno leftovers of killed runs");
     } else {

@@ -1,9 +1,9 @@
 //! `sigbench export` / `sigbench import`: move runs between machines.
 
+use analyse::store::{Selector, Store};
 use anyhow::{Result, bail};
-use sigbench::report::renderer;
-use sigbench::results::parse_documents;
-use sigbench::store::{Selector, Store};
+use model::results::parse_documents;
+use present::report::renderer;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -35,7 +35,7 @@ pub struct ImportArgs {
 
 pub fn export(args: ExportArgs) -> Result<i32> {
     if let Some(p) = &args.output {
-        sigbench::outputs::Outputs::new(args.store.db.path())
+        measure::outputs::Outputs::new(args.store.db.path())
             .output("-o", p)
             .check()?;
     }
@@ -60,7 +60,7 @@ pub fn export(args: ExportArgs) -> Result<i32> {
         .runs(&runs)
         .expect("every --format choice renders runs");
     match &args.output {
-        Some(p) => sigbench::outputs::write_file(p, text.as_bytes())?,
+        Some(p) => measure::outputs::write_file(p, text.as_bytes())?,
         None => std::io::stdout().write_all(text.as_bytes())?,
     }
     Ok(0)
@@ -70,8 +70,7 @@ pub fn import(args: ImportArgs) -> Result<i32> {
     let mut store = Store::open(&args.store.db)?;
     let (mut added, mut present) = (0, 0);
     for f in &args.files {
-        let text =
-            sigbench::input::read_text(f, "the document", sigbench::input::MAX_DOCUMENT_BYTES)?;
+        let text = model::input::read_text(f, "the document", model::input::MAX_DOCUMENT_BYTES)?;
         for doc in parse_documents(&text, &f.display().to_string())? {
             if doc.id.is_empty() {
                 bail!("{}: a run without an id cannot be imported", f.display());

@@ -4,18 +4,18 @@
 //! engine: exit 0 good, 1 bad (a regression beyond the minimum effect), 125 skip (the
 //! kernel did not boot or the data cannot decide), 128 on any error (stops the bisect).
 
-use anyhow::{Result, bail};
-use sigbench::clock::TimeBase;
-use sigbench::metric::{Metric, list};
-use sigbench::plan::Plan;
-use sigbench::request::RunRequest;
-use sigbench::results::RunDocument;
-use sigbench::stats::Test;
-use sigbench::stats::compare::{
+use analyse::stats::Test;
+use analyse::stats::compare::{
     DEFAULT_MIN_EFFECT_PCT, Samples, Verdict, busy_verdict, cannot_judge, compare_metrics, verdict,
 };
-use sigbench::store::{Store, runs_of};
-use sigbench::vm::kernel;
+use analyse::store::{Store, runs_of};
+use anyhow::{Result, bail};
+use measure::plan::Plan;
+use measure::vm::kernel;
+use model::clock::TimeBase;
+use model::metric::{Metric, list};
+use model::results::RunDocument;
+use search::request::RunRequest;
 
 #[derive(clap::Args)]
 pub struct JudgeArgs {
@@ -34,7 +34,7 @@ pub struct JudgeArgs {
 }
 
 pub fn run(args: JudgeArgs) -> Result<i32> {
-    sigbench::interrupt::install()?;
+    measure::interrupt::install()?;
     if args.run.kernels.len() != 1 {
         bail!("judge needs exactly one --kernel (a build tree, an image, a .deb, or host)");
     }
@@ -74,7 +74,7 @@ pub fn run(args: JudgeArgs) -> Result<i32> {
         return Ok(SKIP);
     };
     if let Some(dest) = &req.json {
-        sigbench::outputs::write_json(&doc, dest)?;
+        measure::outputs::write_json(&doc, dest)?;
     }
     decide(&args, &metrics, &base_label, &base_runs, &doc)
 }
@@ -98,14 +98,14 @@ fn check_clock(
     };
     let times: Vec<&Metric> = metrics
         .iter()
-        .filter(|m| m.kind().timed() && sigbench::stats::compare::measured_in(base_runs, m))
+        .filter(|m| m.kind().timed() && analyse::stats::compare::measured_in(base_runs, m))
         .collect();
     let bases: std::collections::BTreeSet<TimeBase> = base_runs
         .iter()
         .map(|d| d.host.timebase())
         .chain([here])
         .collect();
-    if let (Some(m), Some(why)) = (times.first(), sigbench::clock::mixed(&bases)) {
+    if let (Some(m), Some(why)) = (times.first(), model::clock::mixed(&bases)) {
         bail!(
             "judge: --metric {m} of {base_label}: {why}; measure the baseline with the same --clock"
         );
@@ -123,9 +123,9 @@ fn measure_here(run: &RunRequest, plan: &Plan) -> Result<Option<RunDocument>> {
     }
     match outcome {
         Ok(()) => Ok(Some(doc)),
-        Err(e) if sigbench::interrupt::Interrupted::caused(&e) => Err(e),
+        Err(e) if measure::interrupt::Interrupted::caused(&e) => Err(e),
         Err(e) => {
-            sigbench::say!("sigbench: judge: the run failed, skip this one: {e:#}");
+            model::say!("sigbench: judge: the run failed, skip this one: {e:#}");
             Ok(None)
         }
     }
@@ -143,9 +143,9 @@ fn measure_in_guest(
         .and_then(|k| super::run::guest_run(run, plan, &k, &opts));
     let guest = match outcome {
         Ok(r) => r,
-        Err(e) if sigbench::interrupt::Interrupted::caused(&e) => return Err(e),
+        Err(e) if measure::interrupt::Interrupted::caused(&e) => return Err(e),
         Err(e) => {
-            sigbench::say!("sigbench: judge: {e:#}; skip this one");
+            model::say!("sigbench: judge: {e:#}; skip this one");
             return Ok(None);
         }
     };
@@ -158,11 +158,11 @@ fn measure_in_guest(
             Ok(Some(doc))
         }
         (_, Some(e)) => {
-            sigbench::say!("sigbench: judge: {e:#}; skip this one");
+            model::say!("sigbench: judge: {e:#}; skip this one");
             Ok(None)
         }
         (None, None) => {
-            sigbench::say!("sigbench: judge: no results; skip this one");
+            model::say!("sigbench: judge: no results; skip this one");
             Ok(None)
         }
     }
@@ -195,7 +195,7 @@ fn decide(
         bail!("judge: {why}");
     }
     let v = verdict(&judged, metrics, args.min_effect);
-    sigbench::say!(
+    model::say!(
         "sigbench: judge: {} vs {base_label} on {}: {}",
         doc.label,
         list(metrics),
@@ -214,8 +214,8 @@ fn decide(
 /// runs, not a "skip" after a run that is then stored.
 fn check_baseline(
     label: &str,
-    runs: &[sigbench::results::RunDocument],
-    plan: &sigbench::plan::Plan,
+    runs: &[model::results::RunDocument],
+    plan: &measure::plan::Plan,
     metrics: &[Metric],
 ) -> Result<()> {
     let base = Samples::from_runs(label, runs);

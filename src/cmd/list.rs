@@ -1,7 +1,7 @@
 //! `sigbench list`: the built-in signatures.
 
 use anyhow::Result;
-use sigbench::signature;
+use measure::signature;
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -3,14 +3,14 @@
 //! read and write, and how guests are run.
 
 use anyhow::{Result, bail};
-use sigbench::plan::DEFAULT_SEED;
-use sigbench::plan::spec::RunSpec;
-use sigbench::plan::states::States;
-use sigbench::request::RunRequest;
-use sigbench::signature;
-use sigbench::testbed::Fs;
-use sigbench::vm::GuestOptions;
-use sigbench::vm::qemu::Accel;
+use measure::plan::DEFAULT_SEED;
+use measure::plan::spec::RunSpec;
+use measure::plan::states::States;
+use measure::signature;
+use measure::testbed::Fs;
+use measure::vm::GuestOptions;
+use measure::vm::qemu::Accel;
+use search::request::RunRequest;
 
 /// The options of every command that measures; [`request`] turns them into the library's
 /// run request.
@@ -117,7 +117,7 @@ pub struct Args {
     pub(crate) states: super::options::StatesChoice,
     /// Run the repetitions in one boot from the state of this seed (a stored repetition's:
     /// `sigbench runs -v` lists them), to the digit; it takes the place of --states
-    #[arg(long, value_name = "SEED", value_parser = sigbench::plan::states::parse_seed)]
+    #[arg(long, value_name = "SEED", value_parser = measure::plan::states::parse_seed)]
     pub(crate) state: Option<u64>,
     /// The number of the first repetition's state (default 0): `-r R --first-state N`
     /// samples states N … N+R−1 of --seed, so repetitions added to a stored run by hand
@@ -223,7 +223,7 @@ pub(crate) enum RunOption {
 /// never silently ignored — and a label no report could show.
 pub(crate) fn refuse(args: &Args, command: &str, unused: &[RunOption]) -> Result<()> {
     if let Some(l) = &args.label {
-        sigbench::results::check_label(l).map_err(|e| anyhow::anyhow!("--label: {e}"))?;
+        model::results::check_label(l).map_err(|e| anyhow::anyhow!("--label: {e}"))?;
     }
     for o in unused {
         let (flag, given) = match o {
@@ -338,9 +338,9 @@ fn cost_model_by_env() -> Result<bool> {
 mod tests {
     use super::*;
     use clap::Parser;
-    use sigbench::plan::Plan;
-    use sigbench::signature::Signature;
-    use sigbench::vm::{self, boots};
+    use measure::plan::Plan;
+    use measure::signature::Signature;
+    use measure::vm::{self, boots};
 
     #[derive(Parser)]
     struct Run {
@@ -358,7 +358,7 @@ mod tests {
         request(args)?.plan()
     }
 
-    fn vm_options(args: &Args) -> Result<sigbench::vm::VmOptions> {
+    fn vm_options(args: &Args) -> Result<measure::vm::VmOptions> {
         request(args)?.vm()
     }
 
@@ -414,7 +414,7 @@ mod tests {
     /// window; `apart` is a second window; anything else is one line from the plan.
     #[test]
     fn profile_rates_parse() {
-        use sigbench::probe::profile::Rate;
+        use measure::probe::profile::Rate;
         let rate = |argv: &[&str]| plan_of(&args(argv)).map(|p| p.profile);
         assert_eq!(rate(&["--profile"]).unwrap(), Some(Rate::Auto));
         assert_eq!(rate(&["--profile=250"]).unwrap(), Some(Rate::Window(250)));
@@ -575,7 +575,7 @@ mod tests {
     /// of the states a run has; refused where the repetitions share one state.
     #[test]
     fn first_state_samples_the_states_after_a_runs_own() {
-        use sigbench::plan::states::{States, seed_of};
+        use measure::plan::states::{States, seed_of};
         let seeds = |argv: &[&str]| -> Vec<States> {
             let plan = plan_of(&args(argv)).unwrap();
             boots::per_state(&plan, true)

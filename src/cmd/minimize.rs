@@ -2,8 +2,8 @@
 //! signature to the steps that still show an effect (the library's `minimize`).
 
 use anyhow::{Context, Result, bail};
-use sigbench::minimize::{Budget, InGuest, Minimizer, Predicate, RunJudge, Source};
-use sigbench::signature::Signature;
+use measure::signature::Signature;
+use search::minimize::{Budget, InGuest, Minimizer, Predicate, RunJudge, Source};
 use std::time::Instant;
 
 #[derive(clap::Args)]
@@ -35,7 +35,7 @@ pub struct MinimizeArgs {
 }
 
 pub fn run(args: MinimizeArgs) -> Result<i32> {
-    sigbench::interrupt::install()?;
+    measure::interrupt::install()?;
     // A bad predicate is one line before anything runs.
     let predicate = Predicate::parse(&args.until)?;
     {
@@ -91,7 +91,7 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
     m.on_evaluation = progress(began, args.max_evals);
     let found = m.run(start.clone(), !args.keep_dir_props)?;
     if let Some(why) = &found.stopped {
-        sigbench::say!(
+        model::say!(
             "sigbench: minimize: {why}: writing the smallest signature found so far (not known to be 1-minimal)"
         );
     }
@@ -112,7 +112,7 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
             .join(","),
         plan.testbed.fs.name()
     );
-    let removed = sigbench::minimize::removed(sig, &start, &min);
+    let removed = search::minimize::removed(sig, &start, &min);
     let header = header(sig, &keeps, &removed, &removable, &found.stopped);
     write_signature(&m.source.render(&min, &header)?, &args.output)?;
     let summary = format!(
@@ -133,7 +133,7 @@ pub fn run(args: MinimizeArgs) -> Result<i32> {
 }
 
 /// The steps of a candidate, over its phases.
-fn steps(c: &sigbench::minimize::Candidate) -> usize {
+fn steps(c: &search::minimize::Candidate) -> usize {
     c.phases.iter().map(|p| p.1.len()).sum()
 }
 
@@ -141,12 +141,12 @@ fn steps(c: &sigbench::minimize::Candidate) -> usize {
 fn write_signature(text: &str, output: &std::path::Path) -> Result<()> {
     Signature::parse(text, &output.display().to_string())
         .context("the minimized signature does not parse (a sigbench bug)")?;
-    sigbench::outputs::write_file(output, text.as_bytes())
+    measure::outputs::write_file(output, text.as_bytes())
 }
 
 /// A line on stderr per evaluation: its stage, verdict, value and candidate, and how many
 /// are left of the pass (pairs) with the time they should take at the rate so far.
-fn progress(began: Instant, max_evals: usize) -> Box<dyn FnMut(&sigbench::minimize::Evaluation)> {
+fn progress(began: Instant, max_evals: usize) -> Box<dyn FnMut(&search::minimize::Evaluation)> {
     let mut done = 0usize;
     Box::new(move |e| {
         done += 1;
@@ -161,7 +161,7 @@ fn progress(began: Instant, max_evals: usize) -> Box<dyn FnMut(&sigbench::minimi
                 )
             })
             .unwrap_or_default();
-        sigbench::say!(
+        model::say!(
             "sigbench: minimize: {:<16} {:<5} {:>10}  {:>6.1} s  {}  [{done}/{max_evals}{left}]",
             e.stage,
             if e.holds { "holds" } else { "no" },
@@ -207,10 +207,10 @@ fn header(
 /// `--kernel K`: the candidates run in guests of K, `--jobs` at once; none: here, one at a
 /// time (a host run has one testbed and the host's clock).
 fn in_guest(
-    req: &sigbench::request::RunRequest,
-    plan: &sigbench::plan::Plan,
+    req: &search::request::RunRequest,
+    plan: &measure::plan::Plan,
 ) -> Result<Option<InGuest>> {
-    use sigbench::vm::{boots, guests, kernel, kernel::KernelSpec};
+    use measure::vm::{boots, guests, kernel, kernel::KernelSpec};
     let spec = match req.kernels.as_slice() {
         [] => None,
         [k] => Some((k.clone(), KernelSpec::parse(k)?)),
@@ -232,11 +232,9 @@ fn in_guest(
     let jobs = guests::how_many(&opts, req.vm.jobs)?;
     // A kernel that cannot be unpacked, or cannot run the plan, is one line now, before
     // the search.
-    sigbench::vm::preflight(std::slice::from_ref(&kernel), plan.testbed.fs, &opts)?;
+    measure::vm::preflight(std::slice::from_ref(&kernel), plan.testbed.fs, &opts)?;
     let release = kernel::prepare(&kernel.1, &kernel.0, &opts.cache)?.release;
-    sigbench::say!(
-        "sigbench: minimize: candidates run in guests of kernel {release}, {jobs} at once"
-    );
+    model::say!("sigbench: minimize: candidates run in guests of kernel {release}, {jobs} at once");
     Ok(Some(InGuest {
         kernel,
         release,
@@ -247,7 +245,7 @@ fn in_guest(
 }
 
 /// The evaluations as a table, one line each.
-fn evaluations(log: &[sigbench::minimize::Evaluation]) -> String {
+fn evaluations(log: &[search::minimize::Evaluation]) -> String {
     let mut o = String::new();
     super::outln!(
         o,

@@ -1,6 +1,6 @@
 //! Options several subcommands share, defined once.
 
-use sigbench::report::Format;
+use present::report::Format;
 use std::path::PathBuf;
 
 /// Where results are stored.
@@ -14,7 +14,7 @@ pub struct StoreOptions {
         default_value = "sigbench.db",
         value_name = "PATH|URL"
     )]
-    pub db: sigbench::store::Location,
+    pub db: analyse::store::Location,
 }
 
 /// Where `run --kernel` keeps what it prepares.
@@ -116,7 +116,7 @@ pub enum ClockChoice {
     Host,
 }
 
-impl From<ClockChoice> for sigbench::clock::ClockKind {
+impl From<ClockChoice> for model::clock::ClockKind {
     fn from(c: ClockChoice) -> Self {
         match c {
             ClockChoice::Icount => Self::Icount,
@@ -125,11 +125,11 @@ impl From<ClockChoice> for sigbench::clock::ClockKind {
     }
 }
 
-/// A library's closed set of named values ([`sigbench::choice::Choice`]: `--fs`, `--test`,
+/// A library's closed set of named values ([`model::choice::Choice`]: `--fs`, `--test`,
 /// `--order`, a triage state) as a clap argument: `--help` lists the names with their
 /// lines, an alias is taken, and a wrong name is refused naming the right ones before
 /// anything runs. The libraries know no clap.
-pub fn choice<T: sigbench::choice::Choice>() -> impl clap::builder::TypedValueParser<Value = T> {
+pub fn choice<T: model::choice::Choice>() -> impl clap::builder::TypedValueParser<Value = T> {
     use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
     let values = T::ALL.iter().map(|v| {
         let p = PossibleValue::new(v.arg()).aliases(v.aliases().iter().copied());
@@ -146,10 +146,10 @@ pub fn choice<T: sigbench::choice::Choice>() -> impl clap::builder::TypedValuePa
 #[cfg(test)]
 mod tests {
     use super::choice;
-    use sigbench::stats::Test;
-    use sigbench::testbed::Fs;
+    use analyse::stats::Test;
+    use measure::testbed::Fs;
 
-    fn parse<T: sigbench::choice::Choice>(arg: &str) -> Result<T, String> {
+    fn parse<T: model::choice::Choice>(arg: &str) -> Result<T, String> {
         clap::Command::new("t")
             .arg(clap::Arg::new("v").long("v").value_parser(choice::<T>()))
             .try_get_matches_from(["t", "--v", arg])

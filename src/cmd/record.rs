@@ -1,7 +1,7 @@
 //! `sigbench record`: a signature from a strace log, or from running a command under strace.
 
 use anyhow::{Context, Result, bail};
-use sigbench::record::{self, Options, TraceFile};
+use measure::record::{self, Options, TraceFile};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -71,7 +71,7 @@ impl Drop for Temporary {
 
 pub fn run(args: Args) -> Result<i32> {
     // No output may be the trace it reads, or another output.
-    let mut o = sigbench::outputs::Outputs::new(None);
+    let mut o = measure::outputs::Outputs::new(None);
     if let Some(t) = &args.trace {
         o = o.input("the trace", t);
     }
@@ -94,19 +94,19 @@ pub fn run(args: Args) -> Result<i32> {
             (t.clone(), t.display().to_string(), args.cwd.clone())
         }
         (None, false) => {
-            let strace = sigbench::testbed::require_tool("strace", "strace")?;
+            let strace = measure::testbed::require_tool("strace", "strace")?;
             let out = match &args.save_trace {
                 Some(p) => p.clone(),
                 None => {
                     // strace opens its log by name: in a directory of our own, never at a
                     // name in /tmp someone could have planted a link at.
-                    let dir = sigbench::outputs::private_temp_dir("sigbench-record")?;
+                    let dir = measure::outputs::private_temp_dir("sigbench-record")?;
                     temporary.0 = Some(dir.clone());
                     dir.join("trace")
                 }
             };
-            sigbench::interrupt::install()?;
-            let status = sigbench::child::status(
+            measure::interrupt::install()?;
+            let status = measure::child::status(
                 Command::new(strace)
                     .args(["-f", "-tt", "-T", "-y", "-qq", "-o"])
                     .arg(&out)
@@ -115,7 +115,7 @@ pub fn run(args: Args) -> Result<i32> {
                 "strace",
             )?;
             if !status.success() {
-                sigbench::say!(
+                model::say!(
                     "sigbench: warning: `{}` exited with {status}; recording what it did",
                     args.command.join(" ")
                 );
@@ -170,16 +170,16 @@ pub fn run(args: Args) -> Result<i32> {
                 c.line, c.file, c.phase, c.syscall
             ));
         }
-        sigbench::outputs::write_file(k, tsv.as_bytes())?;
+        measure::outputs::write_file(k, tsv.as_bytes())?;
     }
     match &args.output {
         Some(o) => {
-            sigbench::outputs::write_file(o, rec.toml.as_bytes())?;
+            measure::outputs::write_file(o, rec.toml.as_bytes())?;
             super::out(&format!("{summary}wrote {}\n", o.display()))?;
         }
         None => {
             super::out(&rec.toml)?;
-            sigbench::say_raw!("{summary}");
+            model::say_raw!("{summary}");
         }
     }
     Ok(0)

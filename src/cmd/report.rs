@@ -1,11 +1,11 @@
 //! `sigbench report [LABELS…] -o report.html`: one self-contained page with plots.
 
+use analyse::stats::Test;
+use analyse::store::{Store, runs_of};
 use anyhow::{Context, Result, bail};
-use sigbench::outputs::Outputs;
-use sigbench::report::{document, renderer};
-use sigbench::results::RunDocument;
-use sigbench::stats::Test;
-use sigbench::store::{Store, runs_of};
+use measure::outputs::Outputs;
+use model::results::RunDocument;
+use present::report::{document, renderer};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -64,7 +64,7 @@ pub fn run(mut args: Args) -> Result<i32> {
     check_signatures(&sets, args.different_signatures)?;
     // Labels may come from anyone's export: never print their control characters.
     for (label, _) in &mut sets {
-        *label = sigbench::report::table::escape_control(label);
+        *label = present::report::table::escape_control(label);
     }
     one_signature(&mut sets)?;
     if args.format.document_format().is_none() {
@@ -72,7 +72,7 @@ pub fn run(mut args: Args) -> Result<i32> {
     }
     let doc = document::build(&sets, Test::MannWhitney, args.alpha, args.all)?;
     write(&args, &doc)?;
-    sigbench::say!(
+    model::say!(
         "sigbench: wrote {} ({} label(s), {} plot(s))",
         output.display(),
         sets.len(),
@@ -86,8 +86,8 @@ fn bisect_report(args: &Args, f: &Path, output: &Path) -> Result<i32> {
     if args.format.document_format().is_none() {
         bail!("a bisect's mail needs its steps' runs: `sigbench bisect … --mail FILE` writes it");
     }
-    let r = sigbench::bisect::Report::read(f)?;
-    let mut doc = sigbench::report::bisect::document(&r)?;
+    let r = search::bisect::Report::read(f)?;
+    let mut doc = present::report::bisect::document(&r)?;
     // The reproducer the bisect kept, beside the page and linked from it.
     if let Some(c) = &r.reproducer {
         let stem = output.file_stem().unwrap_or_default().to_string_lossy();
@@ -102,12 +102,12 @@ fn bisect_report(args: &Args, f: &Path, output: &Path) -> Result<i32> {
             .output("-o", output)
             .output("the reproducer", &beside)
             .check()?;
-        sigbench::outputs::write_file(&beside, c.as_bytes())?;
+        measure::outputs::write_file(&beside, c.as_bytes())?;
         doc.files
-            .push((name, sigbench::report::mail::REPRO_ABOUT.into()));
+            .push((name, present::report::mail::REPRO_ABOUT.into()));
     }
     write(args, &doc)?;
-    sigbench::say!(
+    model::say!(
         "sigbench: wrote {} (a bisect of {} steps)",
         output.display(),
         r.outcome.steps.len()
@@ -135,9 +135,9 @@ fn label_sets(args: &Args) -> Result<Vec<(String, Vec<RunDocument>)>> {
     store = Some(Store::open_read(&args.store.db)?);
     let s = store.as_ref().expect("opened");
     for label in s.labels()? {
-        let (l, runs) = sigbench::store::all_runs_of(&label, &args.store.db, &mut store)?;
+        let (l, runs) = analyse::store::all_runs_of(&label, &args.store.db, &mut store)?;
         if args.incomplete || runs.iter().any(|r| r.status == "complete") {
-            sets.push(sigbench::store::keep_complete(
+            sets.push(analyse::store::keep_complete(
                 &label,
                 l,
                 runs,
@@ -166,7 +166,7 @@ fn one_signature(sets: &mut Vec<(String, Vec<RunDocument>)>) -> Result<()> {
     }
     sets.retain(|(_, r)| !r.is_empty());
     if !skipped.is_empty() {
-        sigbench::say!(
+        model::say!(
             "sigbench: reporting on {last}; no runs of it under {}",
             skipped.join(", ")
         );
@@ -176,7 +176,7 @@ fn one_signature(sets: &mut Vec<(String, Vec<RunDocument>)>) -> Result<()> {
 
 /// The document in the format asked for, and the files that go beside it (Markdown's
 /// plots, named after the output's stem).
-fn write(args: &Args, doc: &sigbench::report::document::Document) -> Result<()> {
+fn write(args: &Args, doc: &present::report::document::Document) -> Result<()> {
     let output = args.output.as_deref().expect("set by run");
     let stem = output
         .file_stem()
@@ -201,15 +201,15 @@ fn write(args: &Args, doc: &sigbench::report::document::Document) -> Result<()> 
         .check()?;
     for (name, content) in r.files {
         let p = dir.join(&name);
-        sigbench::outputs::write_file(&p, content.as_bytes())?;
+        measure::outputs::write_file(&p, content.as_bytes())?;
     }
-    sigbench::outputs::write_file(output, r.text.as_bytes())
+    measure::outputs::write_file(output, r.text.as_bytes())
 }
 
 /// The mail of two labels (`--format email`): base first, the newest run of the second
 /// the environment and the reproducer.
 fn mail(args: &Args, output: &std::path::Path, sets: &[(String, Vec<RunDocument>)]) -> Result<i32> {
-    use sigbench::stats::compare::{Samples, compare};
+    use analyse::stats::compare::{Samples, compare};
     let [(base, b), (new, n)] = sets else {
         bail!(
             "a mail compares two labels, base first: give them (`sigbench report BASE NEW --format email`; {} given)",
@@ -225,44 +225,41 @@ fn mail(args: &Args, output: &std::path::Path, sets: &[(String, Vec<RunDocument>
         .iter()
         .max_by(|x, y| x.started_at.cmp(&y.started_at))
         .context("no runs of the new label")?;
-    let reproducer = sigbench::repro::Reproducer::of_run_or_say(run, "report");
+    let reproducer = present::repro::Reproducer::of_run_or_say(run, "report");
     let commands = vec![
-        sigbench::plan::spec::reproduce(run, None),
+        measure::plan::spec::reproduce(run, None),
         compare_command(base, new, &[]),
     ];
-    let mail = sigbench::report::mail::mail(&sigbench::report::mail::Telling {
+    let mail = present::report::mail::mail(&present::report::mail::Telling {
         comparison: &cmp,
         run,
         bisect: None,
         reproducer: reproducer.as_ref(),
         commands: &commands,
     });
-    sigbench::outputs::write_file(
+    measure::outputs::write_file(
         output,
-        mail.message(
-            &sigbench::host::mail_from(),
-            &sigbench::stamp::now_rfc5322(),
-        )
-        .as_bytes(),
+        mail.message(&measure::host::mail_from(), &model::stamp::now_rfc5322())
+            .as_bytes(),
     )?;
-    sigbench::say!("sigbench: wrote {} ({})", output.display(), mail.subject);
+    model::say!("sigbench: wrote {} ({})", output.display(), mail.subject);
     Ok(0)
 }
 
 /// Refuse to compare labels whose signatures share a name but not their content, unless
 /// `allowed` (`--different-signatures`: then said as a warning).
 pub(crate) fn check_signatures(
-    sets: &[(String, Vec<sigbench::results::RunDocument>)],
+    sets: &[(String, Vec<model::results::RunDocument>)],
     allowed: bool,
 ) -> Result<()> {
-    let found = sigbench::stats::compare::signature_mismatches(sets);
+    let found = analyse::stats::compare::signature_mismatches(sets);
     match found.first() {
         Some(first) if !allowed => {
             bail!("{first}: compare runs of one signature, or give --different-signatures")
         }
         _ => {
             for w in &found {
-                sigbench::say!("sigbench: warning: {w}");
+                model::say!("sigbench: warning: {w}");
             }
             Ok(())
         }
@@ -271,11 +268,7 @@ pub(crate) fn check_signatures(
 
 /// `sigbench compare BASE NEW EXTRA…`: a label that starts with `-` after `--`, so it is
 /// not read as an option.
-pub(crate) fn compare_command(
-    base: &str,
-    new: &str,
-    extra: &[&str],
-) -> sigbench::shell::CommandLine {
+pub(crate) fn compare_command(base: &str, new: &str, extra: &[&str]) -> model::shell::CommandLine {
     let mut w = vec!["sigbench", "compare"];
     if base.starts_with('-') || new.starts_with('-') {
         // Options before `--`, the labels after it.
@@ -285,5 +278,5 @@ pub(crate) fn compare_command(
         w.extend_from_slice(&[base, new]);
         w.extend_from_slice(extra);
     }
-    sigbench::shell::CommandLine::new(w)
+    model::shell::CommandLine::new(w)
 }

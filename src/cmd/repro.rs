@@ -1,11 +1,11 @@
 //! `sigbench repro SIGNATURE -o repro.c`: the signature as one C file a maintainer
-//! compiles and runs without sigbench (`sigbench::repro`).
+//! compiles and runs without sigbench (`present::repro`).
 
 use anyhow::{Result, bail};
-use sigbench::plan::DEFAULT_SEED;
-use sigbench::repro::{Repro, dbench_for};
-use sigbench::signature::Signature;
-use sigbench::testbed::Fs;
+use measure::plan::DEFAULT_SEED;
+use measure::signature::Signature;
+use measure::testbed::Fs;
+use present::repro::{Repro, dbench_for};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -55,7 +55,7 @@ pub fn run(mut args: Args) -> Result<i32> {
     }
     // -o is never the signature it reads (nor a directory, nor a link's target).
     if let Some(path) = &args.output {
-        let mut o = sigbench::outputs::Outputs::new(None).output("-o", path);
+        let mut o = measure::outputs::Outputs::new(None).output("-o", path);
         if std::path::Path::new(&args.signature).is_file() {
             o = o.input("the signature", &args.signature);
         }
@@ -84,7 +84,7 @@ pub fn run(mut args: Args) -> Result<i32> {
         }
     }
     if let Some(cmd) = dbench_for(&sig, args.clients, args.time, None) {
-        sigbench::say!(
+        model::say!(
             "sigbench: {} replays a dbench loadfile, so dbench itself reproduces it (no C file written); on an empty directory of the filesystem under test:",
             sig.name
         );
@@ -94,17 +94,17 @@ pub fn run(mut args: Args) -> Result<i32> {
     if args.repetitions == 0 {
         bail!("-r must be at least 1");
     }
-    sigbench::signature::limits::check(
+    measure::signature::limits::check(
         "-r",
         args.repetitions as u64,
-        sigbench::signature::limits::MAX_REPETITIONS as u64,
+        measure::signature::limits::MAX_REPETITIONS as u64,
     )
     .map_err(|e| anyhow::anyhow!("{e}"))?;
     if let Some(k) = args.clients {
-        sigbench::signature::limits::check(
+        measure::signature::limits::check(
             "--clients",
             k as u64,
-            sigbench::signature::limits::MAX_CLIENTS as u64,
+            measure::signature::limits::MAX_CLIENTS as u64,
         )
         .map_err(|e| anyhow::anyhow!("{e}"))?;
         if k == 0 {
@@ -115,10 +115,10 @@ pub fn run(mut args: Args) -> Result<i32> {
         if n == 0 {
             bail!("-n must be at least 1");
         }
-        sigbench::signature::limits::check("-n", n, sigbench::signature::limits::MAX_N)
+        measure::signature::limits::check("-n", n, measure::signature::limits::MAX_N)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
     }
-    let dirs = sigbench::plan::spec::directories(&args.dirs, &sig, args.fs)?;
+    let dirs = measure::plan::spec::directories(&args.dirs, &sig, args.fs)?;
     let mut repro = Repro::new(sig, args.fs, dirs)?;
     if !args.ns.is_empty() {
         // As `run`: -n is a fixed amount of work, the signature's `time` is not taken.
@@ -126,10 +126,10 @@ pub fn run(mut args: Args) -> Result<i32> {
         repro.time = None;
     }
     if let Some(t) = args.time {
-        if !(t > 0.0 && t <= sigbench::signature::limits::MAX_TIME_S) {
+        if !(t > 0.0 && t <= measure::signature::limits::MAX_TIME_S) {
             bail!(
                 "--time {t}: give a number of seconds above 0 and at most {}",
-                sigbench::signature::limits::MAX_TIME_S
+                measure::signature::limits::MAX_TIME_S
             );
         }
         let t = std::time::Duration::from_secs_f64(t);
@@ -141,15 +141,15 @@ pub fn run(mut args: Args) -> Result<i32> {
     let words: Vec<String> = std::iter::once("sigbench".to_string())
         .chain(std::env::args().skip(1))
         .collect();
-    repro.command = format!("as: {}", sigbench::shell::command(&words));
+    repro.command = format!("as: {}", model::shell::command(&words));
     let text = repro.c_source();
     match &args.output {
         Some(path) => {
-            sigbench::outputs::write_file(path, text.as_bytes())?;
-            sigbench::say!(
+            measure::outputs::write_file(path, text.as_bytes())?;
+            model::say!(
                 "sigbench: wrote {}; build it with `cc -O2 -pthread -o repro {}`, run it as `./repro MOUNTED_DIR`",
                 path.display(),
-                sigbench::shell::quote(&path.display().to_string())
+                model::shell::quote(&path.display().to_string())
             );
         }
         None => super::out(&text)?,

@@ -4,20 +4,20 @@
 
 use super::console::{Console, stdout, stdout_result};
 use super::measure::{Args, request};
+use analyse::store::Store;
 use anyhow::{Context, Result, bail};
-use sigbench::interrupt;
-use sigbench::plan::Plan;
-use sigbench::plan::slice;
-use sigbench::plan::spec::RunSpec;
-use sigbench::report::text;
-use sigbench::request::RunRequest;
-use sigbench::results::RunDocument;
-use sigbench::schedule::{self, Kept, Turn};
-use sigbench::store::Store;
-use sigbench::storing::Storing;
-use sigbench::testbed::workspace;
-use sigbench::vm::kernel::{self, KernelSpec};
-use sigbench::vm::{self, VmOptions, boots, guests};
+use measure::interrupt;
+use measure::plan::Plan;
+use measure::plan::slice;
+use measure::plan::spec::RunSpec;
+use measure::testbed::workspace;
+use measure::vm::kernel::{self, KernelSpec};
+use measure::vm::{self, VmOptions, boots, guests};
+use model::results::RunDocument;
+use present::report::text;
+use search::request::RunRequest;
+use search::schedule::{self, Kept, Turn};
+use search::storing::Storing;
 
 /// Give a finished document the plan's label suffix and where it ran (slice, Slurm job).
 /// What a run here takes of its options: how its document is named, where it goes, what
@@ -87,7 +87,7 @@ pub(crate) fn run_request(req: RunRequest) -> Result<i32> {
     }
     let mut code = 0;
     for &fs in &req.spec.fs {
-        sigbench::say!("sigbench: filesystem {}", fs.name());
+        model::say!("sigbench: filesystem {}", fs.name());
         let mut one = req.on(fs);
         one.json = req.json.as_ref().map(|j| {
             let p = std::path::Path::new(j);
@@ -117,7 +117,7 @@ fn run_slice(req: &RunRequest, sel: &str, several_fs: bool) -> Result<i32> {
             }
         );
     }
-    sigbench::say!("sigbench: slice {i} of {n}: {}", all[i].describe());
+    model::say!("sigbench: slice {i} of {n}: {}", all[i].describe());
     let mut sub = req.of_slice(&all[i], several_fs);
     sub.slice = Some(format!("{i}/{n}"));
     run_one(sub)
@@ -234,7 +234,7 @@ pub(crate) fn run_here(
     if let Some(s) = &mut storing
         && let Some(id) = s.finish(&doc)
     {
-        sigbench::say!(
+        model::say!(
             "sigbench: stored as `{}` in {} (run {id})",
             doc.label,
             s.store.location
@@ -248,7 +248,7 @@ pub(crate) fn run_here(
 fn print_summary(verbose: bool, plan: &Plan, doc: &RunDocument, to_stderr: bool) {
     let summary = text::summary(doc, verbose, plan.signature.slab_evidence);
     if to_stderr {
-        sigbench::say_raw!("{summary}");
+        model::say_raw!("{summary}");
     } else {
         stdout(&summary);
     }
@@ -263,8 +263,8 @@ pub(crate) fn guest_run(
     opts: &VmOptions,
 ) -> Result<vm::GuestRun> {
     let run = guests::run_on(k, plan, opts, req.verbose);
-    for w in sigbench::diag::take() {
-        sigbench::say!("sigbench: {w}");
+    for w in model::diag::take() {
+        model::say!("sigbench: {w}");
     }
     run
 }
@@ -286,7 +286,7 @@ fn run_kernels(req: &RunRequest, plan: &Plan) -> Result<i32> {
     // What cannot go to a guest (a --device path) is refused before any kernel runs.
     boots::guest_plan(plan, req.verbose)?;
     let opts = req.vm()?;
-    sigbench::vm::preflight(&specs, plan.testbed.fs, &opts)?;
+    measure::vm::preflight(&specs, plan.testbed.fs, &opts)?;
     let mut kept = Kept::open((!req.no_store).then_some(&req.store))?;
     let guests = schedule::Guests {
         opts: &opts,
@@ -325,7 +325,7 @@ type Kernels = Vec<(String, KernelSpec)>;
 /// patched variant of it is in the list: then it is built beside that one, from the same
 /// config, so that the two differ by the patch alone.
 fn kernel_specs(req: &RunRequest, plan: &Plan) -> Result<(Kernels, Vec<String>)> {
-    use sigbench::kbuild::Variant;
+    use measure::kbuild::Variant;
     let parsed: Vec<Option<Variant>> = req
         .kernels
         .iter()
@@ -349,12 +349,12 @@ fn kernel_specs(req: &RunRequest, plan: &Plan) -> Result<(Kernels, Vec<String>)>
         );
     }
     let wanted: Vec<Variant> = variants.iter().flatten().cloned().collect();
-    let built = sigbench::kbuild::build_variants(
+    let built = measure::kbuild::build_variants(
         &wanted,
         plan.testbed.fs,
         req.kconfig.as_deref(),
         &req.vm()?.cache,
-        &mut |m| sigbench::say!("sigbench: {m}"),
+        &mut |m| model::say!("sigbench: {m}"),
     )?;
     let mut built = built.into_iter();
     let mut specs = Vec::new();
@@ -383,9 +383,9 @@ fn kernel_specs(req: &RunRequest, plan: &Plan) -> Result<(Kernels, Vec<String>)>
 
 /// `host` in the list: the plan here, printed and stored as a plain `run` does.
 fn on_host(req: &RunRequest, plan: &Plan, kept: &mut Kept) -> Result<()> {
-    sigbench::say!(
+    model::say!(
         "sigbench: kernel host ({})",
-        sigbench::host::current().kernel_release
+        measure::host::current().kernel_release
     );
     let (doc, outcome, store_error) = run_here(&Here::of(req), plan, kept.take_store());
     if let Some(e) = store_error {
@@ -414,12 +414,12 @@ fn on_guest(
     suffix: &str,
     kept: &mut Kept,
 ) -> Result<bool> {
-    for w in sigbench::diag::take() {
-        sigbench::say!("sigbench: {w}");
+    for w in model::diag::take() {
+        model::say!("sigbench: {w}");
     }
     let run = match booted {
         Ok((k, r)) => {
-            sigbench::say!("sigbench: kernel {} ({})", k.release, boot.name);
+            model::say!("sigbench: kernel {} ({})", k.release, boot.name);
             r
         }
         Err(e) if interrupt::Interrupted::caused(&e) => return Err(e),
@@ -460,7 +460,7 @@ fn print_guest(req: &RunRequest, plan: &Plan, doc: &RunDocument) {
         plan.signature.slab_evidence,
     ));
     if req.json.as_deref() == Some("-") {
-        sigbench::say_raw!("{out}");
+        model::say_raw!("{out}");
     } else {
         stdout(&out);
     }

@@ -1,8 +1,8 @@
 //! `sigbench runs`: the runs in the results store.
 
+use analyse::store::{RunRow, Store};
 use anyhow::Result;
-use sigbench::report::table::escape_control;
-use sigbench::store::{RunRow, Store};
+use present::report::table::escape_control;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -36,7 +36,7 @@ pub fn run(args: Args) -> Result<i32> {
     o.push_str(&listing(&runs));
     if args.verbose {
         for r in &runs {
-            for d in store.load(&sigbench::store::Selector::Run(r.id))? {
+            for d in store.load(&analyse::store::Selector::Run(r.id))? {
                 o.push_str(&states(r.id, &d));
             }
         }
@@ -47,7 +47,7 @@ pub fn run(args: Args) -> Result<i32> {
 
 /// A run's repetitions and the state each started from, with the command that runs one
 /// again to the digit (`--state SEED`); nothing for a run whose states were not sampled.
-fn states(id: i64, d: &sigbench::results::RunDocument) -> String {
+fn states(id: i64, d: &model::results::RunDocument) -> String {
     let mut seen: Vec<(u32, u64)> = d
         .cases
         .iter()
@@ -58,7 +58,7 @@ fn states(id: i64, d: &sigbench::results::RunDocument) -> String {
     seen.dedup();
     let mut o = String::new();
     for (rep, seed) in seen {
-        let mut cmd = sigbench::plan::spec::reproduce(d, Some(1));
+        let mut cmd = measure::plan::spec::reproduce(d, Some(1));
         cmd.0.extend(["--state".to_string(), format!("{seed:#x}")]);
         if d.host.clock.is_some() {
             cmd.0.extend([

@@ -1,7 +1,7 @@
 //! `sigbench show NAME`: print a signature file, verbatim.
 
 use anyhow::Result;
-use sigbench::signature::Signature;
+use measure::signature::Signature;
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -1,9 +1,9 @@
-//! `sigbench site -o DIR [--db …]`: the store as a static site (`sigbench::site`): every
+//! `sigbench site -o DIR [--db …]`: the store as a static site (`present::site`): every
 //! series with its open changes first, a page per series and per label, the alert
 //! reports beside them. Works from file:// and from any web server directory.
 
+use analyse::store::Store;
 use anyhow::Result;
-use sigbench::store::Store;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -18,7 +18,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<i32> {
     let store = Store::open_existing(&args.store.db)?;
     let started = std::time::Instant::now();
-    let pages = sigbench::site::write(&store, &args.output, "-o")?;
+    let pages = present::site::write(&store, &args.output, "-o")?;
     super::out(&format!(
         "{} page(s) in {} ({:.1} s); open {}\n",
         pages,

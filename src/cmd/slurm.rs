@@ -3,10 +3,10 @@
 //! The sbatch options they share, the job script's header, submitting it, waiting for it,
 //! and the command a task runs: `sigbench task`, its `run` options as JSON.
 
+use analyse::store::{Location, Selector, Store};
 use anyhow::{Context, Result, bail};
-use sigbench::request::RunRequest;
-use sigbench::results::RunDocument;
-use sigbench::store::{Location, Selector, Store};
+use model::results::RunDocument;
+use search::request::RunRequest;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -61,7 +61,7 @@ pub fn task_command(run: &RunRequest, slice: Option<&str>) -> Result<String> {
     ))
 }
 
-pub use sigbench::shell::quote;
+pub use model::shell::quote;
 
 impl SlurmArgs {
     /// The job script's header: `tasks` array tasks named `name`, output under `log_dir`.
@@ -119,19 +119,19 @@ impl SlurmArgs {
             {
                 bail!(
                     "{flag} {}: a control character (a newline would add a line to the job script): give it on one line",
-                    sigbench::report::table::escape_control(v)
+                    present::report::table::escape_control(v)
                 );
             }
         }
         let mut password = None;
         match db {
-            Location::Sqlite(p) => sigbench::say!(
+            Location::Sqlite(p) => model::say!(
                 "sigbench: warning: --db {} is an SQLite file: tasks on other nodes cannot write it unless it is on a filesystem they share (give --db postgres://…)",
                 p.display()
             ),
             Location::Postgres(url) => {
-                sigbench::store::location::check_pg_url(url)?;
-                password = sigbench::store::location::pg_config(url)?
+                analyse::store::location::check_pg_url(url)?;
+                password = analyse::store::location::pg_config(url)?
                     .get_password()
                     .map(|p| String::from_utf8_lossy(p).into_owned());
                 // The tasks must reach it: fail here, not in every task.
@@ -154,8 +154,8 @@ impl SlurmArgs {
 pub fn submit(text: &str, log_dir: &Path, password: Option<&str>) -> Result<(String, PathBuf)> {
     // Absolute: sbatch would read a relative `-x/job-….sbatch` as an option.
     let file =
-        std::path::absolute(log_dir.join(format!("job-{}.sbatch", sigbench::host::new_run_id())))?;
-    sigbench::outputs::write_file(&file, text.as_bytes())?;
+        std::path::absolute(log_dir.join(format!("job-{}.sbatch", measure::host::new_run_id())))?;
+    measure::outputs::write_file(&file, text.as_bytes())?;
     let mut cmd = Command::new("sbatch");
     cmd.arg("--parsable").arg(&file);
     if let Some(p) = password {
@@ -238,9 +238,9 @@ fn active(s: &str) -> bool {
 /// Wait until no task of `job` is pending or running. An interrupt cancels the job.
 pub fn wait(job: &str) -> Result<()> {
     loop {
-        if let Err(e) = sigbench::interrupt::check() {
+        if let Err(e) = measure::interrupt::check() {
             let _ = Command::new("scancel").arg(job).status();
-            sigbench::say!("sigbench: cancelled Slurm job {job}");
+            model::say!("sigbench: cancelled Slurm job {job}");
             return Err(e.into());
         }
         match states(job)? {
@@ -260,10 +260,10 @@ pub fn task_kernel(arg: &str) -> String {
     }
 }
 
-use sigbench::bisect::steps::Remote;
+use search::bisect::steps::Remote;
 /// One task of a round: `sigbench run` on one kernel (as `--kernel` takes it), for so
 /// many repetitions.
-pub use sigbench::bisect::steps::RemoteTask as Task;
+pub use search::bisect::steps::RemoteTask as Task;
 
 /// Run `tasks` as one Slurm job array — task i the request `run` on kernel K_i for R_i
 /// repetitions (a guest at a time, no JSON file of its own) — wait for it, and read back
@@ -295,7 +295,7 @@ pub fn run_round(
     }
     s.push_str("esac\nexit 2\n");
     let (job, file) = submit(&s, &log_dir, password.as_deref())?;
-    sigbench::say!(
+    model::say!(
         "sigbench: {} kernel(s) as Slurm job {job} (script {}, output {}/slice-{job}_N.out)",
         tasks.len(),
         file.display(),
@@ -317,7 +317,7 @@ pub fn run_round(
     }
     for (i, runs) in out.iter().enumerate() {
         if runs.is_empty() {
-            sigbench::say!(
+            model::say!(
                 "sigbench: Slurm task {job}_{i} ({}) stored nothing: see {}/slice-{job}_{i}.out",
                 tasks[i].kernel,
                 log_dir.display()

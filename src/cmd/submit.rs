@@ -4,10 +4,10 @@
 //! (`sigbench task`, the run request as JSON), writing to the shared store. `submit --status JOBID` shows every slice's
 //! state in Slurm and in the store.
 
+use analyse::store::{Location, Selector, Store};
 use anyhow::{Result, bail};
-use sigbench::report::table::{Align, Table};
-use sigbench::request::RunRequest;
-use sigbench::store::{Location, Selector, Store};
+use present::report::table::{Align, Table};
+use search::request::RunRequest;
 use std::collections::BTreeMap;
 
 #[derive(clap::Args)]
@@ -71,12 +71,12 @@ pub fn run(args: SubmitArgs) -> Result<i32> {
         return Ok(0);
     }
     let (job, file) = super::slurm::submit(&text, &log_dir, password.as_deref())?;
-    sigbench::say!(
+    model::say!(
         "sigbench: submitted {} slices as job {job} (script {}, output {}/slice-{job}_N.out); `sigbench submit --status {job} --db {}` shows them",
         slices.len(),
         file.display(),
         log_dir.display(),
-        sigbench::shell::quote(&args.run.store.db.to_string())
+        model::shell::quote(&args.run.store.db.to_string())
     );
     super::out(&format!("{job}\n"))?;
     Ok(0)
@@ -90,7 +90,7 @@ fn status(job: &str, db: &Location) -> Result<i32> {
     let slurm = super::slurm::states(job)?;
     let store = Store::open_read(db)?;
     let prefix = format!("{job}_");
-    let mut stored: BTreeMap<usize, Vec<sigbench::results::RunDocument>> = BTreeMap::new();
+    let mut stored: BTreeMap<usize, Vec<model::results::RunDocument>> = BTreeMap::new();
     let mut count = None;
     for d in store.load(&Selector::SlurmJob(job.to_string()))? {
         let Some(task) = d

@@ -3,9 +3,9 @@
 //! the store (SQLite or PostgreSQL), its history kept. Acknowledged and invalid changes
 //! never alert again; the state shows in `watch --changes`.
 
+use analyse::store::Store;
+use analyse::store::changes::TriageState;
 use anyhow::Result;
-use sigbench::store::Store;
-use sigbench::store::changes::TriageState;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -23,7 +23,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<i32> {
     let store = Store::open_existing(&args.store.db)?;
-    let login = sigbench::host::login();
+    let login = measure::host::login();
     let c = store.triage(args.id, args.state, &args.note, &login)?;
     super::out(&format!(
         "change point {} triaged {} by {login} (decision {} of its history): {} {} from {} to {}{}\n",

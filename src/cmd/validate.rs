@@ -1,7 +1,7 @@
 //! `sigbench validate FILE...`: check signature files without running anything.
 
 use anyhow::Result;
-use sigbench::signature::Signature;
+use measure::signature::Signature;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -28,7 +28,7 @@ pub fn run(args: Args) -> Result<i32> {
                 );
             }
             Err(e) => {
-                sigbench::say!("{e:#}");
+                model::say!("{e:#}");
                 bad += 1;
             }
         }

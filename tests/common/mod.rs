@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 pub fn require_root() {
     assert_eq!(
-        sigbench::sys::os::geteuid(),
+        measure::sys::os::geteuid(),
         0,
         "the end-to-end tests need root (loop devices, mount, perf events): run them with sudo"
     );
@@ -218,7 +218,7 @@ pub fn spawn(args: &[&str]) -> Child {
 }
 
 pub fn signal(child: &Child, sig: i32) {
-    sigbench::sys::os::kill(child.id() as i32, sig).unwrap();
+    measure::sys::os::kill(child.id() as i32, sig).unwrap();
 }
 
 /// Run a command that must succeed; its stdout, trimmed.
@@ -388,7 +388,7 @@ pub fn render_in_chromium(html: &Path, shot: &Path, dir: &Path) -> (Vec<String>,
 
 /// The steps of each phase of a signature file, as `syscall` names.
 pub fn steps_of(path: &std::path::Path) -> Vec<(String, Vec<String>)> {
-    let sig = sigbench::signature::Signature::from_file(path).unwrap();
+    let sig = measure::signature::Signature::from_file(path).unwrap();
     sig.phases
         .iter()
         .map(|p| {
@@ -506,7 +506,7 @@ pub fn debian_kernel_nth(pattern: &str, back: usize) -> PathBuf {
     // so none sees a half-written package or meets apt's lock.
     let lock = std::fs::File::create(dir.join(".lock")).unwrap();
     use std::os::fd::AsFd;
-    sigbench::sys::os::flock(lock.as_fd(), libc::LOCK_EX).unwrap();
+    measure::sys::os::flock(lock.as_fd(), libc::LOCK_EX).unwrap();
     let search = |p: &str| -> Vec<String> {
         let out = Command::new("apt-cache")
             .args(["search", "--names-only", p])

@@ -2,15 +2,12 @@
 //! queries.
 //!
 //! One layer of sigbench (docs/ARCHITECTURE.md): it uses the layers below and never the
-//! ones above, which Cargo enforces. The modules of the layers below are re-exported, so a
-//! path reads the same in every crate (`crate::metric::Metric`).
+//! ones above, which Cargo enforces. Nothing below is re-exported: a path names the crate
+//! a thing lives in (`model::metric::Metric`, `measure::plan::Plan`), each crate a
+//! dependency under its short name.
 
 #![deny(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod stats;
 pub mod store;
-
-pub use sigbench_model::{
-    choice, clock, diag, input, metric, random, results, say, say_raw, shell, stamp, text, version,
-};

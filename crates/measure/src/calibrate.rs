@@ -92,7 +92,7 @@ pub fn chase_model(bytes: usize, loads: usize) -> f64 {
     }
     let mut c = m.counts.since(&before);
     c.insns = loads as u64;
-    let w = crate::metric::COST_WEIGHTS;
+    let w = model::metric::COST_WEIGHTS;
     w.cycles(&c) / w.ghz / loads as f64
 }
 
@@ -288,7 +288,7 @@ pub fn guest_figures(
             }
         );
     }
-    let w = crate::metric::COST_WEIGHTS;
+    let w = model::metric::COST_WEIGHTS;
     let mut windows = windows.into_iter().flatten();
     let strides = guest
         .strides
@@ -353,7 +353,7 @@ mod tests {
 
     #[test]
     fn the_model_prices_a_chase_by_where_its_lines_fit() {
-        let w = crate::metric::COST_WEIGHTS;
+        let w = model::metric::COST_WEIGHTS;
         let ns = |cycles: f64| cycles / w.ghz;
         // In L1: one cycle a load; in L2: a first-level miss each; beyond the last level:
         // memory each.

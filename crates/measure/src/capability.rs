@@ -206,7 +206,7 @@ fn guests(cache: &Path, v: &mut Vec<Check>) {
         // Which QEMU an icount guest of several CPUs runs on, or why none can.
         let two = Machine::resolve_on(
             Some(Accel::Tcg),
-            Some(crate::clock::ClockKind::Icount),
+            Some(model::clock::ClockKind::Icount),
             crate::vm::qemu::Cpus::Given(2),
             || Ok(false),
             &Qemus::here(),
@@ -250,7 +250,7 @@ fn packages() -> Check {
     Check::new("kernel packages", missing.is_empty() && depmod, detail)
 }
 
-/// Which clocks `run` can time with here (`crate::clock`).
+/// Which clocks `run` can time with here (`model::clock`).
 fn clocks(qemu: bool, kvm_guests: bool) -> String {
     let mut v = vec!["host (runs here; real time)".to_string()];
     if qemu {

@@ -1,7 +1,7 @@
 //! What machine and kernel a run happened on: the metadata every result carries so that
 //! results from different machines can be told apart and compared.
 
-pub use crate::results::{Frequency, Host};
+pub use model::results::{Frequency, Host};
 
 /// The CPU frequency policy read under `cpu` (/sys/devices/system/cpu); None without
 /// cpufreq.

@@ -315,11 +315,11 @@ impl Variant {
                 .file_name()
                 .unwrap_or_default()
                 .to_string_lossy();
-            if name.chars().any(crate::shell::is_hidden) {
+            if name.chars().any(model::shell::is_hidden) {
                 bail!(
                     "--kernel {}: the patch file name `{}` holds a control or bidirectional character (it would become the label): rename it",
-                    crate::shell::printable(arg),
-                    crate::shell::escape_controls(&name, &[])
+                    model::shell::printable(arg),
+                    model::shell::escape_controls(&name, &[])
                 );
             }
         }
@@ -484,7 +484,7 @@ fn build_variant(
         ));
     }
     let (key, patches) = variant_key(v, &rev, config.text.as_deref(), fs)?;
-    let tree_id = crate::text::hex(&Sha256::digest(tree.display().to_string().as_bytes())[..6]);
+    let tree_id = model::text::hex(&Sha256::digest(tree.display().to_string().as_bytes())[..6]);
     let home = cache.join("builds").join(&tree_id);
     std::fs::create_dir_all(&home).with_context(|| format!("cannot create {}", home.display()))?;
     // One build at a time in a tree's build directory: another sigbench building a
@@ -590,7 +590,7 @@ fn variant_key(
         key.update(&text);
         patches.push(p.canonicalize()?);
     }
-    Ok((crate::text::hex(&key.finalize()[..8]), patches))
+    Ok((model::text::hex(&key.finalize()[..8]), patches))
 }
 
 /// The build tree `work`: a clone of `tree` of sigbench's own that borrows its objects

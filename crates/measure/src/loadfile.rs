@@ -369,7 +369,7 @@ impl Loadfile {
         )?;
         Ok(Loadfile {
             path: shown,
-            sha256: crate::text::hex(&hasher.finalize()),
+            sha256: model::text::hex(&hasher.finalize()),
             script: std::sync::Arc::new(script),
         })
     }

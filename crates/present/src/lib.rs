@@ -1,8 +1,9 @@
 //! Presenting: reports in every format, the static site, the C reproducer.
 //!
 //! One layer of sigbench (docs/ARCHITECTURE.md): it uses the layers below and never the
-//! ones above, which Cargo enforces. The modules of the layers below are re-exported, so a
-//! path reads the same in every crate (`crate::metric::Metric`).
+//! ones above, which Cargo enforces. Nothing below is re-exported: a path names the crate
+//! a thing lives in (`model::metric::Metric`, `measure::plan::Plan`), each crate a
+//! dependency under its short name.
 
 #![deny(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
@@ -10,10 +11,3 @@
 pub mod report;
 pub mod repro;
 pub mod site;
-
-pub use sigbench_search::{
-    bisect, calibrate, capability, child, choice, clock, diag, exec, host, input, interrupt,
-    kbuild, loadfile, metric, minimize, outputs, plan, probe, random, record, request, results,
-    say, say_raw, schedule, shell, signature, stamp, stats, store, storing, sys, testbed, text,
-    version, vm, watch,
-};

@@ -6,16 +6,16 @@
 //! server directory. Noise stays off the first screen: rejected, invalid and fixed changes
 //! are inside `<details>`.
 
-use crate::metric::Source;
 use crate::report::document::join;
 use crate::report::html::{self, escape};
 use crate::report::plot::{Judged, bisect_strip};
 use crate::report::table::Align;
-use crate::results::RunDocument;
-use crate::stats::changepoint::Series;
-use crate::store::changes::{ChangeRecord, Status, TriageState};
-use crate::store::series::Point;
+use analyse::stats::changepoint::Series;
+use analyse::store::changes::{ChangeRecord, Status, TriageState};
+use analyse::store::series::Point;
 use anyhow::Result;
+use model::metric::Source;
+use model::results::RunDocument;
 use std::collections::BTreeMap;
 
 /// The site: its pages (file name, HTML) and the alert reports the store keeps to write
@@ -101,7 +101,8 @@ pub fn build(
     changes: &[ChangeRecord],
     reports: &[(i64, String)],
 ) -> Result<Site> {
-    let series = crate::store::series::stored_series(labels, crate::store::series::Order::Release);
+    let series =
+        analyse::store::series::stored_series(labels, analyse::store::series::Order::Release);
     // The reports the store keeps, under reports/ (`change-ID.txt|html`); a change links
     // to its HTML one, else its text. Only changes listed here get one: nothing is read
     // from where a stored path points.
@@ -333,14 +334,14 @@ impl<'a> Places<'a> {
         let floor = docs
             .first()
             .and_then(|d| d.first())
-            .map_or(crate::clock::ICOUNT_NOISE_FLOOR, |d| {
+            .map_or(model::clock::ICOUNT_NOISE_FLOOR, |d| {
                 d.host.timebase().noise_floor()
             });
         let mine: Vec<&ChangeRecord> = changes.iter().filter(|c| c.series == key).collect();
         let mut body = String::new();
         body.push_str(&self.changes_block(&mine, false));
         body.push_str("<h2>Metrics</h2>\n");
-        let mut metrics: Vec<_> = crate::watch::metric_series(&docs, floor, &[])
+        let mut metrics: Vec<_> = search::watch::metric_series(&docs, floor, &[])
             .into_iter()
             .filter(|s| s.primary && *s.metric.name.source() != Source::Calls)
             .collect();
@@ -395,7 +396,7 @@ impl<'a> Places<'a> {
                     escape(&d.host.hostname),
                     escape(&d.host.timebase().to_string()),
                     series_page
-                        .get(crate::store::series::series_key_of(d).as_str())
+                        .get(analyse::store::series::series_key_of(d).as_str())
                         .map_or("-".into(), |p| link(p, "series")),
                 ]
             })
@@ -552,11 +553,11 @@ fn report_file(id: i64, format: &str) -> String {
 /// one at a time, over regular files only, the store's reports under `reports/`). Every
 /// name is checked before the first is written: a site never replaces the store. Returns
 /// how many pages were written.
-pub fn write(store: &crate::store::Store, dir: &std::path::Path, flag: &str) -> Result<usize> {
-    let out = crate::outputs::OutDir::open(flag, dir, store.location.path())?;
+pub fn write(store: &analyse::store::Store, dir: &std::path::Path, flag: &str) -> Result<usize> {
+    let out = measure::outputs::OutDir::open(flag, dir, store.location.path())?;
     let mut labels = Vec::new();
     for l in store.labels()? {
-        let runs = store.load(&crate::store::Selector::Label(l.clone()))?;
+        let runs = store.load(&analyse::store::Selector::Label(l.clone()))?;
         labels.push((l, runs));
     }
     let changes = store.changes(None)?;

@@ -3,8 +3,9 @@
 //! driver's observer that writes to the store). It returns data; `sigbench-present` draws it.
 //!
 //! One layer of sigbench (docs/ARCHITECTURE.md): it uses the layers below and never the
-//! ones above, which Cargo enforces. The modules of the layers below are re-exported, so a
-//! path reads the same in every crate (`crate::metric::Metric`).
+//! ones above, which Cargo enforces. Nothing below is re-exported: a path names the crate
+//! a thing lives in (`model::metric::Metric`, `measure::plan::Plan`), each crate a
+//! dependency under its short name.
 
 #![deny(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
@@ -15,10 +16,3 @@ pub mod request;
 pub mod schedule;
 pub mod storing;
 pub mod watch;
-
-pub use sigbench_analyse::{stats, store};
-pub use sigbench_measure::{
-    calibrate, capability, child, choice, clock, diag, exec, host, input, interrupt, kbuild,
-    loadfile, metric, outputs, plan, probe, random, record, results, say, say_raw, shell,
-    signature, stamp, sys, testbed, text, version, vm,
-};

@@ -5,14 +5,14 @@
 //! it as `run` would have. A guest receives only its part, the spec with its defaults
 //! resolved (`RunSpec::resolved`, beside `RunSpec::plan`).
 
-use crate::outputs::Outputs;
-use crate::plan::Plan;
-use crate::plan::slice::{self, Slice};
-use crate::plan::spec::RunSpec;
-use crate::store::Location;
-use crate::testbed::Fs;
-use crate::vm::{GuestOptions, VmOptions};
+use analyse::store::Location;
 use anyhow::{Result, bail};
+use measure::outputs::Outputs;
+use measure::plan::Plan;
+use measure::plan::slice::{self, Slice};
+use measure::plan::spec::RunSpec;
+use measure::testbed::Fs;
+use measure::vm::{GuestOptions, VmOptions};
 use std::path::PathBuf;
 
 /// What `run` is asked to do.
@@ -125,7 +125,7 @@ impl RunRequest {
         }
         if let Some(l) = &self.spec.loadfile {
             o = o.input("the loadfile", l);
-        } else if let Ok(sig) = crate::signature::Signature::load(signature)
+        } else if let Ok(sig) = measure::signature::Signature::load(signature)
             && let Some(l) = &sig.loadfile
         {
             o = o.input("the signature's loadfile", &l.dbench);

@@ -5,14 +5,14 @@
 //! fails, a file `sigbench import` reads. `run --kernel`, `judge`, `bisect` and `watch`
 //! execute their kernels through here; what is printed is theirs.
 
-use crate::interrupt;
-use crate::plan::Plan;
-use crate::results::{EXPORT_SCHEMA, Export, RunDocument, SCHEMA_VERSION};
-use crate::store::{Location, Store};
-use crate::vm::guests::{self, Boot, Booted};
-use crate::vm::kernel::KernelSpec;
-use crate::vm::{VmOptions, boots};
+use analyse::store::{Location, Store};
 use anyhow::{Result, bail};
+use measure::interrupt;
+use measure::plan::Plan;
+use measure::vm::guests::{self, Boot, Booted};
+use measure::vm::kernel::KernelSpec;
+use measure::vm::{VmOptions, boots};
+use model::results::{EXPORT_SCHEMA, Export, RunDocument, SCHEMA_VERSION};
 
 /// One kernel's turn in the schedule: `kernel` indexes the list.
 pub enum Turn<'a> {
@@ -90,7 +90,7 @@ pub fn run(
             guests.jobs,
             guests.opts,
             guests.verbose,
-            &|i, b| crate::say!("sigbench: boot {} of {total}: {}", who[i].1 + 1, b.name),
+            &|i, b| model::say!("sigbench: boot {} of {total}: {}", who[i].1 + 1, b.name),
             &mut |i, booted| {
                 let k = who[i].0;
                 if !broken[k] {
@@ -142,7 +142,7 @@ impl Kept {
 
     /// Something failed: said now, counted at the end.
     pub fn failed(&mut self, what: String) {
-        crate::say!("sigbench: {what}");
+        model::say!("sigbench: {what}");
         self.failures.push(what);
     }
 
@@ -157,7 +157,7 @@ impl Kept {
     pub fn store(&mut self, doc: RunDocument) {
         if let Some(s) = &mut self.store {
             match s.import(&doc) {
-                Ok(_) => crate::say!("sigbench: stored as `{}` in {}", doc.label, s.location),
+                Ok(_) => model::say!("sigbench: stored as `{}` in {}", doc.label, s.location),
                 Err(e) => {
                     let what = format!(
                         "kernel {}: could not store the results in {}: {e:#}",
@@ -177,7 +177,7 @@ impl Kept {
         let dest = match (json, &self.db) {
             (Some(d), _) => Some(d.to_string()),
             (None, Some(db)) if self.store_failed => {
-                Some(recovery_path(db, &crate::host::new_run_id()))
+                Some(recovery_path(db, &measure::host::new_run_id()))
             }
             (None, _) => None,
         };
@@ -187,16 +187,16 @@ impl Kept {
                 version: SCHEMA_VERSION,
                 runs: self.docs,
             };
-            crate::outputs::write_json(&export, &dest)?;
+            measure::outputs::write_json(&export, &dest)?;
             if self.store_failed && dest != "-" {
-                crate::say!(
+                model::say!(
                     "sigbench: the results are in {dest}: `sigbench import {}` adds them to a store",
-                    crate::shell::quote(&dest.to_string())
+                    model::shell::quote(&dest.to_string())
                 );
             }
         }
         if self.failures.len() > 1 {
-            crate::say!(
+            model::say!(
                 "sigbench: {} failures over {kernels} kernel(s), each said above",
                 self.failures.len()
             );
@@ -222,15 +222,15 @@ pub fn keep(
         (None, None) => None,
     };
     if let Some(dest) = dest {
-        match crate::outputs::write_json(doc, &dest) {
+        match measure::outputs::write_json(doc, &dest) {
             Ok(()) => {
                 if dest != "-" {
-                    crate::say!("sigbench: wrote {dest}");
+                    model::say!("sigbench: wrote {dest}");
                 }
                 written = Some(dest);
             }
             Err(e) if outcome.is_ok() && store_error.is_none() => return Err(e),
-            Err(e) => crate::say!("sigbench: {e:#}"),
+            Err(e) => model::say!("sigbench: {e:#}"),
         }
     }
     let Some((db, e)) = store_error else {
@@ -240,14 +240,14 @@ pub fn keep(
         Some(d) if d != "-" => {
             format!(
                 "; the results are in {d}: `sigbench import {}` adds them to a store",
-                crate::shell::quote(d)
+                model::shell::quote(d)
             )
         }
         Some(_) => "; the results are in the JSON on stdout".into(),
         None => "; the results could not be written anywhere else either".into(),
     };
     if let Err(e) = &outcome {
-        crate::say!("sigbench: {e:#}");
+        model::say!("sigbench: {e:#}");
     }
     bail!("could not store the results in {db}: {e}{kept}")
 }

@@ -2,10 +2,10 @@
 //! when it really starts and each finished case in a transaction of its own, so a killed
 //! run leaves whole cases behind. It composes with the binary's console observer.
 
-use crate::plan::{Case, Observer, Plan};
-use crate::results::{CaseResult, RunDocument};
-use crate::store::Store;
+use analyse::store::Store;
 use anyhow::Result;
+use measure::plan::{Case, Observer, Plan};
+use model::results::{CaseResult, RunDocument};
 
 pub struct Storing {
     pub store: Store,
@@ -46,7 +46,7 @@ impl Storing {
     }
 
     fn failed(&mut self, what: &str, e: anyhow::Error) {
-        crate::diag::warn(format!(
+        model::diag::warn(format!(
             "{what}: the results store failed ({e:#}); measuring on, the results will be in the run's JSON document"
         ));
         self.error = Some(format!("{e:#}"));
@@ -81,7 +81,7 @@ impl Observer for Storing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::fixtures::{plan, run_in, temp};
+    use measure::plan::fixtures::{plan, run_in, temp};
 
     /// An observer beside the store, as the console is: counts the cases it hears.
     #[derive(Default)]
@@ -99,8 +99,8 @@ mod tests {
 
     #[test]
     fn a_stored_run_is_whole_case_by_case_and_compares_with_itself() {
-        use crate::stats::compare::{Samples, compare, verdict};
-        use crate::store::{Location, Selector, Store};
+        use analyse::stats::compare::{Samples, compare, verdict};
+        use analyse::store::{Location, Selector, Store};
         let dir = temp("stored");
         std::fs::create_dir_all(&dir).unwrap();
         let db = Location::Sqlite(dir.join("s.db"));
@@ -124,7 +124,7 @@ mod tests {
         );
         let cmp = compare(
             &[Samples::from_runs("x", &x), Samples::from_runs("y", &y)],
-            crate::stats::Test::MannWhitney,
+            analyse::stats::Test::MannWhitney,
             0.05,
         );
         // The same plan twice: the counts are exactly equal, so no verdict of a change.
@@ -137,7 +137,7 @@ mod tests {
         assert!(calls.iter().all(|r| r.exact && !r.significant));
         assert_ne!(
             verdict(&cmp, &["calls".into()], 2.0),
-            crate::stats::compare::Verdict::Regression
+            analyse::stats::compare::Verdict::Regression
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -8,13 +8,13 @@
 //! the tree (`kbuild`), booted from it, and stored as a run labelled by its 12-digit
 //! commit id.
 
+use analyse::store::Store;
 use anyhow::{Result, bail};
-use sigbench::bisect::steps::{Bisected, Steps};
-pub(super) use sigbench::bisect::tree::{TreeRange, over_tree};
-use sigbench::bisect::{Call, Params, Progress};
-use sigbench::metric::Metric;
-use sigbench::store::Store;
-use sigbench::vm::guests;
+use measure::vm::guests;
+use model::metric::Metric;
+use search::bisect::steps::{Bisected, Steps};
+pub(super) use search::bisect::tree::{TreeRange, over_tree};
+use search::bisect::{Call, Params, Progress};
 
 #[derive(clap::Args)]
 pub struct BisectArgs {
@@ -74,7 +74,7 @@ fn duration(s: f64) -> String {
 }
 
 pub fn run(args: BisectArgs) -> Result<i32> {
-    sigbench::interrupt::install()?;
+    measure::interrupt::install()?;
     let req = super::measure::request(&args.run)?;
     check(&args, &req)?;
     let plan = req.plan()?;
@@ -111,7 +111,7 @@ pub fn run(args: BisectArgs) -> Result<i32> {
             };
             over_tree(&range, steps, &params, &mut progress)?
         }
-        None => sigbench::bisect::list::over_list(
+        None => search::bisect::list::over_list(
             &args.list,
             steps,
             &params,
@@ -119,11 +119,11 @@ pub fn run(args: BisectArgs) -> Result<i32> {
             &mut progress,
         )?,
     };
-    let mut report = sigbench::report::bisect::report_of(&done, &plan.signature.name);
+    let mut report = present::report::bisect::report_of(&done, &plan.signature.name);
     let reproducer = done
         .first_change()
         .and_then(|[_, (_, runs)]| runs.last())
-        .and_then(|run| sigbench::repro::Reproducer::of_run_or_say(run, "bisect"));
+        .and_then(|run| present::repro::Reproducer::of_run_or_say(run, "bisect"));
     report.reproducer = reproducer.as_ref().and_then(|r| r.file());
     if let Some(path) = &args.mail {
         mail(path, &done, &report, reproducer.as_ref())?;
@@ -132,11 +132,11 @@ pub fn run(args: BisectArgs) -> Result<i32> {
         "bisect of {} on {}, metric {}\n",
         report.signature, report.what, args.metric
     );
-    o.push_str(&sigbench::report::bisect::steps_table(&report).text());
+    o.push_str(&present::report::bisect::steps_table(&report).text());
     let code = conclusion(&mut o, &done, report.changed.as_ref());
     tally(&mut o, &done, args.tree.is_some(), started);
     if let Some(dest) = args.bisect_json.as_ref().or(args.run.json.as_ref()) {
-        sigbench::outputs::write_json(&report, dest)?;
+        measure::outputs::write_json(&report, dest)?;
     }
     super::out(&o)?;
     Ok(code)
@@ -144,7 +144,7 @@ pub fn run(args: BisectArgs) -> Result<i32> {
 
 /// What `bisect` refuses before anything runs: options it has no use for, outputs that
 /// would overwrite the store or an input.
-fn check(args: &BisectArgs, req: &sigbench::request::RunRequest) -> Result<()> {
+fn check(args: &BisectArgs, req: &search::request::RunRequest) -> Result<()> {
     if !args.run.kernels.is_empty() {
         bail!(
             "bisect takes its kernels with --kernels K1 … Kn (oldest first) or --tree, not --kernel"
@@ -198,11 +198,11 @@ fn progress(started: std::time::Instant) -> impl FnMut(Progress) {
     move |p: Progress| {
         let t = started.elapsed().as_secs_f64();
         match p {
-            Progress::Note(msg) => sigbench::say!("sigbench: bisect [{t:.0} s]: {msg}"),
+            Progress::Note(msg) => model::say!("sigbench: bisect [{t:.0} s]: {msg}"),
             Progress::Step { k, of, name } => {
                 // The two ends and k - 1 steps took `t`; about of - k + 1 steps are left.
                 let eta = t / (k + 1) as f64 * (of + 1).saturating_sub(k) as f64;
-                sigbench::say!(
+                model::say!(
                     "sigbench: bisect [{t:.0} s]: step {k} of ~{of}: {name} (about {} left)",
                     duration(eta)
                 )
@@ -233,9 +233,9 @@ fn tally(o: &mut String, done: &Bisected, tree: bool, started: std::time::Instan
 
 /// The skipped steps, the first bad one with its evidence (what changed from the last
 /// good one to it), or the candidates skips leave open. Returns the exit code.
-fn conclusion(o: &mut String, b: &Bisected, changed: Option<&sigbench::bisect::Changed>) -> i32 {
+fn conclusion(o: &mut String, b: &Bisected, changed: Option<&search::bisect::Changed>) -> i32 {
     let (names, outcome) = (&b.names, &b.outcome);
-    let mut skipped: Vec<&sigbench::bisect::Step> = outcome
+    let mut skipped: Vec<&search::bisect::Step> = outcome
         .steps
         .iter()
         .filter(|s| s.call == Call::Skipped)
@@ -297,13 +297,13 @@ fn conclusion(o: &mut String, b: &Bisected, changed: Option<&sigbench::bisect::C
             }
         );
         o.push_str("suspects:\n");
-        for line in sigbench::bisect::suspects::lines(&b.suspects, 5) {
+        for line in search::bisect::suspects::lines(&b.suspects, 5) {
             super::outln!(o, "  {line}");
         }
     }
     if let Some(c) = changed {
         o.push('\n');
-        o.push_str(&sigbench::report::table::from_changed(c).text());
+        o.push_str(&present::report::table::from_changed(c).text());
     }
     0
 }
@@ -313,12 +313,12 @@ fn conclusion(o: &mut String, b: &Bisected, changed: Option<&sigbench::bisect::C
 fn mail(
     path: &std::path::Path,
     done: &Bisected,
-    report: &sigbench::bisect::Report,
-    reproducer: Option<&sigbench::repro::Reproducer>,
+    report: &search::bisect::Report,
+    reproducer: Option<&present::repro::Reproducer>,
 ) -> Result<()> {
-    use sigbench::stats::compare::{Samples, compare};
+    use analyse::stats::compare::{Samples, compare};
     let Some([(good, g), (bad, x)]) = done.first_change() else {
-        sigbench::say!(
+        model::say!(
             "sigbench: bisect: no mail written: no first bad step with runs on both sides of it"
         );
         return Ok(());
@@ -328,28 +328,25 @@ fn mail(
     };
     let cmp = compare(
         &[Samples::from_runs(&good, g), Samples::from_runs(&bad, x)],
-        sigbench::stats::Test::MannWhitney,
+        analyse::stats::Test::MannWhitney,
         0.05,
     );
     let words: Vec<String> = std::iter::once("sigbench".to_string())
         .chain(std::env::args().skip(1))
         .collect();
-    let commands = vec![sigbench::shell::CommandLine(words)];
-    let m = sigbench::report::mail::mail(&sigbench::report::mail::Telling {
+    let commands = vec![model::shell::CommandLine(words)];
+    let m = present::report::mail::mail(&present::report::mail::Telling {
         comparison: &cmp,
         run,
         bisect: Some(report),
         reproducer,
         commands: &commands,
     });
-    sigbench::outputs::write_file(
+    measure::outputs::write_file(
         path,
-        m.message(
-            &sigbench::host::mail_from(),
-            &sigbench::stamp::now_rfc5322(),
-        )
-        .as_bytes(),
+        m.message(&measure::host::mail_from(), &model::stamp::now_rfc5322())
+            .as_bytes(),
     )?;
-    sigbench::say!("sigbench: bisect: wrote {} ({})", path.display(), m.subject);
+    model::say!("sigbench: bisect: wrote {} ({})", path.display(), m.subject);
     Ok(())
 }

@@ -8,19 +8,19 @@
 //! report (`--report-dir`, text and HTML) and handed to `--exec`. `--ack ID` silences a
 //! change; `--changes` lists what the store remembers.
 
+use analyse::stats::changepoint;
+use analyse::stats::compare::{Samples, compare};
+use analyse::store::Store;
+use analyse::store::changes::ChangeRecord;
 use anyhow::{Context, Result, bail};
-use sigbench::clock::TimeBase;
-use sigbench::metric::Metric;
-use sigbench::outputs::OutDir;
-use sigbench::results::RunDocument;
-use sigbench::stats::changepoint;
-use sigbench::stats::compare::{Samples, compare};
-use sigbench::store::Store;
-use sigbench::store::changes::ChangeRecord;
-use sigbench::vm::guests;
-use sigbench::vm::kernel;
-use sigbench::watch::locate::{Alert, examine};
-use sigbench::watch::series::{Settings, Watch, prepare};
+use measure::outputs::OutDir;
+use measure::vm::guests;
+use measure::vm::kernel;
+use model::clock::TimeBase;
+use model::metric::Metric;
+use model::results::RunDocument;
+use search::watch::locate::{Alert, examine};
+use search::watch::series::{Settings, Watch, prepare};
 use std::path::PathBuf;
 
 mod reporting;
@@ -46,11 +46,11 @@ pub struct WatchArgs {
     /// when the label's first run started
     #[arg(
         long,
-        value_parser = super::options::choice::<sigbench::store::series::Order>(),
+        value_parser = super::options::choice::<analyse::store::series::Order>(),
         default_value = "release",
         requires = "stored"
     )]
-    order: sigbench::store::series::Order,
+    order: analyse::store::series::Order,
     /// Measure every K-th kernel (and the newest) first; the ones between only when a
     /// change lies next to them (bisected)
     #[arg(long, default_value_t = 1, value_name = "K")]
@@ -113,7 +113,7 @@ pub fn run(args: WatchArgs) -> Result<i32> {
     }
     if let Some(id) = args.ack {
         let store = Store::open_existing(&args.run.store.db)?;
-        let c = store.acknowledge(id, &sigbench::host::login())?;
+        let c = store.acknowledge(id, &measure::host::login())?;
         super::out(&format!(
             "change point {id} acknowledged (triage: it never alerts again; `sigbench triage {id} new` undoes it): {} {} from {} to {}\n",
             c.series, c.metric, c.last_good, c.first_bad
@@ -132,15 +132,15 @@ pub fn run(args: WatchArgs) -> Result<i32> {
 /// `--kernels`: measure the series where it lacks runs, find its changes, confirm, bisect
 /// and report them.
 fn over_kernels(args: &WatchArgs) -> Result<i32> {
-    sigbench::interrupt::install()?;
+    measure::interrupt::install()?;
     check(args)?;
     let rev_map = rev_map(args)?;
     let started = std::time::Instant::now();
     let mut w = watch_of(args)?;
     prepare(&mut w)?;
-    let key = sigbench::store::series::series_key(&w.plan.series_plan(), &w.timebase);
+    let key = analyse::store::series::series_key(&w.plan.series_plan(), &w.timebase);
     let reps = args.run.repetitions.max(1);
-    let first: Vec<(usize, u32)> = sigbench::watch::every(w.specs.len(), args.every)
+    let first: Vec<(usize, u32)> = search::watch::every(w.specs.len(), args.every)
         .into_iter()
         .filter(|&i| w.keys[i].is_some() && w.reps(i) < reps)
         .map(|i| (i, reps - w.reps(i)))
@@ -159,9 +159,9 @@ fn over_kernels(args: &WatchArgs) -> Result<i32> {
     for alert in alerts {
         reporting::report(args, &w, alert, &mut out)?;
     }
-    let unjudged = sigbench::watch::undecided(&w.points, &w.names);
+    let unjudged = search::watch::undecided(&w.points, &w.names);
     for line in &unjudged {
-        sigbench::say!("sigbench: watch: {line}");
+        model::say!("sigbench: watch: {line}");
     }
     if out.is_empty() {
         super::outln!(
@@ -184,7 +184,7 @@ fn over_kernels(args: &WatchArgs) -> Result<i32> {
     super::out(&out)?;
     write_site(args, &w.store)?;
     if w.unconfirmed > 0 {
-        sigbench::say!(
+        model::say!(
             "sigbench: watch: {} change(s) could not be confirmed (exit 1): they stay new, and the next watch measures them again",
             w.unconfirmed
         );
@@ -255,8 +255,8 @@ fn check(args: &WatchArgs) -> Result<()> {
 /// `--site DIR`: the store as a static site, after the watch.
 pub(super) fn write_site(args: &WatchArgs, store: &Store) -> Result<()> {
     if let Some(dir) = &args.site {
-        let pages = sigbench::site::write(store, dir, "--site")?;
-        sigbench::say!(
+        let pages = present::site::write(store, dir, "--site")?;
+        model::say!(
             "sigbench: watch: wrote the site ({pages} pages) to {}",
             dir.display()
         );
@@ -287,7 +287,7 @@ fn check_report_dir(args: &WatchArgs) -> Result<()> {
         // a link is refused.
         let dir = OutDir::open("--report-dir", d, store)?;
         if created {
-            sigbench::say!("sigbench: watch: created --report-dir {}", d.display());
+            model::say!("sigbench: watch: created --report-dir {}", d.display());
         }
         // Writable by this process (root passes mode bits, not a read-only mount).
         dir.writable()
@@ -301,11 +301,11 @@ fn check_report_dir(args: &WatchArgs) -> Result<()> {
 
 /// `--tree` with its map of releases to revisions (`--rev-map`, read and checked before
 /// anything is measured), or None.
-fn rev_map(args: &WatchArgs) -> Result<Option<(PathBuf, sigbench::watch::RevMap)>> {
+fn rev_map(args: &WatchArgs) -> Result<Option<(PathBuf, search::watch::RevMap)>> {
     let Some(dir) = &args.tree else {
         return Ok(None);
     };
-    sigbench::bisect::git::Repo::open(dir)?;
+    search::bisect::git::Repo::open(dir)?;
     let map = match &args.rev_map {
         Some(f) => {
             let meta =
@@ -318,7 +318,7 @@ fn rev_map(args: &WatchArgs) -> Result<Option<(PathBuf, sigbench::watch::RevMap)
             }
             let text = std::fs::read_to_string(f)
                 .with_context(|| format!("--rev-map {}: cannot read it", f.display()))?;
-            sigbench::watch::RevMap::parse(&f.display().to_string(), &text)?
+            search::watch::RevMap::parse(&f.display().to_string(), &text)?
         }
         None => Default::default(),
     };

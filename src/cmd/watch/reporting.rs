@@ -2,13 +2,13 @@
 //! and HTML written to `--report-dir`, `--exec` run on it.
 
 use super::*;
-use sigbench::outputs::OutDir;
-use sigbench::report::bisect::report_of;
-use sigbench::shell::CommandLine;
+use measure::outputs::OutDir;
+use model::shell::CommandLine;
+use present::report::bisect::report_of;
 
 /// The machine that runs the guests, as a report names it.
 pub(super) fn machine() -> String {
-    let host = sigbench::host::current();
+    let host = measure::host::current();
     format!("{} ({}, {} CPUs)", host.hostname, host.cpu_model, host.cpus)
 }
 
@@ -23,7 +23,7 @@ pub(super) fn report(args: &WatchArgs, w: &Watch, a: Alert, out: &mut String) ->
         kernels,
         commits,
     } = a;
-    let lead = sigbench::watch::lead(&records, &confirmed, true);
+    let lead = search::watch::lead(&records, &confirmed, true);
     let mut cmds = commands(args, w, g, b, &records[lead].metric);
     let commits = commits.map(|d| report_of(&d, &w.plan.signature.name));
     if let (Some(c), Some(dir)) = (&commits, &args.tree) {
@@ -60,7 +60,7 @@ pub(super) fn case_lines(
     timebase: &TimeBase,
     machine: String,
 ) -> Vec<(String, String)> {
-    sigbench::report::watch::test_case(d, timebase.to_string(), machine)
+    present::report::watch::test_case(d, timebase.to_string(), machine)
 }
 
 fn words(w: &[&str]) -> Vec<String> {
@@ -73,15 +73,15 @@ fn commands(
     w: &Watch,
     g: usize,
     b: usize,
-    metric: &sigbench::stats::compare::MetricKey,
+    metric: &analyse::stats::compare::MetricKey,
 ) -> Vec<CommandLine> {
     let doc = &w.points[b][0];
-    let mut run = sigbench::plan::spec::reproduce(doc, Some(args.confirm_reps.max(3)));
+    let mut run = measure::plan::spec::reproduce(doc, Some(args.confirm_reps.max(3)));
     let metric_name = metric.name.name();
     let (good, bad) = (w.specs[g].0.to_string(), w.specs[b].0.to_string());
     run.0.extend(words(&["--kernel", &good, "--kernel", &bad]));
     let mut bisect = words(&["sigbench", "bisect", &args.run.signature]);
-    bisect.extend(sigbench::plan::spec::plan_options(doc, None));
+    bisect.extend(measure::plan::spec::plan_options(doc, None));
     bisect.extend(words(&["--kernels", &good, &bad, "--metric", metric_name]));
     vec![run, CommandLine(bisect)]
 }
@@ -91,7 +91,7 @@ fn tree_command(
     args: &WatchArgs,
     w: &Watch,
     b: usize,
-    r: &sigbench::bisect::Report,
+    r: &search::bisect::Report,
     dir: &std::path::Path,
 ) -> CommandLine {
     let id = |k: Option<&String>| {
@@ -100,7 +100,7 @@ fn tree_command(
             .to_string()
     };
     let mut c = words(&["sigbench", "bisect", &args.run.signature]);
-    c.extend(sigbench::plan::spec::plan_options(&w.points[b][0], None));
+    c.extend(measure::plan::spec::plan_options(&w.points[b][0], None));
     c.extend(words(&[
         "--tree",
         &dir.display().to_string(),
@@ -138,11 +138,11 @@ pub(super) fn write_report(
     g: usize,
     b: usize,
     change: &mut ChangeRecord,
-    bisected: &[sigbench::bisect::Report],
+    bisected: &[search::bisect::Report],
     commands: Vec<CommandLine>,
 ) -> Result<String> {
     let alert = alert(r, g, b, change, bisected, commands);
-    let text = sigbench::report::watch::text(&alert);
+    let text = present::report::watch::text(&alert);
     if let Some(dir) = r.report_dir {
         let (txt, files) = write_files(r, dir, &alert, b, bisected, &text, change.id)?;
         change.report = Some(txt.display().to_string());
@@ -166,30 +166,30 @@ fn alert<'a>(
     g: usize,
     b: usize,
     change: &'a ChangeRecord,
-    bisected: &'a [sigbench::bisect::Report],
+    bisected: &'a [search::bisect::Report],
     commands: Vec<CommandLine>,
-) -> sigbench::report::watch::Alert<'a> {
+) -> present::report::watch::Alert<'a> {
     let comparison = compare(
         &[
             Samples::from_runs(&r.names[g], &r.points[g]),
             Samples::from_runs(&r.names[b], &r.points[b]),
         ],
-        sigbench::stats::Test::MannWhitney,
+        analyse::stats::Test::MannWhitney,
         0.05,
     );
-    let series = sigbench::watch::values(r.points, &change.metric, r.timebase.noise_floor())
+    let series = search::watch::values(r.points, &change.metric, r.timebase.noise_floor())
         .into_iter()
         .enumerate()
         .map(|(i, v)| (r.names[i].clone(), v, i >= b))
         .collect();
-    let mut flames = sigbench::report::document::flame_figures(&[
+    let mut flames = present::report::document::flame_figures(&[
         (r.names[g].clone(), r.points[g].clone()),
         (r.names[b].clone(), r.points[b].clone()),
     ]);
     if flames.len() == 3 {
         flames.rotate_right(1);
     }
-    sigbench::report::watch::Alert {
+    present::report::watch::Alert {
         flames,
         change,
         signature: r.signature.clone(),
@@ -207,27 +207,27 @@ fn alert<'a>(
 fn write_files(
     r: &Reporting,
     dir: &std::path::Path,
-    alert: &sigbench::report::watch::Alert,
+    alert: &present::report::watch::Alert,
     b: usize,
-    bisected: &[sigbench::bisect::Report],
+    bisected: &[search::bisect::Report],
     text: &str,
     id: i64,
 ) -> Result<(std::path::PathBuf, Vec<(&'static str, String)>)> {
     let stem = format!("change-{id}");
-    let mut doc = sigbench::report::watch::document(alert)?;
+    let mut doc = present::report::watch::document(alert)?;
     let (mail, repro) = hand_over(alert, &r.points[b][0], bisected);
     let (mail_name, repro_name) = (format!("{stem}.eml"), format!("{stem}.repro.c"));
     if repro.is_some() {
         doc.files.push((
             repro_name.clone(),
-            sigbench::report::mail::REPRO_ABOUT.into(),
+            present::report::mail::REPRO_ABOUT.into(),
         ));
     }
     doc.files.push((
         mail_name.clone(),
         "this report as a mail to send, the reproducer attached".into(),
     ));
-    let html = sigbench::report::renderer(sigbench::report::Format::Html)
+    let html = present::report::renderer(present::report::Format::Html)
         .report(&doc, &stem)
         .map(|r| r.text)
         .unwrap_or_default();
@@ -245,7 +245,7 @@ fn write_files(
     // Where it is, absolute: a site or a person reading the store elsewhere finds it.
     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let (txt, page) = (dir.join(&txt_name), dir.join(&html_name));
-    sigbench::say!(
+    model::say!(
         "sigbench: watch: wrote {} and {}",
         txt.display(),
         page.display()
@@ -265,7 +265,7 @@ fn exec(cmd: &str, txt: &std::path::Path) -> Result<()> {
         .status()
         .with_context(|| format!("cannot run --exec {cmd}"))?;
     if !status.success() {
-        sigbench::say!("sigbench: watch: --exec {cmd} {}: {status}", txt.display());
+        model::say!("sigbench: watch: --exec {cmd} {}: {status}", txt.display());
     }
     Ok(())
 }
@@ -273,12 +273,12 @@ fn exec(cmd: &str, txt: &std::path::Path) -> Result<()> {
 /// An alert as a mail (the message) and its reproducer's C file, from a run of the first
 /// bad kernel; the bisect over the commits when one ran, else over the kernels.
 fn hand_over(
-    alert: &sigbench::report::watch::Alert,
+    alert: &present::report::watch::Alert,
     run: &RunDocument,
-    bisected: &[sigbench::bisect::Report],
+    bisected: &[search::bisect::Report],
 ) -> (String, Option<String>) {
-    let reproducer = sigbench::repro::Reproducer::of_run_or_say(run, "watch");
-    let mail = sigbench::report::mail::mail(&sigbench::report::mail::Telling {
+    let reproducer = present::repro::Reproducer::of_run_or_say(run, "watch");
+    let mail = present::report::mail::mail(&present::report::mail::Telling {
         comparison: &alert.comparison,
         run,
         bisect: bisected.last(),
@@ -286,10 +286,7 @@ fn hand_over(
         commands: &alert.commands,
     });
     (
-        mail.message(
-            &sigbench::host::mail_from(),
-            &sigbench::stamp::now_rfc5322(),
-        ),
+        mail.message(&measure::host::mail_from(), &model::stamp::now_rfc5322()),
         reproducer.and_then(|r| r.file()),
     )
 }

@@ -14,7 +14,7 @@ pub(super) fn over_stored(args: &WatchArgs) -> Result<i32> {
     let labels = labels(args, &store)?;
     let mut loaded = Vec::new();
     for l in &labels {
-        let runs = store.load(&sigbench::store::Selector::Label(l.clone()))?;
+        let runs = store.load(&analyse::store::Selector::Label(l.clone()))?;
         if runs.is_empty() {
             bail!(
                 "--series {l}: no runs labelled so in {} (`sigbench runs` lists them)",
@@ -30,32 +30,32 @@ pub(super) fn over_stored(args: &WatchArgs) -> Result<i32> {
     let mut out = String::new();
     let mut new = 0;
     let mut undecided = 0;
-    for (key, points) in sigbench::store::series::stored_series(&loaded, args.order) {
+    for (key, points) in analyse::store::series::stored_series(&loaded, args.order) {
         let names: Vec<String> = points.iter().map(|(l, _)| l.clone()).collect();
         let docs: Vec<Vec<RunDocument>> = points.into_iter().map(|(_, d)| d).collect();
         let timebase = docs[0][0].host.timebase();
-        sigbench::say!(
+        model::say!(
             "sigbench: watch: {key}: {} point(s): {}",
             names.len(),
             names.join(", ")
         );
-        let series = sigbench::watch::metric_series(&docs, timebase.noise_floor(), &args.metrics);
-        sigbench::watch::check_named(&series, &args.metrics)?;
-        let (found, evidence) = sigbench::watch::changes(&series, &p);
-        for line in sigbench::watch::evidence_only(&found, &evidence, &names) {
-            sigbench::say!("sigbench: watch: {line}");
+        let series = search::watch::metric_series(&docs, timebase.noise_floor(), &args.metrics);
+        search::watch::check_named(&series, &args.metrics)?;
+        let (found, evidence) = search::watch::changes(&series, &p);
+        for line in search::watch::evidence_only(&found, &evidence, &names) {
+            model::say!("sigbench: watch: {line}");
         }
-        let unjudged = sigbench::watch::undecided(&docs, &names);
+        let unjudged = search::watch::undecided(&docs, &names);
         for line in &unjudged {
-            sigbench::say!("sigbench: watch: {key}: {line}");
+            model::say!("sigbench: watch: {key}: {line}");
         }
         undecided += unjudged.len();
         let stored = store.changes(Some(&key))?;
         let mut at: Vec<(usize, usize)> = found
             .iter()
             .filter(|c| {
-                sigbench::watch::known(c, &names, &stored).is_none()
-                    && !sigbench::watch::reported(c, &names, &stored)
+                search::watch::known(c, &names, &stored).is_none()
+                    && !search::watch::reported(c, &names, &stored)
             })
             .map(|c| (c.last_before, c.first_after))
             .collect();
@@ -72,9 +72,9 @@ pub(super) fn over_stored(args: &WatchArgs) -> Result<i32> {
                 .iter()
                 .filter(|c| {
                     (c.last_before, c.first_after) == between
-                        && sigbench::watch::known(c, &names, &stored).is_none()
+                        && search::watch::known(c, &names, &stored).is_none()
                 })
-                .map(|c| sigbench::watch::new_record(&key, c, &names))
+                .map(|c| search::watch::new_record(&key, c, &names))
                 .collect();
             out.push_str(&candidate(args, &here, between, records)?);
             new += 1;
@@ -140,7 +140,7 @@ fn candidate(
         store.keep_change(r)?;
     }
     let all: Vec<usize> = (0..records.len()).collect();
-    let lead = sigbench::watch::lead(&records, &all, true);
+    let lead = search::watch::lead(&records, &all, true);
     let d = &s.docs[b][0];
     let machine = format!(
         "{} ({}, {} CPUs)",
@@ -156,7 +156,7 @@ fn candidate(
         report_dir: args.report_dir.as_deref(),
         exec: None,
     };
-    let mut run = sigbench::plan::spec::reproduce(d, Some(args.confirm_reps.max(3)));
+    let mut run = measure::plan::spec::reproduce(d, Some(args.confirm_reps.max(3)));
     run.0.extend([
         "--kernel".to_string(),
         format!("<{}'s kernel>", names[g]),
@@ -196,7 +196,7 @@ fn candidate(
 
 /// `--changes`: what the store remembers, one line per change point.
 pub(super) fn list_changes(args: &WatchArgs) -> Result<i32> {
-    use sigbench::report::table::{Align, Table};
+    use present::report::table::{Align, Table};
     let store = Store::open_read(&args.run.store.db)?;
     let mut t = Table::new(
         "change points",

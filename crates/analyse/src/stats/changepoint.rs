@@ -379,7 +379,7 @@ pub fn changes(series: &[Series], p: &Params) -> Vec<Change> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::random::Rng;
+    use model::random::Rng;
 
     /// `n` kernels of `reps` repetitions around `level(i)` with a CV of `cv`.
     fn series(

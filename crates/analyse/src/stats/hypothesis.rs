@@ -11,7 +11,7 @@ pub enum Test {
     Welch,
 }
 
-impl crate::choice::Choice for Test {
+impl model::choice::Choice for Test {
     const ALL: &'static [Test] = &[Test::MannWhitney, Test::Welch];
     fn arg(self) -> &'static str {
         match self {

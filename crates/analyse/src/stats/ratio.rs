@@ -1,7 +1,7 @@
 //! The ratio B/A of two medians with a bootstrap confidence interval.
 
 use super::summary::{median, median_of};
-use crate::random::mix64;
+use model::random::mix64;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

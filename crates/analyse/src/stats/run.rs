@@ -5,9 +5,9 @@
 
 use super::compare::{Samples, ScalingRow, scaling};
 use super::{Summary, fit_exponent, summary::median_of};
-use crate::metric::{COST_WEIGHTS, Metric, Source};
-use crate::results::SlabDelta;
-use crate::results::{CaseResult, RunDocument};
+use model::metric::{COST_WEIGHTS, Metric, Source};
+use model::results::SlabDelta;
+use model::results::{CaseResult, RunDocument};
 use std::collections::BTreeMap;
 
 /// The measured repetitions of one directory at one N with K clients, in plan order.
@@ -275,7 +275,7 @@ fn throughput_summary(cases: &[&CaseResult]) -> Option<ThroughputSummary> {
 }
 
 /// A case's latency rows: a loadfile's operations, else its syscalls.
-fn rows_of(c: &CaseResult) -> &[crate::results::OpLatency] {
+fn rows_of(c: &CaseResult) -> &[model::results::OpLatency] {
     if c.operations.is_empty() {
         &c.latency
     } else {
@@ -288,7 +288,7 @@ fn latency_rows(g: &Group) -> Vec<LatencyRow> {
     rows_of(cases[0])
         .iter()
         .map(|op| {
-            let pick = |f: fn(&crate::results::OpLatency) -> f64| {
+            let pick = |f: fn(&model::results::OpLatency) -> f64| {
                 median_or_nan(cases, |c| {
                     rows_of(c)
                         .iter()
@@ -380,7 +380,7 @@ fn phase_times(groups: &[Group]) -> Option<PhaseTimes> {
         return None;
     }
     // Per group, the median over its repetitions of `value` of each phase.
-    let medians = |value: &dyn Fn(&crate::results::PhaseResult) -> Option<f64>| {
+    let medians = |value: &dyn Fn(&model::results::PhaseResult) -> Option<f64>| {
         groups
             .iter()
             .map(|g| {
@@ -580,7 +580,7 @@ fn slab_growth(groups: &[Group], by_n: &ByN, segments: &[String]) -> Vec<SlabGro
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::fixtures;
+    use model::results::fixtures;
 
     #[test]
     fn medians_per_case_and_none_for_what_a_repetition_lacks() {

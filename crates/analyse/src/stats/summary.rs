@@ -317,7 +317,7 @@ mod mode_tests {
         assert!(modes(&[1.0, 1.0, 1.0, 1.0, 1.0], 0.001).is_none());
         // Within the floor: no modes.
         assert!(modes(&[100.0, 100.0, 100.0, 100.0, 100.05], 0.001).is_none());
-        let mut rng = crate::random::Rng(5);
+        let mut rng = model::random::Rng(5);
         for n in [5, 8, 12, 24] {
             let said = (0..4000)
                 .filter(|_| {

@@ -66,7 +66,7 @@ pub fn pooled_sd(a: &[f64], b: &[f64]) -> f64 {
 /// The smallest spread a change is measured against, by default: 1 % of the level. A cache
 /// of 20 000 objects that is 19 992 in three runs and 20 000 in three others has almost no
 /// spread, but an 8-object change is not news. Times have their clock's floor
-/// (`crate::clock::TimeBase::noise_floor`): 0.1 % under the icount clock.
+/// (`model::clock::TimeBase::noise_floor`): 0.1 % under the icount clock.
 pub const NOISE_FLOOR: f64 = 0.01;
 
 /// |Δ median| in pooled standard deviations — at least `floor` (a fraction) of the level —
@@ -212,7 +212,7 @@ pub fn within_modes(
         .map(|((r, na), o)| part(r, &o[*na..]))
         .sum::<f64>()
         .abs();
-    let mut rng = crate::random::Rng(0x006d_6f64_6573);
+    let mut rng = model::random::Rng(0x006d_6f64_6573);
     let mut as_far = 0usize;
     for _ in 0..PERMUTATIONS {
         let mut d = 0.0;
@@ -296,7 +296,7 @@ pub fn holm(ps: &[f64]) -> Vec<f64> {
 mod tests {
     use super::*;
 
-    use crate::random::Rng;
+    use model::random::Rng;
 
     #[derive(Clone, Copy, Debug)]
     enum Noise {
@@ -389,7 +389,7 @@ mod tests {
     /// 30 rows; and with 6.12's btrfs spread (CV 0.7 %: extent buffers, docs/statistics.md).
     #[test]
     fn icount_times_decide_small_changes_at_three_repetitions() {
-        let floor = crate::clock::ICOUNT_NOISE_FLOOR;
+        let floor = model::clock::ICOUNT_NOISE_FLOOR;
         for family in [1, 30] {
             let fp = rate_with_floor(5, 3, Noise::Normal, 0.0, 0.0002, family, floor);
             println!(
@@ -429,7 +429,7 @@ mod tests {
     /// kernel, other seeds: other states) and the power for a change, one metric.
     #[test]
     fn verdicts_over_sampled_states() {
-        let floor = crate::clock::ICOUNT_NOISE_FLOOR;
+        let floor = model::clock::ICOUNT_NOISE_FLOOR;
         let side = |rng: &mut Rng, n: usize, level: f64, state_cv: f64, sampled: bool| {
             let one = level * (1.0 + state_cv * rng.normal());
             (0..n)
@@ -599,8 +599,8 @@ mod tests {
     #[test]
     fn within_modes_keeps_the_false_alarm_rate_and_finds_what_shares_hide() {
         use super::super::summary::modes;
-        let mut rng = crate::random::Rng(57);
-        let side = |shift: f64, rng: &mut crate::random::Rng| -> Vec<f64> {
+        let mut rng = model::random::Rng(57);
+        let side = |shift: f64, rng: &mut model::random::Rng| -> Vec<f64> {
             (0..12)
                 .map(|_| {
                     let level = if rng.uniform() < 0.3 { 105.0 } else { 100.0 };

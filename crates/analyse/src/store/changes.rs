@@ -114,7 +114,7 @@ pub enum TriageState {
     Fixed,
 }
 
-impl crate::choice::Choice for TriageState {
+impl model::choice::Choice for TriageState {
     const ALL: &'static [TriageState] = &[
         TriageState::New,
         TriageState::Acknowledged,
@@ -256,7 +256,7 @@ impl Store {
     /// updated.
     pub fn keep_change(&self, c: &mut ChangeRecord) -> Result<()> {
         let data = serde_json::to_string(&c)?;
-        let now = crate::stamp::now_rfc3339();
+        let now = model::stamp::now_rfc3339();
         let id = self.write("recording a change point", |db| {
             if c.id != 0 {
                 db.exec(
@@ -321,17 +321,17 @@ impl Store {
         if n > MAX_NOTE {
             bail!("a note of {n} characters: at most {MAX_NOTE}");
         }
-        if let Err(e) = crate::results::check_text_keeping(note, &['\n']) {
+        if let Err(e) = model::results::check_text_keeping(note, &['\n']) {
             bail!(
                 "the note `{}` holds {e}: use printable text",
-                crate::shell::escape_controls(note, &[])
+                model::shell::escape_controls(note, &[])
             );
         }
         let decision = Triage {
             state,
             note: note.to_string(),
             user: user.to_string(),
-            at: crate::stamp::now_rfc3339(),
+            at: model::stamp::now_rfc3339(),
         };
         // Read and rewritten in one transaction that keeps the row from changing between
         // (concurrent triages each append; none is lost).

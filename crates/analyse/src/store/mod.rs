@@ -20,10 +20,10 @@ pub mod changes;
 pub mod location;
 pub mod series;
 
-use crate::results::{CaseResult, RunDocument, parse_documents};
 use anyhow::{Context, Result, bail};
 use backend::{Backend, MIGRATIONS, Postgres, Sqlite, Val};
 pub use location::Location;
+use model::results::{CaseResult, RunDocument, parse_documents};
 use rusqlite::Connection;
 use std::cell::RefCell;
 use std::path::Path;
@@ -77,9 +77,9 @@ impl std::fmt::Display for Selector {
             Selector::All => write!(f, "any run"),
             // A label that starts with `-` would read as an option after a space.
             Selector::Label(l) if l.starts_with('-') => {
-                write!(f, "--label={}", crate::shell::quote(l))
+                write!(f, "--label={}", model::shell::quote(l))
             }
-            Selector::Label(l) => write!(f, "--label {}", crate::shell::quote(l)),
+            Selector::Label(l) => write!(f, "--label {}", model::shell::quote(l)),
             Selector::Run(r) => write!(f, "--run {r}"),
             Selector::SlurmJob(j) => write!(f, "Slurm job {j}"),
         }
@@ -663,7 +663,7 @@ pub fn keep_complete(
     if complete.is_empty() {
         bail!("`{arg}` has no complete runs ({said}): give --incomplete to use them anyway");
     }
-    crate::say!("sigbench: `{arg}`: left out {said} run(s) (--incomplete to include them)");
+    model::say!("sigbench: `{arg}`: left out {said} run(s) (--incomplete to include them)");
     Ok((label, complete))
 }
 
@@ -688,7 +688,7 @@ pub fn all_runs_of(
 ) -> Result<(String, Vec<RunDocument>)> {
     let path = Path::new(arg);
     if path.is_file() {
-        let text = crate::input::read_text(path, "the document", crate::input::MAX_DOCUMENT_BYTES)?;
+        let text = model::input::read_text(path, "the document", model::input::MAX_DOCUMENT_BYTES)?;
         let docs = parse_documents(&text, arg)?;
         let first = docs.first().map(|d| d.label.clone()).unwrap_or_default();
         let label = if !first.is_empty() && docs.iter().all(|d| d.label == first) {
@@ -793,7 +793,7 @@ mod tests {
         }
         {
             let mut s = Store::open(&p).unwrap();
-            s.import(&crate::results::fixtures::doc("old", &[1.0], &[0]))
+            s.import(&model::results::fixtures::doc("old", &[1.0], &[0]))
                 .unwrap();
         }
         // Back to schema 1, as a store written by an older sigbench is.
@@ -830,7 +830,7 @@ mod tests {
         .into_iter()
         .enumerate()
         {
-            let mut d = crate::results::fixtures::doc("l", &[1.0], &[0]);
+            let mut d = model::results::fixtures::doc("l", &[1.0], &[0]);
             d.id = format!("run-{k}");
             d.slurm_job = job.map(str::to_string);
             s.import(&d).unwrap();
@@ -849,7 +849,7 @@ mod tests {
 #[cfg(test)]
 mod complete_tests {
     use super::*;
-    use crate::results::fixtures;
+    use model::results::fixtures;
 
     /// Issue 39, 13: compare and report pooled runs of any status without a word.
     #[test]

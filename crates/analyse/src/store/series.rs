@@ -2,8 +2,8 @@
 //! (signature, plan, clock), which stored runs are its points, stored labels grouped into
 //! series and ordered.
 
-use crate::clock::TimeBase;
-use crate::results::{RunDocument, SeriesPlan};
+use model::clock::TimeBase;
+use model::results::{RunDocument, SeriesPlan};
 
 /// What identifies a series in the store: the signature (name and digest), the
 /// filesystem, directories and N, and the clock. Runs of another plan or clock are another
@@ -13,7 +13,7 @@ pub fn series_key(plan: &SeriesPlan, tb: &TimeBase) -> String {
     format!(
         "{} ({}) on {} [{}] N={}, {tb}",
         plan.signature,
-        crate::text::head(&plan.sha256, 12),
+        model::text::head(&plan.sha256, 12),
         plan.fs,
         plan.dirs.join(" | "),
         ns.join(",")
@@ -35,7 +35,7 @@ pub enum Order {
     Time,
 }
 
-impl crate::choice::Choice for Order {
+impl model::choice::Choice for Order {
     const ALL: &'static [Order] = &[Order::Release, Order::Time];
     fn arg(self) -> &'static str {
         match self {
@@ -89,7 +89,7 @@ pub fn stored_series(labels: &[Point], order: Order) -> Vec<(String, Vec<Point>)
         points.sort_by(|a, b| {
             let ((ra, ta), (rb, tb)) = (first(&a.1), first(&b.1));
             match order {
-                Order::Release => crate::version::release(&ra, &rb),
+                Order::Release => model::version::release(&ra, &rb),
                 Order::Time => ta.cmp(&tb),
             }
         });
@@ -127,7 +127,7 @@ pub fn stored_runs(
 mod tests {
     use super::*;
 
-    use crate::results::fixtures::on_kernel as doc;
+    use model::results::fixtures::on_kernel as doc;
 
     /// A digest read from an imported document may be any text (hostile inputs): the key
     /// shortens it at a character, never inside one.

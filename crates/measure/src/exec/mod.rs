@@ -28,9 +28,9 @@ pub mod script;
 pub mod steps;
 
 use crate::interrupt;
-pub use crate::results::{ClientResult, OpLatency, Tick};
 use anyhow::{Result, anyhow};
 use hdrhistogram::Histogram;
+pub use model::results::{ClientResult, OpLatency, Tick};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -65,9 +65,9 @@ pub struct Timed {
 
 impl Timed {
     /// The window's operations and bytes a second (a run for a time, or of clients).
-    pub fn throughput(&self) -> crate::results::Throughput {
+    pub fn throughput(&self) -> model::results::Throughput {
         let s = (self.wall_ns as f64 / 1e9).max(1e-9);
-        crate::results::Throughput {
+        model::results::Throughput {
             ops: self.ops,
             bytes: self.bytes,
             ops_per_s: self.ops as f64 / s,

@@ -20,15 +20,15 @@ use crate::loadfile::Loadfile;
 use crate::probe::procfs::{SlabDelta, add_slab};
 use crate::probe::profile::{ProfileReading, Rate};
 use crate::probe::{self, Measurement, ProbeSpec, Probes, Scope, Window};
-use crate::random::mix64;
-use crate::results::{
+use crate::signature::Signature;
+use crate::testbed::{DirSpec, Testbed, TestbedSpec, tool_version};
+use anyhow::{Context, Result};
+use model::random::mix64;
+use model::results::{
     CaseResult, LoadfileMeta, PhaseResult, PlanMeta, RunDocument, SCHEMA, SCHEMA_VERSION,
     SignatureMeta, TestbedMeta, TimeMeta, Tool,
 };
-use crate::signature::Signature;
-use crate::stamp::now_rfc3339;
-use crate::testbed::{DirSpec, Testbed, TestbedSpec, tool_version};
-use anyhow::{Context, Result};
+use model::stamp::now_rfc3339;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -194,8 +194,8 @@ impl<T: Observer + ?Sized> Observer for &mut T {
 impl Plan {
     /// What of it makes a series of stored runs (the signature, the filesystem, the
     /// directories, N).
-    pub fn series_plan(&self) -> crate::results::SeriesPlan {
-        crate::results::SeriesPlan {
+    pub fn series_plan(&self) -> model::results::SeriesPlan {
+        model::results::SeriesPlan {
             signature: self.signature.name.clone(),
             sha256: self.signature.hash.clone(),
             fs: self.testbed.fs.name().to_string(),
@@ -838,7 +838,7 @@ impl Observer for WarningsOnly<'_> {
 /// Warnings queued so far (the driver's and the library's) go to the observer and the
 /// document.
 fn flush(warnings: &mut Vec<String>, doc: &mut RunDocument, obs: &mut dyn Observer) {
-    warnings.extend(crate::diag::take());
+    warnings.extend(model::diag::take());
     for w in warnings.drain(..) {
         obs.warning(&w);
         doc.warnings.push(w);

@@ -8,12 +8,12 @@
 use super::{Plan, TimeBound};
 use crate::loadfile::Loadfile;
 use crate::probe::ProbeSpec;
-use crate::results::RunDocument;
-use crate::shell::CommandLine;
 use crate::signature::{Signature, limits};
 use crate::testbed::device::DeviceSpec;
 use crate::testbed::{DirSpec, Fs, TestbedSpec, options};
 use anyhow::{Result, bail};
+use model::results::RunDocument;
+use model::shell::CommandLine;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -624,7 +624,7 @@ pub fn directories(given: &[String], sig: &Signature, fs: Fs) -> Result<Vec<DirS
         }
     }
     if !skipped.is_empty() {
-        crate::say!(
+        model::say!(
             "sigbench: {} cannot have the properties of {} (skipped; give --dir to choose)",
             fs.name(),
             skipped.join(", ")
@@ -653,7 +653,7 @@ mod tests {
             for d in std::iter::once(&CONTENTION_PROBE).chain(fs.contention_probes()) {
                 let name = ProbeSpec::parse(d).unwrap().name;
                 assert!(
-                    crate::metric::KERNEL_WIDE_PROBES.contains(&name.as_str()),
+                    model::metric::KERNEL_WIDE_PROBES.contains(&name.as_str()),
                     "{fs:?}: {name} counts the kernel's behaviour but is not in KERNEL_WIDE_PROBES"
                 );
             }

@@ -23,7 +23,7 @@
 //! state away from what a machine runs. A boot per state: a repetition's state is its
 //! boot's. docs/statistics.md ("States") has what was measured.
 
-use crate::random::mix64;
+use model::random::mix64;
 use serde::{Deserialize, Serialize};
 
 /// Where a run's repetitions start from.

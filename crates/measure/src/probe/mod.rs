@@ -16,8 +16,8 @@ pub mod procfs;
 pub mod profile;
 pub mod tracefs;
 
-pub use crate::results::{Counter, Cpu, Reading};
 use anyhow::{Result, bail};
+pub use model::results::{Counter, Cpu, Reading};
 use perf::TracepointCounter;
 use procfs::{Deltas, Snapshot};
 use profile::{ProfileReading, Sampler, Symbols};
@@ -215,7 +215,7 @@ impl Probes {
                 None => bail!(
                     "unknown probe `{}`: this kernel has no tracepoint {subsys}:{event} (see `sigbench doctor --events {}`)",
                     spec.source(),
-                    crate::shell::quote(subsys)
+                    model::shell::quote(subsys)
                 ),
             },
             Kind::Kprobe { func } => {
@@ -450,7 +450,7 @@ impl Window {
     /// process, that this kernel cannot tell.
     fn wait_quiet(&self) {
         match self.sources.settle(SETTLE_STEP, SETTLE_LIMIT) {
-            Some(s) if !s.quiet => crate::diag::warn(format!(
+            Some(s) if !s.quiet => model::diag::warn(format!(
                 "the machine did not settle before a window: still busy after {:.1} s (something else runs: the window's times include it)",
                 s.waited_ns as f64 / 1e9
             )),
@@ -459,7 +459,7 @@ impl Window {
                 static SAID: std::sync::atomic::AtomicBool =
                     std::sync::atomic::AtomicBool::new(false);
                 if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                    crate::diag::warn(
+                    model::diag::warn(
                         "settle: this kernel does not show how busy its CPUs are (no /proc/schedstat): windows start at a timer tick without waiting for a quiet machine",
                     );
                 }
@@ -498,7 +498,7 @@ impl Window {
                     .map(|s| (s, symbols.clone()))
                     .map_err(|e| {
                         let why = format!("{e:#}");
-                        crate::diag::warn(format!("the profile is unavailable: {why}"));
+                        model::diag::warn(format!("the profile is unavailable: {why}"));
                         why
                     })
             }

@@ -1,7 +1,7 @@
 //! Snapshot counters the kernel exports as text — /proc/vmstat, /proc/slabinfo and a block
 //! device's /sys/block/*/stat — and the deltas between two snapshots.
 
-pub use crate::results::{Load, SlabDelta};
+pub use model::results::{Load, SlabDelta};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::File;

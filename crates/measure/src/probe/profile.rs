@@ -10,11 +10,11 @@
 //! frame, `[user]`: the workload issues syscalls and nothing else, and its own frames
 //! carry no frame pointers to walk.
 
-pub use crate::results::{
+use anyhow::{Context, Result, bail};
+pub use model::results::{
     FunctionShare, LISTED_PCT, PhaseProfile, Profile, ProfileReading, fold_symbol, folded_stacks,
     shares,
 };
-use anyhow::{Context, Result, bail};
 use perf_event::events::Software;
 use perf_event::{Builder, SampleFlag};
 use std::collections::HashMap;

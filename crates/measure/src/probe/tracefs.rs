@@ -42,7 +42,7 @@ impl Tracefs {
             }
             bail!("cannot mount tracefs at {CANONICAL}: {err}");
         }
-        crate::diag::warn(format!("mounted tracefs at {CANONICAL}"));
+        model::diag::warn(format!("mounted tracefs at {CANONICAL}"));
         Tracefs::find().context("tracefs mounted but has no events directory")
     }
 

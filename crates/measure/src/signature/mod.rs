@@ -438,11 +438,11 @@ impl Signature {
             || raw
                 .name
                 .chars()
-                .any(|c| c.is_whitespace() || crate::shell::is_hidden(c))
+                .any(|c| c.is_whitespace() || model::shell::is_hidden(c))
         {
             bail!(
                 "{origin}: `name` must be one word of at most 64 visible characters (`{}`)",
-                crate::shell::escape_controls(&raw.name.chars().take(64).collect::<String>(), &[])
+                model::shell::escape_controls(&raw.name.chars().take(64).collect::<String>(), &[])
             );
         }
         let src = Source { text, origin };
@@ -487,7 +487,7 @@ impl Signature {
             slots: slots.names,
             origin: origin.to_string(),
             source: text.to_string(),
-            hash: crate::text::hex(&Sha256::digest(text.as_bytes())),
+            hash: model::text::hex(&Sha256::digest(text.as_bytes())),
             loadfile: raw.loadfile,
             default_clients: clients,
             default_time: time,
@@ -496,10 +496,10 @@ impl Signature {
 
     /// Load a signature file from disk.
     pub fn from_file(path: &Path) -> Result<Signature> {
-        let text = crate::input::read_text(
+        let text = model::input::read_text(
             path,
             "the signature file",
-            crate::input::MAX_SIGNATURE_BYTES,
+            model::input::MAX_SIGNATURE_BYTES,
         )?;
         Signature::parse(&text, &path.display().to_string())
     }

@@ -133,7 +133,7 @@ impl Pattern {
                 let mut state = RANDOM_SEED;
                 let mut out = Vec::with_capacity(size + 8);
                 while out.len() < size {
-                    state = crate::random::mix64(state);
+                    state = model::random::mix64(state);
                     out.extend_from_slice(&state.to_le_bytes());
                 }
                 out.truncate(size);

@@ -4,8 +4,8 @@
 //! buffer inside the timed window, so rendering never allocates. Validation happens at
 //! parse time: a template can only name things inside the test directory.
 
-use crate::random::mix64;
 use crate::sys::CPath;
+use model::random::mix64;
 use std::fmt;
 
 /// The variables a template may use.

@@ -82,7 +82,7 @@ impl Drop for Device {
         match &self.holder {
             Holder::Zram { id } => {
                 if let Err(e) = zram::remove(id) {
-                    crate::diag::warn(format!("{e:#}"));
+                    model::diag::warn(format!("{e:#}"));
                 }
             }
             Holder::Brd { loaded: true } => {

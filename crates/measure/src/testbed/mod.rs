@@ -34,7 +34,7 @@ pub enum Fs {
     Tmpfs,
 }
 
-impl crate::choice::Choice for Fs {
+impl model::choice::Choice for Fs {
     const ALL: &'static [Fs] = &Fs::ALL;
     fn arg(self) -> &'static str {
         self.name()
@@ -479,7 +479,7 @@ fn acquire_device(spec: &TestbedSpec, space: u64, ws: &Workspace) -> Result<Devi
         );
     }
     if device.size < space {
-        crate::diag::warn(format!(
+        model::diag::warn(format!(
             "{} ({} MiB) may be too small for this workload (~{} MiB)",
             device.path.display(),
             device.size >> 20,

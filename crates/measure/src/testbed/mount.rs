@@ -94,7 +94,7 @@ impl Mount {
 impl Drop for Mount {
     fn drop(&mut self) {
         if let Err(e) = unmount(&self.target) {
-            crate::diag::warn(format!("{e:#}"));
+            model::diag::warn(format!("{e:#}"));
         }
     }
 }

@@ -49,7 +49,7 @@ impl Workspace {
 impl Drop for Workspace {
     fn drop(&mut self) {
         if let Err(e) = std::fs::remove_dir_all(&self.dir) {
-            crate::diag::warn(format!("cannot remove {}: {e}", self.dir.display()));
+            model::diag::warn(format!("cannot remove {}: {e}", self.dir.display()));
         }
     }
 }
@@ -108,7 +108,7 @@ fn lock_file_as(path: &Path, holder_is: &str, mode: libc::c_int) -> Result<File>
             if !said && h.parse() != Ok(me) {
                 said = true;
                 let who = named_holder(h, me).map_or(String::new(), |p| format!(" (pid {p})"));
-                crate::say!("sigbench: waiting for another {holder_is}{who} to finish");
+                model::say!("sigbench: waiting for another {holder_is}{who} to finish");
             }
         };
         let first = holder(&mut f);

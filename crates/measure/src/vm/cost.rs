@@ -8,8 +8,8 @@
 //! the two do not line up (a guest that failed inside a window), nothing is attached and
 //! the document says why: a cost is never guessed.
 
-use crate::results::RunDocument;
 use anyhow::{Context, Result};
+use model::results::RunDocument;
 use std::path::{Path, PathBuf};
 
 /// The plugin, built from `cost/` by the build script for QEMU's plugin API version 1
@@ -137,7 +137,7 @@ mod tests {
 
     #[test]
     fn windows_go_to_their_cases_and_phases() {
-        let mut doc = crate::results::fixtures::doc("a", &[1.0, 2.0], &[0, 0]);
+        let mut doc = model::results::fixtures::doc("a", &[1.0, 2.0], &[0, 0]);
         let text: String = [
             line(Mark::Open, 10),
             line(Mark::Pause, 40),
@@ -157,7 +157,7 @@ mod tests {
         assert_eq!(c.phases[1].cost.unwrap().insns, 5);
         assert_eq!(doc.cases[1].cost.unwrap().insns, 80);
         // A window short: nothing attached, and said.
-        let mut doc = crate::results::fixtures::doc("a", &[1.0, 2.0], &[0, 0]);
+        let mut doc = model::results::fixtures::doc("a", &[1.0, 2.0], &[0, 0]);
         let w = attach(&mut doc, &line(Mark::Open, 1)).unwrap();
         assert!(w.contains("1 window(s) (0 whole) for 2 case(s)"), "{w}");
         assert!(doc.cases.iter().all(|c| c.cost.is_none()));

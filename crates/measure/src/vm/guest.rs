@@ -17,7 +17,7 @@ fn mount(source: &str, target: &str, fstype: &str) {
         CString::new(fstype).unwrap_or_default(),
     );
     if let Err(e) = crate::sys::os::mount(&s, &t, &f, 0, None) {
-        crate::say!("sigbench-guest: mount {fstype} on {target}: {e}");
+        model::say!("sigbench-guest: mount {fstype} on {target}: {e}");
     }
 }
 
@@ -28,7 +28,7 @@ fn load_modules() {
         let f = match std::fs::File::open(path) {
             Ok(f) => f,
             Err(e) => {
-                crate::say!("sigbench-guest: {path}: {e}");
+                model::say!("sigbench-guest: {path}: {e}");
                 continue;
             }
         };
@@ -36,7 +36,7 @@ fn load_modules() {
         if let Err(e) = crate::sys::os::finit_module(f.as_fd())
             && e.raw_os_error() != Some(libc::EEXIST)
         {
-            crate::say!("sigbench-guest: loading {path}: {e}");
+            model::say!("sigbench-guest: loading {path}: {e}");
         }
     }
 }
@@ -89,7 +89,7 @@ fn seed_random(state: Option<u64>) {
         crate::sys::os::credit_entropy(f.as_fd(), &seed)
     });
     if let Err(e) = done {
-        crate::say!("sigbench-guest: cannot seed the random number generator: {e}");
+        model::say!("sigbench-guest: cannot seed the random number generator: {e}");
     }
 }
 
@@ -105,7 +105,7 @@ fn allow_fast_sampling() {
     if let Err(e) = std::fs::write(path, MAX_SAMPLE_RATE.to_string())
         && std::path::Path::new(path).exists()
     {
-        crate::say!("sigbench-guest: {path}: {e}");
+        model::say!("sigbench-guest: {path}: {e}");
     }
 }
 
@@ -123,7 +123,7 @@ fn wait_for_high_resolution_timers() {
     let start = Instant::now();
     while std::fs::read_to_string(path).is_ok_and(|c| c.trim() == EARLY_CLOCKSOURCE) {
         if start.elapsed() > Duration::from_secs(5) {
-            crate::say!(
+            model::say!(
                 "sigbench-guest: the clock is still {EARLY_CLOCKSOURCE} after 5 s: timers fire at the tick only, and a profile samples once a tick"
             );
             return;
@@ -146,7 +146,7 @@ fn churn_pages(state: u64) {
                 taken.release(k);
             }
         }
-        Err(e) => crate::say!("sigbench-guest: cannot churn the page allocator: {e}"),
+        Err(e) => model::say!("sigbench-guest: cannot churn the page allocator: {e}"),
     }
 }
 
@@ -163,7 +163,7 @@ fn age_memory(state: u64) {
             (0..pages).try_for_each(|_| f.write_all(&page))
         });
         if let Err(e) = written {
-            crate::say!("sigbench-guest: cannot age the memory ({path}): {e}");
+            model::say!("sigbench-guest: cannot age the memory ({path}): {e}");
             return;
         }
         if removed {
@@ -192,12 +192,12 @@ fn setup() -> Result<Option<(GuestWork, String)>> {
     }
     load_modules();
     let Ok(plan) = std::fs::read_to_string(PLAN) else {
-        crate::say!("{READY} (no plan: boot test)");
+        model::say!("{READY} (no plan: boot test)");
         return Ok(None);
     };
     let work: GuestWork = serde_json::from_str(&plan).context("unreadable plan")?;
     let port = results_port()?;
-    crate::say!("{READY}");
+    model::say!("{READY}");
     Ok(Some((work, port)))
 }
 
@@ -209,12 +209,12 @@ pub fn init(run: &mut dyn FnMut(GuestWork, String) -> i32) -> ! {
         Ok(Some((work, port))) => run(work, port),
         Ok(None) => 0,
         Err(e) => {
-            crate::say!("sigbench-guest: {e:#}");
+            model::say!("sigbench-guest: {e:#}");
             1
         }
     };
     drain_results();
-    crate::say!("{EXIT}{code}");
+    model::say!("{EXIT}{code}");
     // End QEMU. A reset does that on every kernel config (QEMU runs with -no-reboot), while
     // a power-off needs ACPI: without it the kernel turns power-off into a halt and QEMU
     // would keep running. `sigbench.end=halt` on the kernel command line forces the halt,

@@ -8,9 +8,9 @@
 use super::boots::{guest_plan, in_guest, per_state};
 use super::kernel::{self, Kernel, KernelSpec};
 use super::{GuestRun, VmOptions};
-use crate::clock::ClockKind;
 use crate::plan::Plan;
 use anyhow::Result;
+use model::clock::ClockKind;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
 use std::sync::mpsc;
@@ -45,7 +45,7 @@ pub fn how_many(opts: &VmOptions, asked: Option<usize>) -> Result<usize> {
         (None, ClockKind::Host) => 1,
     };
     if wanted > 1 && machine.clock == ClockKind::Host {
-        crate::diag::warn(format!(
+        model::diag::warn(format!(
             "{wanted} guests at once on the host's clock: they share the CPUs, and each one's times include the others' load (the icount clock does not: --clock icount)"
         ));
     }
@@ -53,7 +53,7 @@ pub fn how_many(opts: &VmOptions, asked: Option<usize>) -> Result<usize> {
     let spare = crate::testbed::spare_memory_mib();
     let fits = (spare / per_guest).max(1) as usize;
     if wanted > fits {
-        crate::diag::warn(format!(
+        model::diag::warn(format!(
             "{wanted} guests of {} MiB do not fit in the {spare} MiB of memory that can be spared: {fits} at once",
             opts.mem_mib
         ));

@@ -172,7 +172,7 @@ pub fn ordered(kernels: &[String]) -> Result<Vec<String>> {
         match key {
             Ok(key) => keyed.push((key, k.clone())),
             Err(e) => {
-                crate::diag::warn(format!("the kernels stay in the order given: {e:#}"));
+                model::diag::warn(format!("the kernels stay in the order given: {e:#}"));
                 return Ok(kernels.to_vec());
             }
         }
@@ -180,7 +180,7 @@ pub fn ordered(kernels: &[String]) -> Result<Vec<String>> {
     // A stable sort: equal versions keep the order given.
     keyed.sort_by(|a, b| match one {
         Some(f) => f.compare(&a.0, &b.0),
-        None => crate::version::release(&a.0, &b.0),
+        None => model::version::release(&a.0, &b.0),
     });
     Ok(keyed.into_iter().map(|(_, k)| k).collect())
 }
@@ -232,7 +232,7 @@ pub fn file_identity(p: &Path) -> Result<String> {
 }
 
 pub fn short_hash(s: &str) -> String {
-    crate::text::hex(&Sha256::digest(s.as_bytes())[..8])
+    model::text::hex(&Sha256::digest(s.as_bytes())[..8])
 }
 
 /// The release string a bzImage carries (boot protocol: `kernel_version` at 0x20E points

@@ -12,11 +12,11 @@ pub mod kernel;
 pub mod package;
 pub mod qemu;
 
-use crate::clock::ClockKind;
-use crate::results::{RunDocument, parse_documents};
 use crate::testbed::Fs;
 use anyhow::{Context, Result, bail};
 use kernel::Kernel;
+use model::clock::ClockKind;
+use model::results::{RunDocument, parse_documents};
 use qemu::{Accel, Machine, Outcome};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -126,7 +126,7 @@ impl VmOptions {
         // `--guest-cpus` is checked here, by the machine it asks for.
         let machine = opts.expected_machine()?;
         if opts.cpus.is_none() && opts.clients > 1 && machine.cpus == 1 {
-            crate::say!(
+            model::say!(
                 "sigbench: note: the {} clients run interleaved on one guest CPU: no QEMU here runs an icount guest of several (scripts/qemu10.sh installs one; --guest-cpus 1 says this is meant)",
                 opts.clients
             );
@@ -469,7 +469,7 @@ fn run_in(
     machine: Machine,
 ) -> Result<GuestRun> {
     // When the guest started, by the host's clock: the guest's own is fixed (icount).
-    let started_at = crate::stamp::now_rfc3339();
+    let started_at = model::stamp::now_rfc3339();
     let Booted {
         outcome,
         console,

@@ -8,8 +8,8 @@
 
 use crate::child::checked;
 use crate::testbed::require_tool;
-use crate::version::{deb, rpm};
 use anyhow::{Context, Result, bail};
+use model::version::{deb, rpm};
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

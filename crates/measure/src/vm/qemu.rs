@@ -2,9 +2,9 @@
 //! shown it works here, remembered per machine), the command line, the timeouts, and
 //! what came back — the console log and the results port.
 
-use crate::clock::{Clock, ClockKind};
 use crate::interrupt;
 use anyhow::{Context, Result};
+use model::clock::{Clock, ClockKind};
 use serde::{Deserialize, Serialize};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -322,7 +322,7 @@ impl Machine {
                 "-accel".into(),
                 "tcg,thread=single".into(),
                 "-icount".into(),
-                format!("shift={},sleep=off", crate::clock::ICOUNT_SHIFT),
+                format!("shift={},sleep=off", model::clock::ICOUNT_SHIFT),
                 "-rtc".into(),
                 "base=2020-01-01T00:00:00,clock=vm".into(),
             ],
@@ -336,12 +336,12 @@ impl Machine {
         v
     }
 
-    /// The time base of the runs this machine measures (`crate::clock`).
-    pub fn timebase(&self) -> crate::clock::TimeBase {
-        use crate::clock::TimeBase;
+    /// The time base of the runs this machine measures (`model::clock`).
+    pub fn timebase(&self) -> model::clock::TimeBase {
+        use model::clock::TimeBase;
         match (self.accel, self.clock) {
             (Accel::Tcg, ClockKind::Icount) => TimeBase::Icount {
-                shift: crate::clock::ICOUNT_SHIFT,
+                shift: model::clock::ICOUNT_SHIFT,
                 cpu: self.cpu_model().to_string(),
             },
             (Accel::Tcg, ClockKind::Host) => TimeBase::Emulated,
@@ -354,7 +354,7 @@ impl Machine {
         let icount = self.clock == ClockKind::Icount;
         Clock {
             kind: self.clock,
-            shift: icount.then_some(crate::clock::ICOUNT_SHIFT),
+            shift: icount.then_some(model::clock::ICOUNT_SHIFT),
             qemu: version_of(&self.qemu),
             cpu: Some(self.cpu_model().to_string()),
             cost_model: None,
@@ -737,11 +737,11 @@ pub fn kvm_works(image: &Path, initrd: &Path, cache: &Path, workdir: &Path) -> R
         machine: machine_identity(),
         works,
         detail,
-        probed_at: crate::stamp::now_rfc3339(),
+        probed_at: model::stamp::now_rfc3339(),
     };
     std::fs::create_dir_all(cache)?;
     std::fs::write(probe_file(cache), serde_json::to_string_pretty(&p)?)?;
-    crate::diag::warn(format!(
+    model::diag::warn(format!(
         "KVM {}: {}; using {}",
         if works { "works" } else { "is not usable" },
         p.detail,

@@ -5,8 +5,8 @@
 //! Everything else comes after it.
 
 use super::table::{Align, Table, num};
-use crate::metric::{Family, Kind, Metric, Share, Source};
-use crate::stats::compare::{CaseKey, Comparison, Pair, Row};
+use analyse::stats::compare::{CaseKey, Comparison, Pair, Row};
+use model::metric::{Family, Kind, Metric, Share, Source};
 use std::collections::BTreeSet;
 
 /// Functions named in "where the time went".

@@ -5,11 +5,11 @@
 use super::document::{Document, Figure};
 use super::plot::{Judged, bisect_strip};
 use super::table::{Align, Table};
-use crate::bisect::steps::Bisected;
-use crate::bisect::{Call, Report, Step};
-use crate::metric::Metric;
-use crate::stats::Summary;
+use analyse::stats::Summary;
 use anyhow::Result;
+use model::metric::Metric;
+use search::bisect::steps::Bisected;
+use search::bisect::{Call, Report, Step};
 
 fn sorted(r: &Report) -> Vec<&Step> {
     let mut v: Vec<&Step> = r.outcome.steps.iter().collect();
@@ -306,11 +306,11 @@ pub fn report_of(done: &Bisected, signature: &str) -> Report {
 /// What changed significantly from the last good step to the first bad one, every metric
 /// (phase slab changes included), as `compare` ranks them.
 fn evidence(b: &Bisected) -> Option<Table> {
-    use crate::stats::compare::{Samples, compare};
+    use analyse::stats::compare::{Samples, compare};
     let [(good, g), (bad, x)] = b.first_change()?;
     let cmp = compare(
         &[Samples::from_runs(&good, g), Samples::from_runs(&bad, x)],
-        crate::stats::Test::MannWhitney,
+        analyse::stats::Test::MannWhitney,
         0.05,
     );
     // The metric bisected first, then as compare ranks them: the first twelve rows, and
@@ -350,7 +350,7 @@ fn profile_rows<T>(profile: Vec<T>, metric: impl Fn(&T) -> &Metric, keep: usize)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bisect::Outcome;
+    use search::bisect::Outcome;
 
     fn report() -> Report {
         let step = |index, samples: Vec<f64>, call| Step {
@@ -380,7 +380,7 @@ mod tests {
         )
     }
 
-    fn changed() -> crate::bisect::Changed {
+    fn changed() -> search::bisect::Changed {
         let mut t = Table::new(
             "what changed from the last good k0 to the first bad k2",
             &[("metric", Align::Left), ("change", Align::Right)],
@@ -470,7 +470,7 @@ mod tests {
 #[cfg(test)]
 mod evidence_tests {
     use super::profile_rows;
-    use crate::metric::Metric;
+    use model::metric::Metric;
 
     fn row(metric: &str) -> Metric {
         metric.parse().unwrap()

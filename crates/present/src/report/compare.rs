@@ -4,14 +4,14 @@
 //! output format renders these the same way.
 
 use super::table::{Align, Table};
-use crate::metric::{Kind, Metric, Source, Stat};
-use crate::stats::compare::{Comparison, Row};
-use crate::stats::verdict::Evidence;
+use analyse::stats::compare::{Comparison, Row};
+use analyse::stats::verdict::Evidence;
+use model::metric::{Kind, Metric, Source, Stat};
 use std::collections::BTreeMap;
 
 pub use super::table::num;
 
-fn stddev_pct(r: &crate::stats::Summary) -> String {
+fn stddev_pct(r: &analyse::stats::Summary) -> String {
     if r.mean == 0.0 {
         "±0%".into()
     } else {
@@ -463,7 +463,7 @@ fn dbench_table(a: &str, b: &str, case: &str, rows: &[&Row]) -> Option<Table> {
             format!("{:.0}", if base { r.base.median } else { r.other.median })
         })
     };
-    for op in crate::loadfile::OPS.iter().filter_map(|o| o.row) {
+    for op in measure::loadfile::OPS.iter().filter_map(|o| o.row) {
         let latency = |stat| {
             let call = op.to_string();
             find(Source::Latency { call, stat })

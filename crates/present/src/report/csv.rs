@@ -3,7 +3,7 @@
 
 use super::render::Renderer;
 use super::table::{Align, Table};
-use crate::stats::compare::Comparison;
+use analyse::stats::compare::Comparison;
 
 pub struct Csv;
 

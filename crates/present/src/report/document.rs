@@ -5,12 +5,12 @@
 use super::compare;
 use super::plot::{self, Series};
 use super::table::{Align, Table, VISIBLE_ROWS, capped};
-use crate::metric::{Kind, Metric, Source, Stat};
-use crate::results::RunDocument;
-use crate::stats::Test;
-use crate::stats::compare::{Samples, scaling};
-use crate::stats::{Summary, compare as compare_labels};
+use analyse::stats::Test;
+use analyse::stats::compare::{Samples, scaling};
+use analyse::stats::{Summary, compare as compare_labels};
 use anyhow::Result;
+use model::metric::{Kind, Metric, Source, Stat};
+use model::results::RunDocument;
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Clone, Debug)]
@@ -114,7 +114,7 @@ fn runs_table(sets: &[(String, Vec<RunDocument>)]) -> Table {
 
 /// A metric of one phase (`create.wall_ms`, `create.slabinfo.maple_node.active_objs`):
 /// where the story usually is, and not plotted otherwise.
-fn is_phase_metric(r: &crate::stats::compare::Row) -> bool {
+fn is_phase_metric(r: &analyse::stats::compare::Row) -> bool {
     r.metric.phase().is_some() && !r.metric.profiled()
 }
 
@@ -313,7 +313,7 @@ fn latency_table(samples: &[Samples]) -> Table {
 }
 
 /// What a report is about: its signature, labels and test directories.
-fn about(sets: &[(String, Vec<RunDocument>)], sig: &crate::results::SignatureMeta) -> Vec<String> {
+fn about(sets: &[(String, Vec<RunDocument>)], sig: &model::results::SignatureMeta) -> Vec<String> {
     let mut about = vec![format!(
         "Signature {} ({}, sha256 {}), {} label(s): {}.",
         sig.name,
@@ -322,7 +322,7 @@ fn about(sets: &[(String, Vec<RunDocument>)], sig: &crate::results::SignatureMet
         sets.len(),
         join(sets.iter().map(|(l, _)| l.as_str()))
     )];
-    if let Ok(parsed) = crate::signature::Signature::parse(&sig.source, &sig.origin) {
+    if let Ok(parsed) = measure::signature::Signature::parse(&sig.source, &sig.origin) {
         about.push(parsed.description);
     }
     let dirs = join(
@@ -339,7 +339,7 @@ fn notices(samples: &[Samples]) -> Vec<String> {
         .iter()
         .filter_map(|s| {
             if s.timebases.iter().any(|b| b.deterministic()) {
-                Some(format!("{}: times on the {}.", s.label, crate::clock::ICOUNT_NOTE))
+                Some(format!("{}: times on the {}.", s.label, model::clock::ICOUNT_NOTE))
             } else if s.emulated {
                 Some(format!("{} ran under QEMU TCG (emulation): its timings are not the hardware's — compare its counts, not its times.", s.label))
             } else {
@@ -351,8 +351,8 @@ fn notices(samples: &[Samples]) -> Vec<String> {
 
 /// The significant per-phase metrics, most standing out first, that get a figure too (the
 /// create-phase slab change of reference 004, say): at most six.
-fn phase_figures(cmp: &crate::stats::compare::Comparison) -> Vec<Metric> {
-    let mut sig: Vec<&crate::stats::compare::Row> = cmp
+fn phase_figures(cmp: &analyse::stats::compare::Comparison) -> Vec<Metric> {
+    let mut sig: Vec<&analyse::stats::compare::Row> = cmp
         .pairs
         .iter()
         .flat_map(|p| {
@@ -414,7 +414,7 @@ pub fn build(
     } else if let Some(s) = samples.first() {
         let rows = scaling(s);
         if !rows.is_empty() {
-            let cmp = crate::stats::compare::Comparison {
+            let cmp = analyse::stats::compare::Comparison {
                 alpha,
                 test,
                 labels: Vec::new(),
@@ -453,12 +453,12 @@ pub fn build(
 /// largest N the first label profiled — each label's samples over its repetitions, then
 /// the difference from the first label to each other one.
 pub fn flame_figures(sets: &[(String, Vec<RunDocument>)]) -> Vec<Figure> {
-    let Some(crate::results::Profiles {
+    let Some(model::results::Profiles {
         dir,
         n,
         hz,
         labels: per_label,
-    }) = crate::results::profiles(sets)
+    }) = model::results::profiles(sets)
     else {
         return Vec::new();
     };

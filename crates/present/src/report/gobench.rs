@@ -2,8 +2,8 @@
 //! benchstat can compare sigbench results: one line per measured case, one file per label.
 
 use super::render::Renderer;
-use crate::probe::Reading;
-use crate::results::RunDocument;
+use measure::probe::Reading;
+use model::results::RunDocument;
 use std::fmt::Write;
 
 /// A benchmark name component: letters, digits and `_-=.` only.
@@ -106,7 +106,7 @@ fn lines(runs: &[RunDocument]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::fixtures;
+    use model::results::fixtures;
 
     /// Issue 39, 12: a newline in a label (stored by an older sigbench, or in a document
     /// never imported) cannot inject a result line into benchstat's input.

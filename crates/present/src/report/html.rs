@@ -51,7 +51,7 @@ pub(crate) fn page(title: &str, style: &str, nav: &str, body: &str, made: &str) 
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{t}</title>\n<style>{STYLE}{style}</style>\n</head>\n<body>\n{nav}<h1>{t}</h1>\n{body}<footer>sigbench {} · {made}{}</footer>\n</body>\n</html>\n",
         env!("CARGO_PKG_VERSION"),
-        crate::stamp::now_rfc3339(),
+        model::stamp::now_rfc3339(),
         t = escape(title),
     )
 }

@@ -2,14 +2,14 @@
 //! whole, to a file or stdout; nothing else may go to stdout when it does.
 
 use super::render::Renderer;
-use crate::results::{EXPORT_SCHEMA, Export, RunDocument, SCHEMA_VERSION};
-use crate::stats::compare::Comparison;
+use analyse::stats::compare::Comparison;
+use model::results::{EXPORT_SCHEMA, Export, RunDocument, SCHEMA_VERSION};
 use serde::Serialize;
 
 pub struct Json;
 
 fn pretty<T: Serialize>(v: &T) -> String {
-    crate::outputs::json_text(v).unwrap_or_default()
+    measure::outputs::json_text(v).unwrap_or_default()
 }
 
 impl Renderer for Json {

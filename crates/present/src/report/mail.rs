@@ -9,10 +9,10 @@
 use super::answer::{answer_pair, lead, percent, regressed, what};
 use super::compare::lkp_table;
 use super::table::{VISIBLE_ROWS, capped};
-use crate::clock::TimeBase;
 use crate::repro::Reproducer;
-use crate::results::RunDocument;
-use crate::stats::compare::Comparison;
+use analyse::stats::compare::Comparison;
+use model::clock::TimeBase;
+use model::results::RunDocument;
 use std::fmt::Write;
 
 /// The width of every line of a mail.
@@ -23,10 +23,10 @@ pub const WIDTH: usize = 72;
 pub struct Telling<'a> {
     pub comparison: &'a Comparison,
     pub run: &'a RunDocument,
-    pub bisect: Option<&'a crate::bisect::Report>,
+    pub bisect: Option<&'a search::bisect::Report>,
     pub reproducer: Option<&'a Reproducer>,
     /// sigbench commands that measure it again.
-    pub commands: &'a [crate::shell::CommandLine],
+    pub commands: &'a [model::shell::CommandLine],
 }
 
 /// A mail: its subject, its body, and the files attached to it (name, text).
@@ -194,7 +194,7 @@ pub fn mail(t: &Telling) -> Mail {
 
 /// The bisect's answer: the first bad step (or why there is none), its suspects and the
 /// changelog lines, the steps.
-fn bisected(b: &mut String, r: &crate::bisect::Report) {
+fn bisected(b: &mut String, r: &search::bisect::Report) {
     match &r.first_bad {
         Some(f) => para(
             b,
@@ -252,7 +252,7 @@ fn bisected(b: &mut String, r: &crate::bisect::Report) {
 
 /// `text` as a paragraph wrapped at the mail's width, and a blank line.
 fn para(b: &mut String, text: &str) {
-    for l in crate::text::wrap(text, WIDTH) {
+    for l in model::text::wrap(text, WIDTH) {
         b.push_str(&l);
         b.push('\n');
     }
@@ -263,7 +263,7 @@ fn para(b: &mut String, text: &str) {
 fn hang(line: &str, indent: usize) -> String {
     let lead = line.len() - line.trim_start().len();
     let mut out = String::new();
-    let words = crate::text::wrap(line.trim_start(), WIDTH - indent.max(lead));
+    let words = model::text::wrap(line.trim_start(), WIDTH - indent.max(lead));
     for (k, l) in words.iter().enumerate() {
         let pad = if k == 0 { lead } else { indent };
         let _ = writeln!(out, "{}{l}", " ".repeat(pad));

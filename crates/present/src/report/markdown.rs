@@ -4,7 +4,7 @@
 use super::document::Document;
 use super::render::{Rendered, Renderer};
 use super::table::{Align, Table};
-use crate::stats::compare::Comparison;
+use analyse::stats::compare::Comparison;
 
 pub struct Markdown;
 

@@ -38,9 +38,9 @@ pub fn renderer(f: Format) -> &'static dyn Renderer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::fixtures;
-    use crate::stats::Test;
-    use crate::stats::compare::{Comparison, Samples, compare};
+    use analyse::stats::Test;
+    use analyse::stats::compare::{Comparison, Samples, compare};
+    use model::results::fixtures;
 
     fn comparison() -> Comparison {
         let a = fixtures::doc("a", &[10.0, 10.5, 10.2, 10.1, 10.3], &[0; 5]);
@@ -92,7 +92,7 @@ mod tests {
     fn runs_render_as_an_export_or_for_benchstat() {
         let runs = vec![fixtures::doc("a", &[10.0, 12.0], &[0, 0])];
         let json = renderer(Format::Json).runs(&runs).unwrap();
-        let back = crate::results::parse_documents(&json, "export").unwrap();
+        let back = model::results::parse_documents(&json, "export").unwrap();
         assert_eq!(back, runs);
         let go = renderer(Format::Gobench).runs(&runs).unwrap();
         assert!(

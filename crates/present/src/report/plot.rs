@@ -383,7 +383,7 @@ fn strip_with(
                 .map_err(|e| err(&e))?;
             let mut sorted = vals.clone();
             sorted.sort_by(f64::total_cmp);
-            if let Some(med) = crate::stats::Summary::of(&sorted).map(|s| s.median) {
+            if let Some(med) = analyse::stats::Summary::of(&sorted).map(|s| s.median) {
                 chart
                     .draw_series(std::iter::once(PathElement::new(
                         vec![(x - 0.3, med), (x + 0.3, med)],

@@ -3,8 +3,8 @@
 //! formats' files depend on this; `report::renderer` picks one.
 
 use super::document::Document;
-use crate::results::RunDocument;
-use crate::stats::compare::Comparison;
+use analyse::stats::compare::Comparison;
+use model::results::RunDocument;
 
 /// An output format. Adding one is a file beside this one and an arm in
 /// [`super::renderer`].

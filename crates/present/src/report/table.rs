@@ -4,12 +4,12 @@
 /// `s` with control characters written as `\x1b`, `\n`…: safe to print on a terminal
 /// and inside one table cell.
 pub fn escape_control(s: &str) -> String {
-    crate::shell::escape_controls(s, &[]).into_owned()
+    model::shell::escape_controls(s, &[]).into_owned()
 }
 
 /// A table as a bisect document keeps it (`bisect::Changed`): the cells as printed.
-pub fn to_changed(t: &Table) -> crate::bisect::Changed {
-    crate::bisect::Changed {
+pub fn to_changed(t: &Table) -> search::bisect::Changed {
+    search::bisect::Changed {
         title: t.title.trim().to_string(),
         headers: t.headers.iter().map(|h| h.0.clone()).collect(),
         right: t.headers.iter().map(|h| h.1 == Align::Right).collect(),
@@ -18,7 +18,7 @@ pub fn to_changed(t: &Table) -> crate::bisect::Changed {
 }
 
 /// A kept table back.
-pub fn from_changed(c: &crate::bisect::Changed) -> Table {
+pub fn from_changed(c: &search::bisect::Changed) -> Table {
     let headers: Vec<(&str, Align)> = c
         .headers
         .iter()

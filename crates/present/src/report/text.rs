@@ -4,11 +4,11 @@
 
 use super::render::Renderer;
 use super::table::{Align, Table};
-use crate::plan::Plan;
-use crate::probe::Reading;
-use crate::results::{CaseResult, RunDocument};
-use crate::stats::compare::Comparison;
-use crate::stats::run::{RunSummary, SlabEvidence};
+use analyse::stats::compare::Comparison;
+use analyse::stats::run::{RunSummary, SlabEvidence};
+use measure::plan::Plan;
+use measure::probe::Reading;
+use model::results::{CaseResult, RunDocument};
 use std::fmt::Write;
 
 pub struct Text;
@@ -170,7 +170,7 @@ pub fn s3e_line(plan: &Plan, r: &CaseResult, layout: &LineLayout) -> String {
         pw = layout.path_width,
     );
     if let Some(k) = &r.cost {
-        let cost = crate::metric::COST_WEIGHTS.ms(k);
+        let cost = model::metric::COST_WEIGHTS.ms(k);
         write!(line, " (cost {:>5} ms)", ms((cost * 1e6) as u64)).unwrap();
     }
     for c in &r.counters {
@@ -299,14 +299,14 @@ fn header(doc: &RunDocument) -> String {
     );
     let timebase = doc.host.timebase();
     match timebase {
-        crate::clock::TimeBase::Icount { .. } => {
-            out.push_str(&format!("times: {}\n", crate::clock::ICOUNT_NOTE));
+        model::clock::TimeBase::Icount { .. } => {
+            out.push_str(&format!("times: {}\n", model::clock::ICOUNT_NOTE));
             out.push_str(&states_line(doc));
             if let Some(m) = doc.host.clock.as_ref().and_then(|c| c.cost_model.as_ref()) {
-                out.push_str(&format!("cost: {} ({m})\n", crate::clock::cost_note()));
+                out.push_str(&format!("cost: {} ({m})\n", model::clock::cost_note()));
             }
         }
-        crate::clock::TimeBase::Emulated => {
+        model::clock::TimeBase::Emulated => {
             out.push_str(&format!(
                 "timings are emulated (QEMU TCG{}): compare counts, not times\n",
                 if doc.host.cpus > 1 {
@@ -316,7 +316,7 @@ fn header(doc: &RunDocument) -> String {
                 }
             ));
         }
-        crate::clock::TimeBase::Hardware => {}
+        model::clock::TimeBase::Hardware => {}
     }
     if let Some(k) = doc.plan.clients.as_ref().and_then(|k| k.iter().max()) {
         out.push_str(&clients_note(*k, doc.host.cpus as u32, &timebase));
@@ -622,7 +622,7 @@ fn client_scaling_tables(s: &RunSummary) -> String {
 
 /// How K clients shared the CPUs: in parallel, or interleaved — deterministically under
 /// the icount clock, where one guest CPU runs them in turn.
-pub fn clients_note(k: u32, cpus: u32, timebase: &crate::clock::TimeBase) -> String {
+pub fn clients_note(k: u32, cpus: u32, timebase: &model::clock::TimeBase) -> String {
     let cpus = cpus.max(1);
     let on = format!(
         "clients: up to {k} on {cpus} CPU{}",
@@ -880,7 +880,7 @@ fn ranked(m: &std::collections::BTreeMap<String, i64>, top: usize) -> Vec<(&Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::fixtures;
+    use model::results::fixtures;
 
     #[test]
     fn the_summary_lays_out_the_run() {

@@ -9,8 +9,8 @@ use super::compare::lkp_table;
 use super::document::{Document, Figure};
 use super::plot::{Judged, bisect_strip};
 use super::table::{Align, Table, VISIBLE_ROWS, capped};
-use crate::stats::compare::Comparison;
-use crate::store::changes::ChangeRecord;
+use analyse::stats::compare::Comparison;
+use analyse::store::changes::ChangeRecord;
 use anyhow::Result;
 
 /// One confirmed change, with everything its report shows.
@@ -24,12 +24,12 @@ pub struct Alert<'a> {
     pub comparison: Comparison,
     /// The bisects that ran: over the kernels between, then over the commits between the
     /// two releases (`--tree`).
-    pub bisects: Vec<&'a crate::bisect::Report>,
+    pub bisects: Vec<&'a search::bisect::Report>,
     /// The metric over the series: per kernel its name and repetitions (none: not
     /// measured), and whether it lies after the change.
     pub series: Vec<(String, Vec<f64>, bool)>,
     /// Commands that reproduce it.
-    pub commands: Vec<crate::shell::CommandLine>,
+    pub commands: Vec<model::shell::CommandLine>,
     /// The profiles' flame graphs of the two kernels, the differential one first (none
     /// without `--profile`).
     pub flames: Vec<Figure>,
@@ -60,7 +60,7 @@ fn what(c: &ChangeRecord) -> String {
 
 /// The first line, in the LKP robot's words; a change not measured again is a candidate.
 pub fn headline(a: &Alert) -> String {
-    use crate::store::changes::Status;
+    use analyse::store::changes::Status;
     let c = a.change;
     let on = match (c.status, &c.culprit) {
         (Status::New, _) => format!("label {} (not confirmed)", c.first_bad),
@@ -88,7 +88,7 @@ pub fn headline(a: &Alert) -> String {
 /// options, the directories, N (and K clients), the clock its times count (`clock`, in
 /// the words the caller has for it) and the machine that ran it.
 pub fn test_case(
-    d: &crate::results::RunDocument,
+    d: &model::results::RunDocument,
     clock: String,
     machine: String,
 ) -> Vec<(String, String)> {
@@ -131,7 +131,7 @@ fn case_table(a: &Alert) -> Table {
 fn summary(a: &Alert) -> String {
     let c = a.change;
     let bad = match c.status {
-        crate::store::changes::Status::Culprit => &c.first_bad,
+        analyse::store::changes::Status::Culprit => &c.first_bad,
         _ => c.culprit.as_deref().unwrap_or(&c.first_bad),
     };
     let mut s = format!(

@@ -4,11 +4,11 @@
 //! them, so the file compiles clean under `-Wall -Wextra -Werror`.
 
 use super::Repro;
-use crate::signature::step::{Op, Pattern, RANDOM_SEED, TEXT, flag_names};
-use crate::signature::template::Piece;
-use crate::signature::{Expect, Phase, Select, Step, Template};
-use crate::testbed::Prop;
-use crate::text::wrap;
+use measure::signature::step::{Op, Pattern, RANDOM_SEED, TEXT, flag_names};
+use measure::signature::template::Piece;
+use measure::signature::{Expect, Phase, Select, Step, Template};
+use measure::testbed::Prop;
+use model::text::wrap;
 use std::fmt::Write;
 
 /// What the program needs, gathered from the signature before any of it is written.
@@ -142,7 +142,7 @@ pub(super) fn program(r: &Repro) -> String {
 
 /// Text safe inside a C block comment: no comment delimiters, no control characters.
 fn comment(s: &str) -> String {
-    crate::shell::escape_controls(s, &['\n', '\t'])
+    model::shell::escape_controls(s, &['\n', '\t'])
         .replace("*/", "* /")
         .replace("/*", "/ *")
         // No trigraph (`??/` ends a line as a backslash would: -Wtrigraphs): a space
@@ -577,11 +577,11 @@ fn call_args(op: &Op, p: &Parts<'_>) -> String {
     };
     match op {
         Op::Open { call, mode, .. } => match call {
-            crate::signature::step::OpenCall::Open => format!("c->a, {}, 0{mode:o}", flags()),
-            crate::signature::step::OpenCall::Openat => {
+            measure::signature::step::OpenCall::Open => format!("c->a, {}, 0{mode:o}", flags()),
+            measure::signature::step::OpenCall::Openat => {
                 format!("AT_FDCWD, c->a, {}, 0{mode:o}", flags())
             }
-            crate::signature::step::OpenCall::Creat => format!("c->a, 0{mode:o}"),
+            measure::signature::step::OpenCall::Creat => format!("c->a, 0{mode:o}"),
         },
         Op::Close { slot } | Op::Dup { slot, .. } | Op::FdSync { slot, .. } => fd(slot),
         Op::Fstat { slot } => format!("{}, c->buf", fd(slot)),
@@ -616,9 +616,11 @@ fn call_args(op: &Op, p: &Parts<'_>) -> String {
         } => format!("{}, (off_t){offset}, (off_t){size}, {}", fd(slot), flags()),
         Op::Sync => String::new(),
         Op::Rename { call, .. } => match call {
-            crate::signature::step::RenameCall::Rename => "c->a, c->b".into(),
-            crate::signature::step::RenameCall::Renameat => "AT_FDCWD, c->a, AT_FDCWD, c->b".into(),
-            crate::signature::step::RenameCall::Renameat2 => {
+            measure::signature::step::RenameCall::Rename => "c->a, c->b".into(),
+            measure::signature::step::RenameCall::Renameat => {
+                "AT_FDCWD, c->a, AT_FDCWD, c->b".into()
+            }
+            measure::signature::step::RenameCall::Renameat2 => {
                 format!("AT_FDCWD, c->a, AT_FDCWD, c->b, {}", flags())
             }
         },
@@ -632,13 +634,12 @@ fn call_args(op: &Op, p: &Parts<'_>) -> String {
         } => format!("c->a, 0{mode:o}"),
         Op::Mkdir { at: true, mode, .. } => format!("AT_FDCWD, c->a, 0{mode:o}"),
         Op::Stat { call, mask, .. } => match call {
-            crate::signature::step::StatCall::Stat | crate::signature::step::StatCall::Lstat => {
-                "c->a, c->buf".into()
-            }
-            crate::signature::step::StatCall::Fstatat => {
+            measure::signature::step::StatCall::Stat
+            | measure::signature::step::StatCall::Lstat => "c->a, c->buf".into(),
+            measure::signature::step::StatCall::Fstatat => {
                 format!("AT_FDCWD, c->a, c->buf, {}", flags())
             }
-            crate::signature::step::StatCall::Statx => {
+            measure::signature::step::StatCall::Statx => {
                 format!("AT_FDCWD, c->a, {}, {mask:#x}, c->buf", flags())
             }
         },
@@ -653,7 +654,7 @@ fn call_args(op: &Op, p: &Parts<'_>) -> String {
         Op::Chmod { at: true, mode, .. } => format!("AT_FDCWD, c->a, 0{mode:o}"),
         Op::Fchmod { slot, mode } => format!("{}, 0{mode:o}", fd(slot)),
         Op::Chown { call, uid, gid, .. } => match call {
-            crate::signature::step::ChownCall::Fchownat => {
+            measure::signature::step::ChownCall::Fchownat => {
                 format!("AT_FDCWD, c->a, {uid}, {gid}, {}", flags())
             }
             _ => format!("c->a, {uid}, {gid}"),
@@ -673,7 +674,7 @@ fn call_args(op: &Op, p: &Parts<'_>) -> String {
         Op::Getxattr { name, .. } => format!(
             "c->a, {}, c->buf, (size_t){}",
             lit(name.as_bytes()),
-            crate::signature::step::GETXATTR_LEN
+            measure::signature::step::GETXATTR_LEN
         ),
         Op::Removexattr { name, .. } => format!("c->a, {}", lit(name.as_bytes())),
     }
@@ -894,8 +895,8 @@ const DRIVER: &str = include_str!("driver.c");
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::signature::Signature;
-    use crate::testbed::{DirSpec, Fs};
+    use measure::signature::Signature;
+    use measure::testbed::{DirSpec, Fs};
 
     #[test]
     fn literals_escape_what_c_would_read_otherwise() {

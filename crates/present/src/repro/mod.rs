@@ -15,11 +15,11 @@
 
 mod c;
 
-use crate::plan::DEFAULT_SEED;
-use crate::results::RunDocument;
-use crate::signature::Signature;
-use crate::testbed::{DirSpec, Fs};
 use anyhow::{Result, bail};
+use measure::plan::DEFAULT_SEED;
+use measure::signature::Signature;
+use measure::testbed::{DirSpec, Fs};
+use model::results::RunDocument;
 
 /// A reproducer: a signature and the cases it runs.
 pub struct Repro {
@@ -49,7 +49,7 @@ impl Repro {
             bail!(
                 "{} replays a dbench loadfile: dbench itself is its reproducer (see `sigbench repro {}`)",
                 signature.name,
-                crate::shell::quote(&signature.name)
+                model::shell::quote(&signature.name)
             );
         }
         if dirs.is_empty() {
@@ -81,7 +81,7 @@ impl Repro {
 /// What reproduces a run: the C program, or for a loadfile signature the dbench command.
 pub enum Reproducer {
     C(Box<Repro>),
-    Dbench(crate::shell::CommandLine),
+    Dbench(model::shell::CommandLine),
 }
 
 impl Reproducer {
@@ -97,7 +97,7 @@ impl Reproducer {
             .and_then(|k| k.iter().max().copied());
         let seconds = doc.plan.time.map(|t| t.time_ns as f64 / 1e9);
         // The loadfile the run replayed (`--loadfile`), not the signature's own.
-        let replayed = crate::plan::spec::kept_spec(doc).and_then(|s| s.loadfile);
+        let replayed = measure::plan::spec::kept_spec(doc).and_then(|s| s.loadfile);
         if let Some(cmd) = dbench_for(&sig, k, seconds, replayed.as_deref()) {
             return Ok(Reproducer::Dbench(cmd));
         }
@@ -145,7 +145,7 @@ impl Reproducer {
     /// change over (a mail, a report) is still written, without its reproducer.
     pub fn of_run_or_say(doc: &RunDocument, who: &str) -> Option<Reproducer> {
         Reproducer::of_run(doc)
-            .map_err(|e| crate::say!("sigbench: {who}: no reproducer: {e:#}"))
+            .map_err(|e| model::say!("sigbench: {who}: no reproducer: {e:#}"))
             .ok()
     }
 }
@@ -159,12 +159,12 @@ pub fn dbench_for(
     clients: Option<u32>,
     seconds: Option<f64>,
     loadfile: Option<&std::path::Path>,
-) -> Option<crate::shell::CommandLine> {
+) -> Option<model::shell::CommandLine> {
     let l = sig.loadfile.as_ref()?;
     let file = loadfile.map_or_else(|| l.dbench.clone(), |p| p.display().to_string());
     let clients = clients.or(sig.default_clients).unwrap_or(1);
     let seconds = seconds.or(sig.default_time).unwrap_or(10.0);
-    Some(crate::shell::CommandLine::new([
+    Some(model::shell::CommandLine::new([
         "dbench".to_string(),
         "-c".into(),
         file,

@@ -30,7 +30,7 @@ pub struct Mention {
 
 /// A changelog's text, decompressed when it is compressed, at most [`MAX_CHANGELOG_BYTES`].
 pub fn read(path: &Path) -> Result<String> {
-    let bytes = crate::child::decompress(path, MAX_CHANGELOG_BYTES, "a changelog")?;
+    let bytes = measure::child::decompress(path, MAX_CHANGELOG_BYTES, "a changelog")?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 

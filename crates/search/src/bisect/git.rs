@@ -249,7 +249,7 @@ pub struct Back<'a> {
 impl Drop for Back<'_> {
     fn drop(&mut self) {
         if let Err(e) = self.repo.git(&["checkout", "-q", &self.to]) {
-            crate::diag::warn(format!("{}: {e:#}", self.repo.dir.display()));
+            model::diag::warn(format!("{}: {e:#}", self.repo.dir.display()));
         }
     }
 }
@@ -259,7 +259,7 @@ struct Reset<'a>(&'a Repo);
 impl Drop for Reset<'_> {
     fn drop(&mut self) {
         if let Err(e) = self.0.reset() {
-            crate::diag::warn(format!("{}: {e:#}", self.0.dir.display()));
+            model::diag::warn(format!("{}: {e:#}", self.0.dir.display()));
         }
     }
 }

@@ -7,8 +7,8 @@
 
 use super::steps::{Bisected, Kernels, Remote, Steps, last_good, measure_ends_first};
 use super::{Measure, Params, Progress, bisect};
-use crate::vm::kernel;
 use anyhow::Result;
+use measure::vm::kernel;
 
 /// Bisect `list` (oldest first; packages sorted by version) on `steps`' metric, measured
 /// here or through `remote`.

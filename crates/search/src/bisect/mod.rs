@@ -17,10 +17,10 @@ pub mod steps;
 pub mod suspects;
 pub mod tree;
 
-use crate::metric::Metric;
-use crate::stats::Test;
-use crate::stats::verdict::{Evidence, judge};
+use analyse::stats::Test;
+use analyse::stats::verdict::{Evidence, judge};
 use anyhow::{Result, bail};
+use model::metric::Metric;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -45,9 +45,9 @@ pub trait Measure {
     }
     /// The smallest spread, a fraction of the metric's level, a change is measured
     /// against (`stats::verdict::evidence`): a time's clock decides it
-    /// (`crate::clock::TimeBase::noise_floor`), once something was measured.
+    /// (`model::clock::TimeBase::noise_floor`), once something was measured.
     fn noise_floor(&self) -> f64 {
-        crate::stats::verdict::NOISE_FLOOR
+        analyse::stats::verdict::NOISE_FLOOR
     }
 }
 
@@ -178,10 +178,10 @@ impl Report {
 
     /// Read a `--bisect-json` file.
     pub fn read(path: &std::path::Path) -> Result<Report> {
-        let text = crate::input::read_text(
+        let text = model::input::read_text(
             path,
             "the bisect document",
-            crate::input::MAX_DOCUMENT_BYTES,
+            model::input::MAX_DOCUMENT_BYTES,
         )?;
         let r: Report = serde_json::from_str(&text).map_err(|e| {
             anyhow::anyhow!("{}: not a sigbench bisect document ({e})", path.display())
@@ -245,7 +245,7 @@ fn gap(x: &[f64], y: &[f64]) -> f64 {
 }
 
 fn median(v: &[f64]) -> f64 {
-    crate::stats::Summary::of(v).map_or(f64::NAN, |s| s.median)
+    analyse::stats::Summary::of(v).map_or(f64::NAN, |s| s.median)
 }
 
 /// What a bisect tells its caller while it runs (the binary prints it on stderr).
@@ -868,7 +868,7 @@ pub(crate) mod tests {
     /// Kernels whose metric has noise: `level` before `first_bad`, `level × (1 + shift)`
     /// from there, each sample with coefficient of variation `cv`.
     struct Noisy {
-        rng: crate::random::Rng,
+        rng: model::random::Rng,
         first_bad: usize,
         level: f64,
         shift: f64,
@@ -947,13 +947,13 @@ pub(crate) mod tests {
         cv: f64,
         modes: Modes,
     ) -> [f64; 5] {
-        let mut rng = crate::random::Rng(seed);
+        let mut rng = model::random::Rng(seed);
         let (mut right, mut wrong, mut open, mut refused, mut drawn) = (0, 0, 0, 0, 0);
         let count = 16;
         for t in 0..trials {
             let first_bad = 1 + (rng.next_u64() % (count as u64 - 1)) as usize;
             let mut m = Noisy {
-                rng: crate::random::Rng(seed ^ (t as u64) << 20),
+                rng: model::random::Rng(seed ^ (t as u64) << 20),
                 first_bad,
                 level,
                 shift,

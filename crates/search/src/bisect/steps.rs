@@ -5,14 +5,14 @@
 //! commits and `watch`'s bisects measure through `Steps` too.
 
 use super::{Call, Measure, Measured, Outcome};
-use crate::clock::TimeBase;
-use crate::metric::Metric;
-use crate::plan::Plan;
-use crate::results::RunDocument;
-use crate::store::Store;
-use crate::vm::kernel::{self, KernelSpec};
-use crate::vm::{self, VmOptions, guests};
+use analyse::store::Store;
 use anyhow::{Context, Result};
+use measure::plan::Plan;
+use measure::vm::kernel::{self, KernelSpec};
+use measure::vm::{self, VmOptions, guests};
+use model::clock::TimeBase;
+use model::metric::Metric;
+use model::results::RunDocument;
 
 /// What both ways of bisecting share: the plan, the store, and the runs measured (or
 /// found stored) per index of the list. `watch` bisects with it too.
@@ -37,10 +37,10 @@ impl Steps<'_> {
     /// The metric's noise floor: its clock's for a time, the default for a count.
     pub fn noise_floor(&self) -> f64 {
         let runs = self.docs.iter().flatten().flatten();
-        if self.metric.kind().timed() && crate::stats::compare::measured_in(runs, &self.metric) {
+        if self.metric.kind().timed() && analyse::stats::compare::measured_in(runs, &self.metric) {
             self.timebase.noise_floor()
         } else {
-            crate::stats::verdict::NOISE_FLOOR
+            analyse::stats::verdict::NOISE_FLOOR
         }
     }
 
@@ -80,7 +80,7 @@ impl Steps<'_> {
                 !exact || seen.insert((c.state, c.state.is_none().then_some(c.rep), c.wall_ns))
             })
             .map(|(_, c)| {
-                crate::stats::compare::metrics_of(c)
+                analyse::stats::compare::metrics_of(c)
                     .into_iter()
                     .find(|(m, _)| *m == self.metric)
                     .map_or(0.0, |(_, v)| v)
@@ -94,7 +94,7 @@ impl Steps<'_> {
     pub fn load(&mut self, i: usize, label: &str, image: Option<&str>) -> Result<u32> {
         if self.docs[i].is_none() {
             let stored = if self.resume {
-                crate::store::series::stored_runs(
+                analyse::store::series::stored_runs(
                     &self.store,
                     label,
                     image,
@@ -138,7 +138,7 @@ impl Steps<'_> {
     /// A boot of `i` kept as `label` (`keep`), and how long it took said.
     pub fn kept(&mut self, i: usize, label: &str, (run, took): Booted) -> Result<Measured> {
         let kept = self.keep(i, label, run);
-        crate::say!(
+        model::say!(
             "sigbench: bisect: {label}: measured in {:.0} s",
             took.as_secs_f64()
         );
@@ -157,7 +157,7 @@ impl Steps<'_> {
     }
 
     pub fn reuse_stored(&self, i: usize, label: &str) -> Measured {
-        crate::say!("sigbench: bisect: {label}: stored, not measured again");
+        model::say!("sigbench: bisect: {label}: stored, not measured again");
         Measured::Samples(self.samples(i))
     }
 }
@@ -183,11 +183,11 @@ pub fn boot(
         first_state: plan.first_state + first,
         ..plan.clone()
     };
-    crate::say!("sigbench: bisect: {label}: {more} repetition(s)");
+    model::say!("sigbench: bisect: {label}: {more} repetition(s)");
     let started = std::time::Instant::now();
     let run = guests::run_on(k, &plan, opts, verbose);
-    for w in crate::diag::take() {
-        crate::say!("sigbench: {w}");
+    for w in model::diag::take() {
+        model::say!("sigbench: {w}");
     }
     (run, started.elapsed())
 }
@@ -202,12 +202,12 @@ pub fn store_run(
 ) -> Result<std::result::Result<RunDocument, String>> {
     let run = match run {
         Ok(r) => r,
-        Err(e) => return Ok(Err(crate::interrupt::step_failed(e)?)),
+        Err(e) => return Ok(Err(measure::interrupt::step_failed(e)?)),
     };
     if let Some(e) = run.error {
         // A guest stopped by a signal says so in its error: the signal ends the search
         // (exit 130), it does not skip the kernel.
-        return Ok(Err(crate::interrupt::step_failed(e)?));
+        return Ok(Err(measure::interrupt::step_failed(e)?));
     }
     let Some(mut doc) = run.doc else {
         return Ok(Err("no results".into()));
@@ -275,7 +275,7 @@ impl Kernels<'_> {
             let k = match kernel::prepare(&spec, &name, &self.steps.opts.cache) {
                 Ok(k) => k,
                 Err(e) => {
-                    let why = crate::interrupt::step_failed(e)?;
+                    let why = measure::interrupt::step_failed(e)?;
                     self.ahead.insert(i, Measured::Failed(why));
                     continue;
                 }
@@ -363,7 +363,7 @@ impl Measure for Kernels<'_> {
                 first_state: self.steps.plan.first_state + s.stored,
                 ..self.steps.plan.clone()
             };
-            crate::say!(
+            model::say!(
                 "sigbench: bisect: {}: {} repetition(s), side by side",
                 s.release,
                 s.more
@@ -410,7 +410,7 @@ impl Measure for Kernels<'_> {
         let (name, spec) = self.specs[i].clone();
         let k = match kernel::prepare(&spec, &name, &self.steps.opts.cache) {
             Ok(k) => k,
-            Err(e) => return Ok(Measured::Failed(crate::interrupt::step_failed(e)?)),
+            Err(e) => return Ok(Measured::Failed(measure::interrupt::step_failed(e)?)),
         };
         self.releases[i] = Some(k.release.clone());
         self.changelogs[i] = k.changelog.clone();
@@ -474,7 +474,7 @@ impl Bisected {
                 .unwrap_or_default()
                 .to_string()
         };
-        let p = crate::results::profiles(&[(label(g), runs(g)?), (label(b), runs(b)?)])?;
+        let p = model::results::profiles(&[(label(g), runs(g)?), (label(b), runs(b)?)])?;
         let [(good, good_stacks, _), (bad, bad_stacks, _)]: [_; 2] = p.labels.try_into().ok()?;
         Some(crate::bisect::FlameStacks {
             case: format!("{}/N={}", p.dir, p.n),

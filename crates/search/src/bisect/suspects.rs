@@ -8,10 +8,10 @@
 //! cause). A bisect over a dozen commits costs a dozen builds and boots; the ranking
 //! costs two profiles the bisect measures anyway and a `git show` per commit.
 
-use crate::probe::profile::{ProfileReading, fold_symbol, folded_stacks};
-use crate::results::RunDocument;
-use crate::stats::summary::median_of;
+use analyse::stats::summary::median_of;
 use anyhow::Result;
+use measure::probe::profile::{ProfileReading, fold_symbol, folded_stacks};
+use model::results::RunDocument;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

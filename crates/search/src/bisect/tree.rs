@@ -11,9 +11,9 @@
 use super::steps::{Bisected, Steps, boot, measure_ends_first};
 use super::suspects::{self, Suspect};
 use super::{Measure, Measured, Params, Progress, bisect, git};
-use crate::kbuild;
-use crate::vm::kernel::{self, Kernel, KernelSpec};
 use anyhow::{Context, Result};
+use measure::kbuild;
+use measure::vm::kernel::{self, Kernel, KernelSpec};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -48,25 +48,25 @@ impl Builder {
         self.repo.checkout(commit)?;
         let log = self.logs.join(format!("{commit}.log"));
         let started = std::time::Instant::now();
-        crate::say!(
+        model::say!(
             "sigbench: bisect: building {label} (log: {})",
             log.display()
         );
         match self.tree.build(&log) {
             Ok(missing) => {
-                crate::say!(
+                model::say!(
                     "sigbench: bisect: {label} built in {:.0} s",
                     started.elapsed().as_secs_f64()
                 );
                 if !missing.is_empty() && !self.warned {
                     self.warned = true;
-                    crate::say!(
+                    model::say!(
                         "sigbench: warning: the kernel config did not take {} (missing dependencies, or not in this version): the guest may lack them",
                         missing.join(", ")
                     );
                 }
             }
-            Err(e) => return Ok(Err(crate::interrupt::step_failed(e)?)),
+            Err(e) => return Ok(Err(measure::interrupt::step_failed(e)?)),
         }
         let spec = KernelSpec::BuildTree {
             tree: self.repo.dir.clone(),
@@ -74,7 +74,7 @@ impl Builder {
         };
         match kernel::prepare(&spec, label, &self.cache) {
             Ok(k) => Ok(Ok(k)),
-            Err(e) => Ok(Err(crate::interrupt::step_failed(e)?)),
+            Err(e) => Ok(Err(measure::interrupt::step_failed(e)?)),
         }
     }
 }
@@ -206,7 +206,7 @@ fn logs_of(dir: &std::path::Path) -> String {
         })
         .take(40)
         .collect();
-    format!("{name}-{}", crate::text::hex(&digest[..6]))
+    format!("{name}-{}", model::text::hex(&digest[..6]))
 }
 
 pub fn over_tree(

@@ -4,12 +4,12 @@
 
 use super::Judge;
 use super::predicate::{Predicate, Values};
-use crate::plan::Plan;
-use crate::results::RunDocument;
-use crate::vm::VmOptions;
-use crate::vm::guests::{self, Boot};
-use crate::vm::kernel::KernelSpec;
 use anyhow::{Result, bail};
+use measure::plan::Plan;
+use measure::vm::VmOptions;
+use measure::vm::guests::{self, Boot};
+use measure::vm::kernel::KernelSpec;
+use model::results::RunDocument;
 use std::collections::BTreeMap;
 
 /// Where candidates run when not here: a kernel in guests, `jobs` at once.
@@ -57,10 +57,10 @@ impl Values for CaseValues {
 /// An observer that shows nothing: the minimizer logs evaluations, not cases.
 struct Quiet;
 
-impl crate::plan::Observer for Quiet {
-    fn case_started(&mut self, _: &crate::plan::Case, _: &Plan, _: u64) {}
+impl measure::plan::Observer for Quiet {
+    fn case_started(&mut self, _: &measure::plan::Case, _: &Plan, _: u64) {}
     fn tick(&mut self, _: u64) {}
-    fn case_done(&mut self, _: &crate::results::CaseResult, _: &Plan) -> anyhow::Result<()> {
+    fn case_done(&mut self, _: &model::results::CaseResult, _: &Plan) -> anyhow::Result<()> {
         Ok(())
     }
     fn warning(&mut self, _: &str) {}
@@ -69,12 +69,12 @@ impl crate::plan::Observer for Quiet {
 impl RunJudge {
     /// The plan of one candidate, or why it is not a valid one.
     fn plan_of(&self, signature: &str, dirs: &[String]) -> Result<Plan, String> {
-        let sig = crate::signature::Signature::parse(signature, "candidate")
+        let sig = measure::signature::Signature::parse(signature, "candidate")
             .map_err(|e| format!("invalid: {e:#}"))?;
         let fs = self.plan.testbed.fs;
         let specs = dirs
             .iter()
-            .map(|d| crate::testbed::DirSpec::parse(d, fs))
+            .map(|d| measure::testbed::DirSpec::parse(d, fs))
             .collect::<Result<Vec<_>>>()
             .map_err(|e| format!("invalid: {e:#}"))?;
         Ok(Plan {
@@ -89,7 +89,7 @@ impl RunJudge {
     fn here(&mut self, plan: &Plan) -> Result<(bool, String)> {
         let mut doc = plan.document_here();
         if let Err(e) = plan.execute(&mut doc, &mut Quiet) {
-            if crate::interrupt::Interrupted::caused(&e) {
+            if measure::interrupt::Interrupted::caused(&e) {
                 return Err(e);
             }
             return Ok((false, format!("replay failed: {e:#}")));
@@ -132,7 +132,7 @@ impl RunJudge {
                 )),
                 (_, Some(e)) => Ok((
                     false,
-                    format!("replay failed: {}", crate::interrupt::step_failed(e)?),
+                    format!("replay failed: {}", measure::interrupt::step_failed(e)?),
                 )),
                 (Some(doc), None) => self.verdict(plan, &doc),
                 (None, None) => Ok((false, "the guest sent no results".into())),
@@ -151,7 +151,7 @@ impl RunJudge {
             });
             let m = g.by_dir.entry(c.dir.clone()).or_default();
             // The predicate names metrics in text (the user's `--until`).
-            for (metric, value) in crate::stats::compare::metrics_of(c) {
+            for (metric, value) in analyse::stats::compare::metrics_of(c) {
                 m.insert(metric.to_string(), value);
             }
         }

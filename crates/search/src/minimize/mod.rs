@@ -356,7 +356,7 @@ impl<'a> Minimizer<'a> {
         let mut out = vec![None; cands.len()];
         let mut i = 0;
         while i < cands.len() {
-            crate::interrupt::check()?;
+            measure::interrupt::check()?;
             if let Some(&h) = self.cache.get(&keys[i]) {
                 out[i] = Some(h);
                 if h && first_only {
@@ -615,7 +615,7 @@ impl<'a> Minimizer<'a> {
 /// What `min` removed from `start` (candidates of `sig`), one line each, in the order of
 /// the file: phases and their steps, prelude steps, setup, directory properties.
 pub fn removed(
-    sig: &crate::signature::Signature,
+    sig: &measure::signature::Signature,
     start: &Candidate,
     min: &Candidate,
 ) -> Vec<String> {
@@ -715,7 +715,7 @@ steps = [
         c.sync = false;
         c.populate = false;
         let text = src.render(&c, "# minimized\n").unwrap();
-        let s = crate::signature::Signature::parse(&text, "candidate").unwrap();
+        let s = measure::signature::Signature::parse(&text, "candidate").unwrap();
         assert_eq!(s.phases[0].steps.len(), 2);
         assert_eq!(s.phases[0].steps[0].syscall, "openat");
         assert!(!s.setup.sync && s.setup.populate.is_none() && s.setup.fsync_dir);
@@ -723,7 +723,7 @@ steps = [
         // A close without its open is not a valid signature: the judge says "no".
         c.phases[0].1 = vec![3];
         let text = src.render(&c, "").unwrap();
-        assert!(crate::signature::Signature::parse(&text, "candidate").is_err());
+        assert!(measure::signature::Signature::parse(&text, "candidate").is_err());
     }
 
     /// Holds when the candidate still has the steps that unlink `{name}-k3` and `-k9`.

@@ -175,11 +175,11 @@ impl Predicate {
     pub fn unknown_metrics(&self, seen: &std::collections::BTreeSet<&String>) -> Vec<String> {
         // A profile's absent function is 0 only in a run that was profiled.
         let profiled = seen.iter().any(|m| {
-            m.parse::<crate::metric::Metric>()
+            m.parse::<model::metric::Metric>()
                 .is_ok_and(|m| m.profiled())
         });
         let delta = |m: &str| {
-            m.parse::<crate::metric::Metric>()
+            m.parse::<model::metric::Metric>()
                 .is_ok_and(|m| m.absent_is_zero() && (profiled || !m.profiled()))
         };
         self.metrics()

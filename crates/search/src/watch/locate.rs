@@ -6,12 +6,12 @@ use super::series::Watch;
 use crate::bisect::steps::{Bisected, Kernels, Remote, Steps, last_good};
 use crate::bisect::tree::{TreeRange, over_tree};
 use crate::bisect::{Params as BisectParams, Progress, bisect};
-use crate::results::RunDocument;
-use crate::stats::changepoint::Change;
-use crate::stats::compare::MetricKey;
-use crate::store::Store;
-use crate::store::changes::{ChangeRecord, Status};
+use analyse::stats::changepoint::Change;
+use analyse::stats::compare::MetricKey;
+use analyse::store::Store;
+use analyse::store::changes::{ChangeRecord, Status};
 use anyhow::Result;
+use model::results::RunDocument;
 use std::path::PathBuf;
 
 /// A change confirmed between kernels `g` and `b`: a record per metric (`confirmed`
@@ -201,14 +201,14 @@ fn bisect_setup<'a>(
 
 fn progress(p: Progress) {
     match p {
-        Progress::Note(msg) => crate::say!("sigbench: watch: bisect: {msg}"),
-        Progress::Step { name, .. } => crate::say!("sigbench: watch: bisect: {name}"),
+        Progress::Note(msg) => model::say!("sigbench: watch: bisect: {msg}"),
+        Progress::Step { name, .. } => model::say!("sigbench: watch: bisect: {name}"),
     }
 }
 
 /// A bisect that ended in an error other than an interrupt: said, and not an alert's end.
 fn failed_bisect<T>(w: &Watch, e: anyhow::Error) -> Result<Option<T>> {
-    if crate::interrupt::Interrupted::caused(&e) {
+    if measure::interrupt::Interrupted::caused(&e) {
         return Err(e);
     }
     w.say(&format!("the bisect found nothing: {e:#}"));

@@ -10,13 +10,13 @@
 pub mod locate;
 pub mod series;
 
-use crate::metric::{Kind, Metric, Source};
-use crate::results::RunDocument;
-use crate::stats::changepoint::{Change, Series};
-use crate::stats::compare::{CaseKey, MetricKey, Samples};
-use crate::stats::summary::median_of;
-use crate::stats::verdict::{holm, judge};
-use crate::store::changes::{ChangeRecord, Confirmation};
+use analyse::stats::changepoint::{Change, Series};
+use analyse::stats::compare::{CaseKey, MetricKey, Samples};
+use analyse::stats::summary::median_of;
+use analyse::stats::verdict::{holm, judge};
+use analyse::store::changes::{ChangeRecord, Confirmation};
+use model::metric::{Kind, Metric, Source};
+use model::results::RunDocument;
 use std::collections::BTreeMap;
 
 /// The indexes `--every K` measures first: every K-th kernel from the oldest, and the
@@ -76,7 +76,7 @@ pub fn metric_series(
                 exact: kind == Kind::Counter,
                 floor: match kind {
                     Kind::Time | Kind::Latency | Kind::Throughput => time_floor,
-                    _ => crate::stats::verdict::NOISE_FLOOR,
+                    _ => analyse::stats::verdict::NOISE_FLOOR,
                 },
                 min_step: match kind {
                     Kind::Kernel => KERNEL_WIDE_MIN_STEP,
@@ -94,14 +94,14 @@ pub fn metric_series(
 /// primary series) and the evidence (profile, kernel-wide and latency rows).
 pub fn changes(
     series: &[Series],
-    p: &crate::stats::changepoint::Params,
+    p: &analyse::stats::changepoint::Params,
 ) -> (Vec<Change>, Vec<Change>) {
     let primary: std::collections::BTreeSet<&MetricKey> = series
         .iter()
         .filter(|s| s.primary)
         .map(|s| &s.metric)
         .collect();
-    crate::stats::changepoint::changes(series, p)
+    analyse::stats::changepoint::changes(series, p)
         .into_iter()
         .partition(|c| primary.contains(&c.metric))
 }
@@ -159,7 +159,7 @@ pub fn evidence_only(alerting: &[Change], evidence: &[Change], names: &[String])
                 .max_by(|x, y| x.effect().abs().total_cmp(&y.effect().abs()))
                 .map(|c| format!("{} {} → {}", c.metric, short(c.before), short(c.after)))
                 .unwrap_or_default();
-            let mut kinds: BTreeMap<crate::metric::Family, usize> = BTreeMap::new();
+            let mut kinds: BTreeMap<model::metric::Family, usize> = BTreeMap::new();
             for c in &cs {
                 *kinds.entry(c.metric.name.family()).or_default() += 1;
             }
@@ -208,7 +208,7 @@ pub fn undecided(points: &[Vec<RunDocument>], names: &[String]) -> Vec<String> {
         }
         for (case, metrics) in &s.cases {
             if let Some(v) = metrics.get(&Metric::wall())
-                && let Some(sum) = crate::stats::Summary::of(v)
+                && let Some(sum) = analyse::stats::Summary::of(v)
                 && v.len() > 1
                 && sum.cv > SPREAD_CV
             {
@@ -286,7 +286,7 @@ pub fn new_record(key: &str, c: &Change, names: &[String]) -> ChangeRecord {
         id: 0,
         series: key.to_string(),
         metric: c.metric.clone(),
-        status: crate::store::changes::Status::New,
+        status: analyse::store::changes::Status::New,
         last_good: names[c.last_before].clone(),
         first_bad: names[c.first_after].clone(),
         before: c.before,
@@ -295,7 +295,7 @@ pub fn new_record(key: &str, c: &Change, names: &[String]) -> ChangeRecord {
         confirmed: None,
         culprit: None,
         report: None,
-        found_at: crate::stamp::now_rfc3339(),
+        found_at: model::stamp::now_rfc3339(),
         triage: Vec::new(),
     }
 }
@@ -325,7 +325,7 @@ pub fn confirm(
         .map(|c| match series.iter().find(|s| s.metric == c.metric) {
             Some(s) if !s.points[0].is_empty() && !s.points[1].is_empty() => {
                 let (a, x) = (s.points[0].clone(), s.points[1].clone());
-                let test = crate::stats::Test::MannWhitney;
+                let test = analyse::stats::Test::MannWhitney;
                 let p = judge(&a, &x, s.exact, test, 0.05, changes.len(), s.floor).p;
                 (a, x, p)
             }
@@ -345,7 +345,7 @@ pub fn confirm(
             let k = Confirmation {
                 good,
                 bad,
-                ci: crate::stats::ratio_of_medians(&a, &x).map(|q| q.ci),
+                ci: analyse::stats::ratio_of_medians(&a, &x).map(|q| q.ci),
                 p,
                 repetitions: a.len().min(x.len()),
             };
@@ -441,8 +441,8 @@ impl RevMap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::changepoint::{Params, changes};
-    use crate::store::changes::Status;
+    use analyse::stats::changepoint::{Params, changes};
+    use analyse::store::changes::Status;
 
     /// Where only evidence moved, one line says how much of each kind; where a time
     /// moved too, nothing is said (the alert carries the evidence).
@@ -455,7 +455,7 @@ mod tests {
             before,
             after,
             p: 0.0,
-            evidence: crate::stats::verdict::Evidence::Separation,
+            evidence: analyse::stats::verdict::Evidence::Separation,
         };
         let alerting = [at("c/N=1 wall_ms", 2, 10.0, 11.0)];
         let evidence = [
@@ -492,7 +492,7 @@ mod tests {
             before,
             after,
             p: 0.0,
-            evidence: crate::stats::verdict::Evidence::Separation,
+            evidence: analyse::stats::verdict::Evidence::Separation,
         };
         let good = vec![doc("a", 100.0, 0), doc("a", 100.01, 0)];
         let bad = vec![doc("b", 110.0, 1400), doc("b", 110.02, 1400)];
@@ -585,7 +585,7 @@ mod tests {
         assert!(every(0, 3).is_empty());
     }
 
-    use crate::results::fixtures::on_kernel as doc;
+    use model::results::fixtures::on_kernel as doc;
 
     fn record(metric: impl Into<MetricKey>, g: &str, b: &str) -> ChangeRecord {
         ChangeRecord {

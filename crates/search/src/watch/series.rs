@@ -5,15 +5,15 @@
 //! parses the options into [`Settings`] and prints the alerts.
 
 use crate::bisect::steps::{Remote, RemoteTask};
-use crate::clock::TimeBase;
-use crate::metric::Metric;
-use crate::plan::Plan;
-use crate::results::RunDocument;
-use crate::stats::changepoint::{self, Change};
-use crate::store::{Location, Store};
-use crate::vm::kernel::{self, KernelSpec};
-use crate::vm::{VmOptions, guests};
+use analyse::stats::changepoint::{self, Change};
+use analyse::store::{Location, Store};
 use anyhow::Result;
+use measure::plan::Plan;
+use measure::vm::kernel::{self, KernelSpec};
+use measure::vm::{VmOptions, guests};
+use model::clock::TimeBase;
+use model::metric::Metric;
+use model::results::RunDocument;
 use std::path::PathBuf;
 
 /// What a watch was asked for, beyond its plan and kernels.
@@ -60,7 +60,7 @@ pub struct Watch<'a> {
 
 impl Watch<'_> {
     pub fn say(&self, msg: &str) {
-        crate::say!("sigbench: watch: {msg}");
+        model::say!("sigbench: watch: {msg}");
     }
 
     /// The repetitions kernel `i`'s stored runs hold (each run's, copies included).
@@ -101,7 +101,7 @@ impl Watch<'_> {
         let mut out = vec![None; boots.len()];
         let names = self.names.clone();
         let started = |k: usize, _: &guests::Boot| {
-            crate::say!(
+            model::say!(
                 "sigbench: watch: {} ({} repetition(s))",
                 names[wanted[k].0],
                 wanted[k].1
@@ -120,7 +120,7 @@ impl Watch<'_> {
                 match crate::bisect::steps::store_run(store, &names[i], booted.map(|(_, run)| run))?
                 {
                     Ok(doc) => out[k] = Some(doc),
-                    Err(why) => crate::say!("sigbench: watch: {}: {why}", names[i]),
+                    Err(why) => model::say!("sigbench: watch: {}: {why}", names[i]),
                 }
                 Ok(())
             },
@@ -189,7 +189,7 @@ pub fn prepare(w: &mut Watch) -> Result<()> {
         match kernel::prepare(&spec, &name, &w.opts.cache) {
             Ok(k) => {
                 let (image, plan) = (Some(k.key.as_str()), &w.plan.series_plan());
-                let runs = crate::store::series::stored_runs(
+                let runs = analyse::store::series::stored_runs(
                     &w.store,
                     &k.release,
                     image,
@@ -201,7 +201,7 @@ pub fn prepare(w: &mut Watch) -> Result<()> {
                 w.keys.push(Some(k.key));
             }
             Err(e) => {
-                let why = crate::interrupt::step_failed(e)?;
+                let why = measure::interrupt::step_failed(e)?;
                 w.say(&format!("{name}: left out: {why}"));
                 w.names.push(name);
                 w.keys.push(None);

@@ -4,14 +4,14 @@
 
 use super::verdict::{Evidence, NOISE_FLOOR, holm};
 use super::{Ratio, Scaling, Summary, Test, fit_exponent, ratio_of_medians};
-use crate::clock::TimeBase;
-use crate::results::Reading;
-use crate::results::{CaseResult, RunDocument};
-use crate::results::{LISTED_PCT, ProfileReading, folded_stacks, shares};
+use model::clock::TimeBase;
+use model::results::Reading;
+use model::results::{CaseResult, RunDocument};
+use model::results::{LISTED_PCT, ProfileReading, folded_stacks, shares};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::metric::{COST_WEIGHTS, Kind, Metric, Share, Source, Stat};
+use model::metric::{COST_WEIGHTS, Kind, Metric, Share, Source, Stat};
 
 mod busy;
 mod decide;
@@ -343,12 +343,12 @@ fn pair(
     let mut busy = Vec::new();
     let family = families(base, other, wanted);
     let bases: BTreeSet<&TimeBase> = base.timebases.iter().chain(&other.timebases).collect();
-    let mixed_clocks = crate::clock::mixed(bases.iter().copied());
+    let mixed_clocks = model::clock::mixed(bases.iter().copied());
     // Times on one clock get its noise floor; mixed ones the largest.
     let time_floor = bases
         .iter()
         .map(|b| b.noise_floor())
-        .fold(crate::clock::ICOUNT_NOISE_FLOOR, f64::max);
+        .fold(model::clock::ICOUNT_NOISE_FLOOR, f64::max);
     let judging = Judging {
         test,
         alpha,
@@ -422,7 +422,7 @@ fn pair(
 /// ten sequential A/A pairs at `-r 10`, judged by repetitions alone, called 4 in 40 a
 /// regression. A time change must exceed [`DRIFT_K`] × the drift between blocks (its CV):
 /// estimated from the labels' own blocks (runs) where one has two or more, else
-/// [`crate::clock::HOST_NOISE_FLOOR`], said as not measured (docs/statistics.md, "States
+/// [`model::clock::HOST_NOISE_FLOOR`], said as not measured (docs/statistics.md, "States
 /// in time").
 #[derive(Clone, Debug, PartialEq)]
 pub struct Drift {
@@ -468,7 +468,7 @@ impl Drift {
         let measured = (n > 0).then(|| (sum / n as f64).sqrt());
         Some(Drift {
             order,
-            cv: measured.unwrap_or(crate::clock::HOST_NOISE_FLOOR),
+            cv: measured.unwrap_or(model::clock::HOST_NOISE_FLOOR),
             blocks: if measured.is_some() { blocks } else { 0 },
         })
     }
@@ -685,8 +685,8 @@ pub fn scaling(s: &Samples) -> Vec<ScalingRow> {
 mod tests {
     use super::*;
 
-    use crate::results::SlabDelta;
-    use crate::results::fixtures::doc;
+    use model::results::SlabDelta;
+    use model::results::fixtures::doc;
 
     /// Issue 57, item 5: two labels measured one after the other on the host's clock
     /// are two blocks of time. Ten repetitions a side 4 % apart pass the rank test, but a
@@ -757,8 +757,8 @@ mod tests {
         // difference").
         let icount = |level: f64, at: &str| {
             let mut d = ten(level, at);
-            d.host.clock = Some(crate::clock::Clock {
-                kind: crate::clock::ClockKind::Icount,
+            d.host.clock = Some(model::clock::Clock {
+                kind: model::clock::ClockKind::Icount,
                 shift: Some(0),
                 qemu: None,
                 cpu: Some("max".into()),
@@ -796,7 +796,7 @@ mod tests {
 
     /// Give every case of `d` a profile of `stacks` (create phase only).
     fn profiled(mut d: RunDocument, stacks: &[(&str, u64)]) -> RunDocument {
-        use crate::results::{PhaseProfile, Profile};
+        use model::results::{PhaseProfile, Profile};
         for c in &mut d.cases {
             let stacks: BTreeMap<String, u64> =
                 stacks.iter().map(|(s, n)| (s.to_string(), *n)).collect();
@@ -821,7 +821,7 @@ mod tests {
     /// `d`'s cases with the workload waiting `delay_ms` for a CPU in each window.
     fn loaded(mut d: RunDocument, delay_ms: f64) -> RunDocument {
         for c in &mut d.cases {
-            c.load = Some(crate::results::Load {
+            c.load = Some(model::results::Load {
                 run_delay_ms: Some(delay_ms),
                 cpu_pressure_ms: Some(delay_ms),
                 steal_ms: Some(0.0),
@@ -920,7 +920,7 @@ mod tests {
 
     #[test]
     fn contention_counters_are_kernel_wide_evidence_and_the_workloads_are_counts() {
-        use crate::results::{Counter, Reading};
+        use model::results::{Counter, Reading};
         let mut d = doc("a", &[10.0], &[0]);
         let counted = |name: &str| Counter {
             name: name.into(),
@@ -1114,11 +1114,11 @@ mod tests {
         // Seeded: a real +2 % or +3 % regression at CV 1 % and 2 %, three samples a side, is
         // ruled out by the range rule at most 1 % of the time — when noise made every sample
         // of the slower side faster; plain noise at CV 2 % is mostly left undecidable.
-        let mut rng = crate::random::Rng(11);
+        let mut rng = model::random::Rng(11);
         for (cv, shift) in [(0.01, 0.02), (0.01, 0.03), (0.02, 0.03), (0.02, 0.0)] {
             let mut good = 0;
             for _ in 0..500 {
-                let draw = |rng: &mut crate::random::Rng, m: f64| -> Vec<f64> {
+                let draw = |rng: &mut model::random::Rng, m: f64| -> Vec<f64> {
                     (0..3).map(|_| m * (1.0 + cv * rng.normal())).collect()
                 };
                 let a = draw(&mut rng, 100.0);

@@ -344,7 +344,7 @@ pub struct Samples {
     pub filesystems: BTreeSet<String>,
     /// Labels run under emulation (TCG): their times are not the hardware's.
     pub emulated: bool,
-    /// The clocks its times were measured on (`crate::clock`).
+    /// The clocks its times were measured on (`model::clock`).
     pub timebases: BTreeSet<TimeBase>,
     /// When each run started (RFC 3339), to tell interleaved labels from separate blocks.
     pub started: Vec<String>,
@@ -507,7 +507,7 @@ impl Samples {
 #[cfg(test)]
 mod signature_tests {
     use super::*;
-    use crate::results::fixtures;
+    use model::results::fixtures;
 
     /// Issue 39, 11: runs of a minimized signature (same name, other content) compared
     /// with the original's reported "0.31× time" without a word.
@@ -533,13 +533,13 @@ mod signature_tests {
 #[cfg(test)]
 mod state_tests {
     use super::*;
-    use crate::results::fixtures;
+    use model::results::fixtures;
 
     fn icount(walls: &[f64], states: Option<&[u64]>, id: &str) -> RunDocument {
         let mut d = fixtures::doc("l", walls, &vec![0; walls.len()]);
         d.id = id.into();
-        d.host.clock = Some(crate::clock::Clock {
-            kind: crate::clock::ClockKind::Icount,
+        d.host.clock = Some(model::clock::Clock {
+            kind: model::clock::ClockKind::Icount,
             shift: Some(0),
             qemu: Some("7.2.22".into()),
             cpu: Some("max".into()),

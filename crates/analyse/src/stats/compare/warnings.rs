@@ -6,7 +6,7 @@ use super::*;
 /// What a label's times count, in one sentence, when it is not simply the hardware's clock.
 pub fn clock_note(bases: &BTreeSet<TimeBase>) -> Option<String> {
     if bases.iter().any(|b| b.deterministic()) {
-        Some(crate::clock::ICOUNT_NOTE.to_string())
+        Some(model::clock::ICOUNT_NOTE.to_string())
     } else if bases.contains(&TimeBase::Emulated) {
         Some("timings emulated (TCG): compare counts, not times".to_string())
     } else {
