@@ -223,6 +223,7 @@ fn watch_of(args: &WatchArgs) -> Result<Watch<'_>> {
         measured: 0,
         unconfirmed: 0,
         remote: super::slurm::remote(&args.slurm, &req),
+        build: measure::build::current(),
     })
 }
 

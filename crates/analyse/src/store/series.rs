@@ -104,23 +104,68 @@ pub fn same_plan(d: &RunDocument, plan: &SeriesPlan, timebase: &TimeBase) -> boo
 }
 
 /// The stored runs labelled `label` that are points of the series of `plan` on `timebase`
-/// (and, given `image`, measured on that very kernel image): what `watch` and
-/// `bisect --resume` reuse.
+/// (and, given `image`, measured on that very kernel image) and that the build `build` of
+/// sigbench measured (None: whichever): what `watch` and `bisect --resume` reuse.
 pub fn stored_runs(
     store: &super::Store,
     label: &str,
     image: Option<&str>,
     plan: &SeriesPlan,
     timebase: &TimeBase,
-) -> anyhow::Result<Vec<RunDocument>> {
-    Ok(store
+    build: Option<&str>,
+) -> anyhow::Result<Stored> {
+    let runs = store
         .load(&super::Selector::Label(label.to_string()))?
         .into_iter()
         .filter(|d| {
             image.is_none_or(|im| d.host.kernel_image.as_deref() == Some(im))
                 && same_plan(d, plan, timebase)
         })
-        .collect())
+        .collect();
+    Ok(Stored::of_build(runs, build))
+}
+
+/// The stored points of one kernel a series may use, and how many it may not because
+/// another build of sigbench measured them. Two builds are two executors — their code and
+/// where it lies differ, which moves instructions and cache misses (`tool.build`) — so a
+/// series that mixed them would compare builds beside kernels: those points are measured
+/// again.
+#[derive(Debug, Default)]
+pub struct Stored {
+    pub runs: Vec<RunDocument>,
+    /// Runs of this plan measured by another build, or one that did not say (stored
+    /// before runs named their build).
+    pub other_builds: usize,
+}
+
+impl Stored {
+    /// `runs` split by the build that measured them: those of `build` kept (all of them
+    /// when `build` is None: this binary cannot tell its own).
+    pub fn of_build(runs: Vec<RunDocument>, build: Option<&str>) -> Stored {
+        let Some(b) = build else {
+            return Stored {
+                runs,
+                other_builds: 0,
+            };
+        };
+        let (runs, other): (Vec<_>, Vec<_>) = runs
+            .into_iter()
+            .partition(|d| d.tool.build.as_deref() == Some(b));
+        Stored {
+            runs,
+            other_builds: other.len(),
+        }
+    }
+
+    /// What to say of the points left out, for kernel or step `label` (None: nothing left out).
+    pub fn left_out(&self, label: &str) -> Option<String> {
+        (self.other_builds > 0).then(|| {
+            format!(
+                "{label}: {} stored run(s) of this plan were measured by another build of sigbench (or one that did not name itself): left out and measured again, so that the series compares kernels, not builds",
+                self.other_builds
+            )
+        })
+    }
 }
 
 #[cfg(test)]
@@ -128,6 +173,37 @@ mod tests {
     use super::*;
 
     use model::results::fixtures::on_kernel as doc;
+
+    /// A series reuses the points its own build measured: another build's (or one that
+    /// did not name itself) are left out and said; a binary that cannot tell its build
+    /// keeps them all.
+    #[test]
+    fn stored_points_of_another_build_are_left_out() {
+        let built = |b: Option<&str>| {
+            let mut d = doc("6.1.0-54", 100.0, 0);
+            d.tool.build = b.map(String::from);
+            d
+        };
+        let runs = || {
+            vec![
+                built(Some("aa")),
+                built(Some("bb")),
+                built(None),
+                built(Some("aa")),
+            ]
+        };
+        let s = Stored::of_build(runs(), Some("aa"));
+        assert_eq!(s.runs.len(), 2);
+        assert_eq!(s.other_builds, 2);
+        let said = s.left_out("6.1.0-54-amd64").unwrap();
+        assert!(
+            said.starts_with("6.1.0-54-amd64: 2 stored run(s)"),
+            "{said}"
+        );
+        let all = Stored::of_build(runs(), None);
+        assert_eq!((all.runs.len(), all.other_builds), (4, 0));
+        assert_eq!(all.left_out("x"), None);
+    }
 
     /// A digest read from an imported document may be any text (hostile inputs): the key
     /// shortens it at a character, never inside one.

@@ -94,13 +94,18 @@ impl Steps<'_> {
     pub fn load(&mut self, i: usize, label: &str, image: Option<&str>) -> Result<u32> {
         if self.docs[i].is_none() {
             let stored = if self.resume {
-                analyse::store::series::stored_runs(
+                let stored = analyse::store::series::stored_runs(
                     &self.store,
                     label,
                     image,
                     &self.plan.series_plan(),
                     &self.timebase,
-                )?
+                    measure::build::current().as_deref(),
+                )?;
+                if let Some(said) = stored.left_out(label) {
+                    model::say!("sigbench: bisect: {said}");
+                }
+                stored.runs
             } else {
                 Vec::new()
             };

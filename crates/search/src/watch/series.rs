@@ -56,6 +56,9 @@ pub struct Watch<'a> {
     pub unconfirmed: usize,
     /// Measured elsewhere (`--slurm`: Slurm's tasks, storing as they go) instead of here.
     pub remote: Option<Box<dyn Remote + 'a>>,
+    /// This sigbench's build (`measure::build::current`): stored points of another are
+    /// measured again.
+    pub build: Option<String>,
 }
 
 impl Watch<'_> {
@@ -189,14 +192,18 @@ pub fn prepare(w: &mut Watch) -> Result<()> {
         match kernel::prepare(&spec, &name, &w.opts.cache) {
             Ok(k) => {
                 let (image, plan) = (Some(k.key.as_str()), &w.plan.series_plan());
-                let runs = analyse::store::series::stored_runs(
+                let stored = analyse::store::series::stored_runs(
                     &w.store,
                     &k.release,
                     image,
                     plan,
                     &w.timebase,
+                    w.build.as_deref(),
                 )?;
-                w.points[w.names.len()] = runs;
+                if let Some(said) = stored.left_out(&k.release) {
+                    w.say(&said);
+                }
+                w.points[w.names.len()] = stored.runs;
                 w.names.push(k.release);
                 w.keys.push(Some(k.key));
             }
