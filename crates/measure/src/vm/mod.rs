@@ -37,9 +37,12 @@ pub struct GuestOptions {
     pub cpus: Option<u32>,
     /// Seconds the plan may run once the guest is up.
     pub timeout_s: Option<u64>,
-    /// Leave the cost model out (`--no-cost-model`, or `SIGBENCH_COST_MODEL=off` where the
-    /// request was made).
+    /// `--no-cost-model`: leave the cost model out.
     pub no_cost_model: bool,
+    /// The cost model left out of every run where the request was made
+    /// (`SIGBENCH_COST_MODEL=off`, as the test suite sets it): not an option given, so a
+    /// run on this machine's kernel does not refuse it.
+    pub cost_model_off: bool,
     /// Guests at once (`guests::how_many` resolves the default).
     pub jobs: Option<usize>,
 }
@@ -121,7 +124,7 @@ impl VmOptions {
             cpus: asked.cpus,
             clients,
             timeout: asked.timeout_s.map(Duration::from_secs),
-            cost_model: !asked.no_cost_model,
+            cost_model: !(asked.no_cost_model || asked.cost_model_off),
         };
         // `--guest-cpus` is checked here, by the machine it asks for.
         let machine = opts.expected_machine()?;
@@ -574,4 +577,30 @@ pub fn cleanup(cache: &Path) -> Vec<String> {
         }
     }
     done
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only options given are refused on a run without a guest: the environment's
+    /// `SIGBENCH_COST_MODEL=off` is a default, not `--no-cost-model`.
+    #[test]
+    fn a_default_from_the_environment_is_no_option_given() {
+        let off_by_env = GuestOptions {
+            cost_model_off: true,
+            ..GuestOptions::default()
+        };
+        assert_eq!(off_by_env.first_given(), None);
+        let given = GuestOptions {
+            no_cost_model: true,
+            ..GuestOptions::default()
+        };
+        assert_eq!(given.first_given(), Some("--no-cost-model"));
+        let jobs = GuestOptions {
+            jobs: Some(2),
+            ..GuestOptions::default()
+        };
+        assert_eq!(jobs.first_given(), Some("--jobs"));
+    }
 }
