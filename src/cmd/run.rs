@@ -282,10 +282,11 @@ fn run_kernels(req: &RunRequest, plan: &Plan) -> Result<i32> {
     if req.spec.op_log.is_some() && req.kernels.iter().any(|k| k != "host") {
         bail!("--op-log is not available in a guest");
     }
-    let (specs, suffixes) = kernel_specs(req, plan)?;
+    // Guest options are checked once, before any kernel is built.
+    let opts = req.vm()?;
+    let (specs, suffixes) = kernel_specs(req, plan, &opts)?;
     // What cannot go to a guest (a --device path) is refused before any kernel runs.
     boots::guest_plan(plan, req.verbose)?;
-    let opts = req.vm()?;
     measure::vm::preflight(&specs, plan.testbed.fs, &opts)?;
     let mut kept = Kept::open((!req.no_store).then_some(&req.store))?;
     let guests = schedule::Guests {
@@ -324,7 +325,7 @@ type Kernels = Vec<(String, KernelSpec)>;
 /// its image, labelled `RELEASE+fix`. A tree built already is booted as it is, unless a
 /// patched variant of it is in the list: then it is built beside that one, from the same
 /// config, so that the two differ by the patch alone.
-fn kernel_specs(req: &RunRequest, plan: &Plan) -> Result<(Kernels, Vec<String>)> {
+fn kernel_specs(req: &RunRequest, plan: &Plan, opts: &VmOptions) -> Result<(Kernels, Vec<String>)> {
     use measure::kbuild::Variant;
     let parsed: Vec<Option<Variant>> = req
         .kernels
@@ -353,7 +354,7 @@ fn kernel_specs(req: &RunRequest, plan: &Plan) -> Result<(Kernels, Vec<String>)>
         &wanted,
         plan.testbed.fs,
         req.kconfig.as_deref(),
-        &req.vm()?.cache,
+        &opts.cache,
         &mut |m| model::say!("sigbench: {m}"),
     )?;
     let mut built = built.into_iter();
