@@ -401,8 +401,11 @@ fn kernels_compared_show_the_create_phase_slab_change_first() {
     assert_eq!(runs.len(), 6, "one run per boot");
     // Under the icount clock a kernel's profile holds across states: the top 20 functions
     // of its first boot have, in each of its other two states, a share within one
-    // percentage point (clear_page_erms moved 6.52 → 6.01 between two states; a function
-    // near the 20th may change places with the 21st).
+    // percentage point or a fifth of the share, whichever is more. The state moves shares
+    // beyond sampling (20,000 samples: ±0.25 pp for a 7 % share at 1σ of a difference):
+    // clear_page_erms 6.52 → 6.01 between two states of 6.1, memset_orig 7.18, 7.22, 6.14
+    // in three of 6.12.117 (a cold CI). A function near the 20th may change places with
+    // the 21st.
     let top = |r: &serde_json::Value| -> Vec<(String, f64)> {
         let p = &r["cases"][0]["profile"];
         assert_eq!(p["status"], "sampled", "{p}");
@@ -431,7 +434,7 @@ fn kernels_compared_show_the_create_phase_slab_change_first() {
             for (f, pct) in &first {
                 let other = top(again).into_iter().find(|(g, _)| g == f);
                 assert!(
-                    other.is_some_and(|(_, q)| (q - pct).abs() <= 1.0),
+                    other.is_some_and(|(_, q)| (q - pct).abs() <= f64::max(1.0, pct / 5.0)),
                     "{f} {pct} against {:?}",
                     &top(again)[..20]
                 );
