@@ -15,13 +15,18 @@ const MAX_NOTES: u64 = 64 << 10;
 const MAX_PHDRS: u64 = 256;
 
 /// The build ID of the running binary in hexadecimal, or None where it has none or it
-/// cannot be read (then nothing else is affected).
+/// cannot be read (then nothing else is affected). Read once a process: the binary does
+/// not change under it (a bisect asks for every step it resumes).
 pub fn current() -> Option<String> {
-    let f = std::fs::File::open("/proc/self/exe").ok()?;
-    build_id(&|at, len| {
-        let mut b = vec![0u8; len];
-        f.read_exact_at(&mut b, at).ok().map(|_| b)
+    static ID: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let f = std::fs::File::open("/proc/self/exe").ok()?;
+        build_id(&|at, len| {
+            let mut b = vec![0u8; len];
+            f.read_exact_at(&mut b, at).ok().map(|_| b)
+        })
     })
+    .clone()
 }
 
 /// The build ID of the ELF file `read` reads (`read(offset, len)`: exactly `len` bytes at
