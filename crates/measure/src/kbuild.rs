@@ -55,6 +55,10 @@ const GUEST: &[&str] = &[
     "SLUB",
     "SLUB_DEBUG",
     "VM_EVENT_COUNTERS",
+    // Several CPUs (`--guest-cpus`, a CPU a client by default): tinyconfig is
+    // uniprocessor, and a kernel without SMP boots every CPU QEMU gives it as one — no
+    // contention between CPUs, which is where reference 001's dbench regression lives.
+    "SMP",
 ];
 
 /// The filesystem under test, built in. A block filesystem also needs the block layer, the
@@ -89,6 +93,11 @@ pub fn fragment(fs: Fs) -> String {
     for o in GUEST.iter().copied().chain(fs_options(fs)) {
         s.push_str(&format!("CONFIG_{o}=y\n"));
     }
+    // Room for every CPU a guest may be given.
+    s.push_str(&format!(
+        "CONFIG_NR_CPUS={}\n",
+        crate::vm::qemu::MAX_GUEST_CPUS
+    ));
     s
 }
 
@@ -800,8 +809,10 @@ mod tests {
         assert!(
             b.lines()
                 .skip(1)
-                .all(|l| l.starts_with("CONFIG_") && l.ends_with("=y"))
+                .all(|l| l.starts_with("CONFIG_") && (l.ends_with("=y") || l.contains("NR_CPUS")))
         );
+        // Several CPUs, as many as a guest may be given.
+        assert!(b.contains("CONFIG_SMP=y\n") && b.contains("CONFIG_NR_CPUS=64\n"));
     }
 
     #[test]

@@ -424,6 +424,17 @@ fn failure(
     }
 }
 
+/// The warning of a kernel that saw fewer CPUs than QEMU gave it (built without SMP, or
+/// with a smaller NR_CPUS): its clients then share them, which the run must not hide.
+fn fewer_cpus(kernel: &str, seen: u64, given: u32) -> Option<String> {
+    (seen < u64::from(given)).then(|| {
+        format!(
+            "kernel {kernel}: the guest saw {seen} CPU{} of the {given} QEMU gave it (a kernel without CONFIG_SMP, or with a smaller CONFIG_NR_CPUS)",
+            if seen == 1 { "" } else { "s" },
+        )
+    })
+}
+
 /// A guest's document as a run here: the host's run id, start time and hostname (a
 /// deterministic guest makes the same "random" id and reads the same fixed date every
 /// boot; its own hostname is "(none)"), the kernel image and the machine it ran on, and
@@ -441,16 +452,8 @@ fn as_run_here(
     d.host.kernel_image = Some(kernel.key.clone());
     d.host.emulated = machine.emulated();
     d.host.accelerator = Some(format!("qemu-{}", machine.accel.name()));
-    // A kernel built without SMP (or with a smaller NR_CPUS) sees fewer CPUs than QEMU
-    // gave it: its clients then share them, which the run must not hide.
-    if (d.host.cpus as u64) < u64::from(machine.cpus) {
-        d.warnings.push(format!(
-            "kernel {}: the guest saw {} CPU{} of the {} QEMU gave it (a kernel without CONFIG_SMP, or with a smaller CONFIG_NR_CPUS)",
-            kernel.name,
-            d.host.cpus,
-            if d.host.cpus == 1 { "" } else { "s" },
-            machine.cpus
-        ));
+    if let Some(w) = fewer_cpus(&kernel.name, d.host.cpus as u64, machine.cpus) {
+        d.warnings.push(w);
     }
     let mut clock = machine.clock_record();
     if let Some(text) = records {
@@ -582,6 +585,25 @@ pub fn cleanup(cache: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A uniprocessor kernel given two CPUs is named (kernels sigbench builds have SMP, so
+    /// no end-to-end test boots one any more); one that saw them all is not.
+    #[test]
+    fn a_kernel_that_saw_fewer_cpus_is_named() {
+        assert_eq!(
+            fewer_cpus("6.1.0+", 1, 2).as_deref(),
+            Some(
+                "kernel 6.1.0+: the guest saw 1 CPU of the 2 QEMU gave it (a kernel without CONFIG_SMP, or with a smaller CONFIG_NR_CPUS)"
+            )
+        );
+        assert!(
+            fewer_cpus("k", 2, 4)
+                .unwrap()
+                .contains("saw 2 CPUs of the 4")
+        );
+        assert_eq!(fewer_cpus("k", 4, 4), None);
+        assert_eq!(fewer_cpus("k", 1, 1), None);
+    }
 
     /// Only options given are refused on a run without a guest: the environment's
     /// `SIGBENCH_COST_MODEL=off` is a default, not `--no-cost-model`.
