@@ -24,10 +24,10 @@ $cargo test --workspace --doc
 log=$(mktemp /tmp/sigbench-test-tree.XXXXXX)
 trap 'rm -f "$log"' EXIT
 started=$SECONDS
-$cargo test --workspace --test tree >"$log" 2>&1 &
+$cargo test --test tree >"$log" 2>&1 &
 tree=$!
 vm=0
-$cargo test --workspace --test vm || vm=$?
+$cargo test --test vm || vm=$?
 tree_rc=0
 wait "$tree" || tree_rc=$?
 echo "--- tests/tree.rs (beside tests/vm.rs; both done after $((SECONDS - started)) s)"
