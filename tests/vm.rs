@@ -954,8 +954,10 @@ fn the_icount_clock_repeats_a_kernel_and_decides_a_small_change_at_three_repetit
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Named `host_time_`: it judges the host's wall-clock time, so scripts/test.sh runs it
+/// alone on the machine, after the lanes of icount tests.
 #[test]
-fn two_kernels_side_by_side_give_the_times_they_give_one_after_the_other() {
+fn host_time_two_kernels_side_by_side_give_the_times_they_give_one_after_the_other() {
     // Wall-clock time is measured here: no other test's guests share the CPUs meanwhile.
     let _alone = ALONE.write().unwrap_or_else(|e| e.into_inner());
     // Under the icount clock guests do not disturb each other: --jobs 2 gives the same
@@ -963,6 +965,7 @@ fn two_kernels_side_by_side_give_the_times_they_give_one_after_the_other() {
     let k61 = debian_kernel(DEB_61);
     let k612 = debian_kernel(DEB_612);
     let mut took = Vec::new();
+    let mut others = Vec::new();
     let mut walls = Vec::new();
     for jobs in ["1", "2"] {
         // The kernels are unpacked and their initramfs built before the clock starts.
@@ -992,9 +995,9 @@ fn two_kernels_side_by_side_give_the_times_they_give_one_after_the_other() {
             ready[2..6].copy_from_slice(&["-n", "10", "-r", "1"]);
             assert_ok(&run(&ready));
         }
-        let started = std::time::Instant::now();
-        let out = run(&args);
-        took.push(started.elapsed().as_secs_f64());
+        let (out, secs, share) = with_others_share(|| run(&args));
+        took.push(secs);
+        others.push(share);
         assert_ok(&out);
         let runs = export_runs(&out);
         assert_eq!(runs.len(), 2);
@@ -1013,12 +1016,24 @@ fn two_kernels_side_by_side_give_the_times_they_give_one_after_the_other() {
             .collect();
         walls.push(w);
     }
-    eprintln!("--jobs 1: {:.1} s, --jobs 2: {:.1} s", took[0], took[1]);
+    eprintln!(
+        "--jobs 1: {:.1} s, --jobs 2: {:.1} s; others kept {:.0} % and {:.0} % of the CPUs busy",
+        took[0],
+        took[1],
+        others[0] * 100.0,
+        others[1] * 100.0
+    );
     assert_eq!(walls[0].len(), walls[1].len());
     for (a, b) in walls[0].iter().zip(&walls[1]) {
         assert_eq!((&a.0, &a.1), (&b.0, &b.1), "same order");
         let d = (a.2 as f64 / b.2 as f64 - 1.0).abs();
         assert!(d <= 0.0005, "{a:?} vs {b:?}");
+    }
+    // The icount times above hold whatever else runs; the wall-clock speed-up only on a
+    // machine whose CPUs were free (a busy machine's verdict: not judged, said why).
+    if others.iter().any(|&s| s > 0.1) {
+        eprintln!("the machine was busy: the speed-up of --jobs 2 is not judged");
+        return;
     }
     assert!(took[1] <= 0.65 * took[0], "{took:?}");
 }

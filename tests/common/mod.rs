@@ -843,3 +843,51 @@ pub fn compile_c(dir: &Path, name: &str, source: &str) -> PathBuf {
     );
     bin
 }
+
+/// CPU seconds so far: the whole machine's busy time (/proc/stat's first line, idle and
+/// iowait left out) and this process's own with its reaped children's (/proc/self/stat:
+/// utime, stime, cutime, cstime).
+fn cpu_seconds() -> (f64, f64) {
+    let hz = measure::sys::os::clock_ticks_per_second().unwrap_or(100) as f64;
+    let stat = std::fs::read_to_string("/proc/stat").unwrap();
+    let machine: Vec<u64> = stat
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal (guest time is inside user).
+    let busy: u64 = machine
+        .iter()
+        .take(8)
+        .enumerate()
+        .filter(|(i, _)| *i != 3 && *i != 4)
+        .map(|(_, v)| v)
+        .sum();
+    let own = std::fs::read_to_string("/proc/self/stat").unwrap();
+    // The fields after the command's name (which may hold spaces) in parentheses.
+    let after = own.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<u64> = after
+        .split_whitespace()
+        .skip(11)
+        .take(4)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    (busy as f64 / hz, fields.iter().sum::<u64>() as f64 / hz)
+}
+
+/// `f`'s result, the seconds it took and the share of the machine's CPUs that others (not
+/// this process nor the children it reaped meanwhile) kept busy while it ran: above a
+/// tenth, a host-time figure taken meanwhile is the load's as much as the code's.
+pub fn with_others_share<T>(f: impl FnOnce() -> T) -> (T, f64, f64) {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let (busy0, own0) = cpu_seconds();
+    let started = Instant::now();
+    let out = f();
+    let took = started.elapsed().as_secs_f64();
+    let (busy1, own1) = cpu_seconds();
+    let others = ((busy1 - busy0) - (own1 - own0)).max(0.0);
+    (out, took, others / (cpus * took.max(1e-3)))
+}
