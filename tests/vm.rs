@@ -954,10 +954,9 @@ fn the_icount_clock_repeats_a_kernel_and_decides_a_small_change_at_three_repetit
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Named `host_time_`: it judges the host's wall-clock time, so scripts/test.sh runs it
-/// alone on the machine, after the lanes of icount tests.
+/// It judges the host's wall-clock time: only when the machine's CPUs were free.
 #[test]
-fn host_time_two_kernels_side_by_side_give_the_times_they_give_one_after_the_other() {
+fn two_kernels_side_by_side_give_the_times_they_give_one_after_the_other() {
     // Wall-clock time is measured here: no other test's guests share the CPUs meanwhile.
     let _alone = ALONE.write().unwrap_or_else(|e| e.into_inner());
     // Under the icount clock guests do not disturb each other: --jobs 2 gives the same
