@@ -850,22 +850,10 @@ pub fn compile_c(dir: &Path, name: &str, source: &str) -> PathBuf {
 fn cpu_seconds() -> (f64, f64) {
     let hz = measure::sys::os::clock_ticks_per_second().unwrap_or(100) as f64;
     let stat = std::fs::read_to_string("/proc/stat").unwrap();
-    let machine: Vec<u64> = stat
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .split_whitespace()
-        .skip(1)
-        .filter_map(|v| v.parse().ok())
-        .collect();
-    // user nice system idle iowait irq softirq steal (guest time is inside user).
-    let busy: u64 = machine
-        .iter()
-        .take(8)
-        .enumerate()
-        .filter(|(i, _)| *i != 3 && *i != 4)
-        .map(|(_, v)| v)
-        .sum();
+    let ticks = measure::probe::procfs::cpu_ticks(&stat).expect("/proc/stat's cpu line");
+    // user nice system idle iowait irq softirq steal: all but idle and iowait (guest time
+    // is inside user).
+    let busy = ticks.iter().take(8).sum::<u64>() - ticks[3] - ticks[4];
     let own = std::fs::read_to_string("/proc/self/stat").unwrap();
     // The fields after the command's name (which may hold spaces) in parentheses.
     let after = own.rsplit_once(')').map_or("", |(_, r)| r);

@@ -173,14 +173,16 @@ fn parse_pressure_some(text: &str) -> Option<u64> {
         .ok()
 }
 
-/// The steal field of /proc/stat's first line (`cpu user nice system idle iowait irq
-/// softirq steal …`), in USER_HZ ticks.
+/// The fields of /proc/stat's first line (`cpu user nice system idle iowait irq softirq
+/// steal …`, all CPUs), in USER_HZ ticks; None when the text does not start with it.
+pub fn cpu_ticks(text: &str) -> Option<Vec<u64>> {
+    let l = text.lines().next()?.strip_prefix("cpu ")?;
+    l.split_whitespace().map(|f| f.parse().ok()).collect()
+}
+
+/// The steal field of /proc/stat's first line, in USER_HZ ticks.
 fn parse_steal(text: &str) -> Option<u64> {
-    let l = text.lines().next()?;
-    if !l.starts_with("cpu ") {
-        return None;
-    }
-    l.split_whitespace().nth(8)?.parse().ok()
+    cpu_ticks(text)?.get(7).copied()
 }
 
 /// What changed between two snapshots. `None` means the source was unreadable.
@@ -376,6 +378,7 @@ dentry              5010   5040    192   21    1 : tunables    0    0    0 : sla
         assert_eq!(parse_pressure_some(psi), Some(123456));
         assert_eq!(parse_pressure_some("full total=5\n"), None);
         let stat = "cpu  100 2 300 4000 5 6 7 89 0 0\ncpu0 50 1 150 2000 2 3 3 44 0 0\n";
+        assert_eq!(cpu_ticks(stat).map(|t| t[3]), Some(4000));
         assert_eq!(parse_steal(stat), Some(89));
         assert_eq!(parse_steal("intr 1 2 3\n"), None);
         assert_eq!(parse_run_delay("1523000 4200 17\n"), Some(4200));
