@@ -55,6 +55,11 @@ fn debian_kernels_run_the_default_signature_with_kprobes() {
         assert_eq!(run["label"], release);
         let guest = kernel != host_release;
         assert_eq!(run["host"]["accelerator"].is_string(), guest, "{release}");
+        if guest {
+            // The fixed state: Debian's kernels unpacked once and entered through PVH (no
+            // decompressor under TCG at every boot).
+            assert_eq!(run["host"]["clock"]["boot"], "pvh", "{release}");
+        }
         let cases = run["cases"].as_array().unwrap();
         assert_eq!(cases.len(), 3, "{release}");
         for c in cases {
@@ -1499,6 +1504,8 @@ fn each_repetition_is_a_state_that_runs_again_from_its_seed() {
         .filter(|c| c["warmup"] == false)
         .collect();
     assert_eq!(cases.len(), 4);
+    // A sampled state's kernel goes through its decompressor, which places it (KASLR).
+    assert_eq!(doc["host"]["clock"]["boot"], "bzimage");
     let seeds: std::collections::BTreeSet<u64> =
         cases.iter().map(|c| c["state"].as_u64().unwrap()).collect();
     assert_eq!(seeds.len(), 4, "four states");

@@ -53,6 +53,10 @@ pub struct Clock {
     /// The cost model that counted the windows (`vm::cost::model`), when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_model: Option<String>,
+    /// How the guest's kernel was entered: `pvh` (unpacked on the host, no KASLR: the
+    /// fixed state) or `bzimage` (its decompressor, which draws KASLR: a sampled state).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot: Option<String>,
 }
 
 /// The shift sigbench gives `-icount`: 1 instruction = 1 ns.
@@ -165,6 +169,7 @@ mod tests {
             qemu: Some("7.2.22".into()),
             cpu: Some(cpu.into()),
             cost_model: None,
+            boot: None,
         })
     }
 
@@ -178,6 +183,7 @@ mod tests {
             qemu: None,
             cpu: None,
             cost_model: None,
+            boot: None,
         });
         assert_eq!(TimeBase::of(host_clock.as_ref(), true), TimeBase::Emulated);
         let b = TimeBase::of(icount("max").as_ref(), true);

@@ -681,6 +681,7 @@ mod tests {
             config: None,
             key: "k".into(),
             changelog: None,
+            unpacked: None,
         };
         let cache = dir.join("cache");
         let e = base(&k, Fs::Xfs, &cache).unwrap_err().to_string();
@@ -744,6 +745,7 @@ mod tests {
                 config: config_text.map(|_| config.clone()),
                 key: "k".into(),
                 changelog: None,
+                unpacked: None,
             }
         };
         let check = |k: &Kernel, fs: Fs| {

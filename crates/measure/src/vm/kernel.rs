@@ -202,6 +202,9 @@ pub struct Kernel {
     /// The package's changelog (`usr/share/doc/linux-image-*/changelog{.Debian,}.gz`), a
     /// regular file inside the unpacked package, when it carries one.
     pub changelog: Option<PathBuf>,
+    /// The image's kernel unpacked, when it boots through PVH (`unpacked.rs`): the fixed
+    /// state boots it, a sampled state the image.
+    pub unpacked: Option<PathBuf>,
 }
 
 /// The changelog an unpacked kernel package carries, if any: in a `linux-image*`
@@ -489,12 +492,16 @@ pub fn prepare(spec: &KernelSpec, name: &str, cache: &Path) -> Result<Kernel> {
 }
 
 fn prepare_locked(spec: &KernelSpec, name: &str, cache: &Path) -> Result<Kernel> {
-    match spec {
+    let k = match spec {
         KernelSpec::Host => bail!("the host kernel is not booted in a VM"),
-        KernelSpec::Packages(packages) => from_packages(packages, name, cache),
-        KernelSpec::Image { image, modules } => from_image(image, modules.as_deref(), name),
-        KernelSpec::BuildTree { tree, modules } => from_tree(tree, modules.as_deref(), name, cache),
-    }
+        KernelSpec::Packages(packages) => from_packages(packages, name, cache)?,
+        KernelSpec::Image { image, modules } => from_image(image, modules.as_deref(), name)?,
+        KernelSpec::BuildTree { tree, modules } => {
+            from_tree(tree, modules.as_deref(), name, cache)?
+        }
+    };
+    let unpacked = super::unpacked::pvh_kernel(&k.image, &cache.join("kernels").join(&k.key))?;
+    Ok(Kernel { unpacked, ..k })
 }
 
 /// A kernel from its packages, unpacked once into the cache (keyed by the files).
@@ -528,6 +535,7 @@ fn from_packages(packages: &[Package], name: &str, cache: &Path) -> Result<Kerne
         config: found.config,
         key,
         changelog: package_changelog(&root),
+        unpacked: None,
     })
 }
 
@@ -559,6 +567,7 @@ fn from_image(image: &Path, modules: Option<&Path>, name: &str) -> Result<Kernel
         modules,
         config,
         changelog: None,
+        unpacked: None,
     })
 }
 
@@ -622,6 +631,7 @@ fn from_tree(tree: &Path, modules: Option<&Path>, name: &str, cache: &Path) -> R
         config,
         key,
         changelog: None,
+        unpacked: None,
     })
 }
 

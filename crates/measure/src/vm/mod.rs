@@ -11,6 +11,7 @@ pub mod initramfs;
 pub mod kernel;
 pub mod package;
 pub mod qemu;
+pub mod unpacked;
 
 use crate::testbed::Fs;
 use anyhow::{Context, Result, bail};
@@ -280,6 +281,8 @@ fn with_guest<T>(
 /// A guest booted and finished (or not): how it ended, its console, what it sent on the
 /// results port, and the cost model's records (None without the model).
 struct Booted {
+    /// How the kernel was entered.
+    entry: unpacked::Entry,
     outcome: Outcome,
     console: String,
     results: Option<String>,
@@ -321,8 +324,14 @@ fn boot_guest(
         ),
         None => Vec::new(),
     };
+    // The fixed state boots the kernel unpacked (no decompressor under TCG); a sampled
+    // state its image, whose decompressor places it (`unpacked.rs`).
+    let (image, entry) = match (&kernel.unpacked, guest.state) {
+        (Some(elf), None) => (elf, unpacked::Entry::Pvh),
+        _ => (&kernel.image, unpacked::Entry::BzImage),
+    };
     let mut boot = qemu::start(
-        &kernel.image,
+        image,
         &initrd,
         machine,
         opts.mem_mib,
@@ -344,6 +353,7 @@ fn boot_guest(
     ));
     let outcome = boot.wait(boot_limit, run_limit)?;
     Ok(Booted {
+        entry,
         outcome,
         console: boot.console_text(),
         results: std::fs::read_to_string(&boot.results)
@@ -443,6 +453,7 @@ fn as_run_here(
     mut d: RunDocument,
     kernel: &Kernel,
     machine: &Machine,
+    entry: unpacked::Entry,
     records: Option<&str>,
     started_at: &str,
 ) -> RunDocument {
@@ -456,6 +467,7 @@ fn as_run_here(
         d.warnings.push(w);
     }
     let mut clock = machine.clock_record();
+    clock.boot = Some(entry.name().to_string());
     if let Some(text) = records {
         match cost::attach(&mut d, text) {
             None => clock.cost_model = Some(cost::model()),
@@ -477,6 +489,7 @@ fn run_in(
     // When the guest started, by the host's clock: the guest's own is fixed (icount).
     let started_at = model::stamp::now_rfc3339();
     let Booted {
+        entry,
         outcome,
         console,
         results,
@@ -491,7 +504,7 @@ fn run_in(
         .flatten()
         .and_then(|mut v| v.pop());
     let error = failure(&outcome, name, doc.as_ref(), tail);
-    let doc = doc.map(|d| as_run_here(d, kernel, &machine, records.as_deref(), &started_at));
+    let doc = doc.map(|d| as_run_here(d, kernel, &machine, entry, records.as_deref(), &started_at));
     if doc.is_none() && error.is_none() {
         bail!("kernel {name}: no results");
     }

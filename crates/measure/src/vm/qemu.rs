@@ -358,6 +358,7 @@ impl Machine {
             qemu: version_of(&self.qemu),
             cpu: Some(self.cpu_model().to_string()),
             cost_model: None,
+            boot: None,
         }
     }
 }

@@ -256,7 +256,14 @@ fn states_line(doc: &RunDocument) -> String {
     seeds.sort();
     seeds.dedup();
     match seeds.len() {
-        0 => "states: one, fixed: the repetitions share one boot's history (--states fixed; by default each is a boot from a state of its own)\n".into(),
+        0 => format!(
+            "states: one, fixed: the repetitions share one boot's history{} (--states fixed; by default each is a boot from a state of its own)\n",
+            if doc.host.clock.as_ref().and_then(|c| c.boot.as_deref()) == Some("pvh") {
+                ", its kernel unpacked and entered through PVH (no decompressor, no KASLR)"
+            } else {
+                ""
+            }
+        ),
         1 => format!(
             "states: one, seed {:#x} (every repetition from it; `sigbench runs -v` lists the seeds)\n",
             seeds[0]

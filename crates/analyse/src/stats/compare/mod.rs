@@ -763,6 +763,7 @@ mod tests {
                 qemu: None,
                 cpu: Some("max".into()),
                 cost_model: None,
+                boot: None,
             });
             d
         };

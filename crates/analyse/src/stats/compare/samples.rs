@@ -544,6 +544,7 @@ mod state_tests {
             qemu: Some("7.2.22".into()),
             cpu: Some("max".into()),
             cost_model: None,
+            boot: None,
         });
         if let Some(s) = states {
             for (c, &seed) in d.cases.iter_mut().zip(s) {
