@@ -903,7 +903,7 @@ fn a_bisect_on_slurm_names_the_first_612_build() {
     // `watch --slurm` over the same kernels and store: what the bisect's tasks stored is
     // not measured again; the change is confirmed by a job array of its own.
     let mut args = vec!["watch"];
-    args.extend_from_slice(CHURN_20000);
+    args.extend_from_slice(CHURN);
     args.extend_from_slice(&[
         "--slurm",
         "--log-dir",

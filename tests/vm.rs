@@ -201,7 +201,7 @@ fn a_change_whose_confirmation_cannot_boot_stays_new_and_is_confirmed_later() {
     let db = db.to_str().unwrap();
     // The series' runs, stored: the watch below measures nothing but the confirmation.
     let mut a = vec!["run"];
-    a.extend_from_slice(CHURN_20000);
+    a.extend_from_slice(CHURN);
     a.extend(["--db", db]);
     for k in &ks {
         a.extend(["--kernel", k.as_str()]);
@@ -226,7 +226,7 @@ fn a_change_whose_confirmation_cannot_boot_stays_new_and_is_confirmed_later() {
     let watch = |path: Option<&Path>| {
         let mut c = sigbench();
         c.arg("watch")
-            .args(CHURN_20000)
+            .args(CHURN)
             .args(["--db", db, "--kernels"])
             .args(&ks);
         if let Some(p) = path {
@@ -1068,7 +1068,7 @@ fn a_watch_notices_confirms_bisects_and_reports_a_change_once() {
         .collect();
     let watch = |extra: &[&str]| {
         let mut args = vec!["watch"];
-        args.extend_from_slice(CHURN_20000);
+        args.extend_from_slice(CHURN);
         args.extend_from_slice(&[
             "--every",
             "3",
