@@ -129,8 +129,10 @@ fn has_pvh_entry(elf: &[u8]) -> bool {
 }
 
 /// The kernel of `image` unpacked for a PVH boot, kept in `dir` (the kernel's cache
-/// directory) as `vmlinux`; None when it cannot be booted that way (said once in
-/// `dir/vmlinux.none`, so the next run does not try again).
+/// directory) as `vmlinux`; None when it cannot be booted that way. What the image is (no
+/// payload this host unpacks, no PVH note) is kept in `dir/vmlinux.none`, so the next run
+/// does not try again; a decompression that failed is not (it may be the host's doing: a
+/// tool missing, a full disk), and an interruption is the run's error.
 pub fn pvh_kernel(image: &Path, dir: &Path) -> Result<Option<PathBuf>> {
     let done = dir.join("vmlinux");
     let none = dir.join("vmlinux.none");
@@ -142,29 +144,40 @@ pub fn pvh_kernel(image: &Path, dir: &Path) -> Result<Option<PathBuf>> {
     }
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     match unpack(image, dir)? {
-        Ok(elf) => {
+        Unpacked::Elf(elf) => {
             let part = dir.join("vmlinux.partial");
             std::fs::write(&part, elf)
                 .with_context(|| format!("cannot write {}", part.display()))?;
             std::fs::rename(&part, &done)?;
             Ok(Some(done))
         }
-        Err(why) => {
+        Unpacked::Not(why) => {
             std::fs::write(&none, format!("{why}\n"))
                 .with_context(|| format!("cannot write {}", none.display()))?;
             Ok(None)
         }
+        Unpacked::Failed => Ok(None),
     }
 }
 
-/// The unpacked ELF, or why there is none (`Ok(Err)`); an error only when the cache
-/// cannot be written.
-fn unpack(image: &Path, dir: &Path) -> Result<std::result::Result<Vec<u8>, String>> {
+/// What unpacking an image gave.
+enum Unpacked {
+    /// The ELF to boot through PVH.
+    Elf(Vec<u8>),
+    /// The image cannot be booted that way, and why.
+    Not(String),
+    /// The decompression failed (not remembered).
+    Failed,
+}
+
+/// Unpack `image` in `dir`; an error when the cache cannot be written or the run was
+/// interrupted.
+fn unpack(image: &Path, dir: &Path) -> Result<Unpacked> {
     let Ok(data) = std::fs::read(image) else {
-        return Ok(Err(format!("{} cannot be read", image.display())));
+        return Ok(Unpacked::Failed);
     };
     let Some((compressed, how, size)) = payload(&data) else {
-        return Ok(Err(
+        return Ok(Unpacked::Not(
             "no payload this host can unpack (boot protocol < 2.08, or not xz, zstd or gzip)"
                 .into(),
         ));
@@ -174,14 +187,15 @@ fn unpack(image: &Path, dir: &Path) -> Result<std::result::Result<Vec<u8>, Strin
         .with_context(|| format!("cannot write {}", file.display()))?;
     let elf = crate::child::decompress(&file, size, "a kernel's payload");
     let _ = std::fs::remove_file(&file);
+    crate::interrupt::check()?;
     Ok(match elf {
-        Ok(elf) if elf.len() != size => Err(format!(
+        Ok(elf) if elf.len() != size => Unpacked::Not(format!(
             "the payload unpacked to {} bytes, not the {size} its image says",
             elf.len()
         )),
-        Ok(elf) if !has_pvh_entry(&elf) => Err("no PVH entry note".into()),
-        Ok(elf) => Ok(elf),
-        Err(e) => Err(format!("{e:#}")),
+        Ok(elf) if !has_pvh_entry(&elf) => Unpacked::Not("no PVH entry note".into()),
+        Ok(elf) => Unpacked::Elf(elf),
+        Err(_) => Unpacked::Failed,
     })
 }
 
