@@ -36,6 +36,17 @@ impl ClockKind {
     }
 }
 
+/// How a guest's kernel was entered (`measure::vm::unpacked`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Boot {
+    /// The kernel unpacked on the host, through its PVH entry: no decompressor, no KASLR
+    /// (the fixed state).
+    Pvh,
+    /// The bzImage, through its decompressor, which draws KASLR (a sampled state).
+    Bzimage,
+}
+
 /// The clock of a run in a guest, as its document records it (`host.clock`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Clock {
@@ -53,10 +64,9 @@ pub struct Clock {
     /// The cost model that counted the windows (`vm::cost::model`), when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_model: Option<String>,
-    /// How the guest's kernel was entered: `pvh` (unpacked on the host, no KASLR: the
-    /// fixed state) or `bzimage` (its decompressor, which draws KASLR: a sampled state).
+    /// How the guest's kernel was entered (absent in runs from before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub boot: Option<String>,
+    pub boot: Option<Boot>,
 }
 
 /// The shift sigbench gives `-icount`: 1 instruction = 1 ns.
@@ -171,6 +181,24 @@ mod tests {
             cost_model: None,
             boot: None,
         })
+    }
+
+    /// The record's words for how a kernel was entered, and a record from before it was kept.
+    #[test]
+    fn a_clock_records_how_its_kernel_was_entered() {
+        let mut c = icount("max").unwrap();
+        c.boot = Some(Boot::Pvh);
+        let text = serde_json::to_string(&c).unwrap();
+        assert!(text.contains(r#""boot":"pvh""#), "{text}");
+        assert_eq!(serde_json::from_str::<Clock>(&text).unwrap(), c);
+        c.boot = Some(Boot::Bzimage);
+        assert!(
+            serde_json::to_string(&c)
+                .unwrap()
+                .contains(r#""boot":"bzimage""#)
+        );
+        let old: Clock = serde_json::from_str(r#"{"kind":"icount","shift":0}"#).unwrap();
+        assert_eq!(old.boot, None);
     }
 
     #[test]

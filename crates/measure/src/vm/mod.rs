@@ -16,7 +16,7 @@ pub mod unpacked;
 use crate::testbed::Fs;
 use anyhow::{Context, Result, bail};
 use kernel::Kernel;
-use model::clock::ClockKind;
+use model::clock::{Boot, ClockKind};
 use model::results::{RunDocument, parse_documents};
 use qemu::{Accel, Machine, Outcome};
 use std::path::{Path, PathBuf};
@@ -282,7 +282,7 @@ fn with_guest<T>(
 /// results port, and the cost model's records (None without the model).
 struct Booted {
     /// How the kernel was entered.
-    entry: unpacked::Entry,
+    entry: Boot,
     outcome: Outcome,
     console: String,
     results: Option<String>,
@@ -327,8 +327,8 @@ fn boot_guest(
     // The fixed state boots the kernel unpacked (no decompressor under TCG); a sampled
     // state its image, whose decompressor places it (`unpacked.rs`).
     let (image, entry) = match (&kernel.unpacked, guest.state) {
-        (Some(elf), None) => (elf, unpacked::Entry::Pvh),
-        _ => (&kernel.image, unpacked::Entry::BzImage),
+        (Some(elf), None) => (elf, Boot::Pvh),
+        _ => (&kernel.image, Boot::Bzimage),
     };
     let mut boot = qemu::start(
         image,
@@ -453,7 +453,7 @@ fn as_run_here(
     mut d: RunDocument,
     kernel: &Kernel,
     machine: &Machine,
-    entry: unpacked::Entry,
+    entry: Boot,
     records: Option<&str>,
     started_at: &str,
 ) -> RunDocument {
@@ -467,7 +467,7 @@ fn as_run_here(
         d.warnings.push(w);
     }
     let mut clock = machine.clock_record();
-    clock.boot = Some(entry.name().to_string());
+    clock.boot = Some(entry);
     if let Some(text) = records {
         match cost::attach(&mut d, text) {
             None => clock.cost_model = Some(cost::model()),

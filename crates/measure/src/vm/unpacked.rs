@@ -23,24 +23,6 @@ use std::path::{Path, PathBuf};
 /// The most an unpacked kernel may be (Debian's 6.12: 74 MB with its relocations).
 const MAX_UNPACKED: usize = 512 << 20;
 
-/// How a guest's kernel was entered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Entry {
-    /// The unpacked ELF through its PVH entry: no decompressor, no KASLR.
-    Pvh,
-    /// The bzImage, through its decompressor (which draws KASLR).
-    BzImage,
-}
-
-impl Entry {
-    pub fn name(self) -> &'static str {
-        match self {
-            Entry::Pvh => "pvh",
-            Entry::BzImage => "bzimage",
-        }
-    }
-}
-
 /// The compression of a bzImage's payload, by its magic: those whose tool `make deps`
 /// installs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -258,7 +258,7 @@ fn states_line(doc: &RunDocument) -> String {
     match seeds.len() {
         0 => format!(
             "states: one, fixed: the repetitions share one boot's history{} (--states fixed; by default each is a boot from a state of its own)\n",
-            if doc.host.clock.as_ref().and_then(|c| c.boot.as_deref()) == Some("pvh") {
+            if doc.host.clock.as_ref().and_then(|c| c.boot) == Some(model::clock::Boot::Pvh) {
                 ", its kernel unpacked and entered through PVH (no decompressor, no KASLR)"
             } else {
                 ""
