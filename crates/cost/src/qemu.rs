@@ -239,8 +239,18 @@ extern "C" fn accessed(cpu: c_uint, info: MemInfo, vaddr: u64, udata: *mut c_voi
     STATE.with(|s| s.machine.data(cpu as usize, phys, store, kind));
 }
 
+/// `udata` of a mark's callback: the mark's kind (3 bits) and the instructions its block
+/// holds after it. The block's instructions are counted when it is entered (`fetched`), so
+/// the count at the mark is the count then less those after it: exact whatever the shape
+/// of the block (under icount QEMU cuts a block where the budget ends, so the block a mark
+/// lies in differs with where the timer's interrupt fell).
+fn pack_mark(mark: Mark, after: usize) -> *mut c_void {
+    ((after << 3) | mark as usize) as *mut c_void
+}
+
 extern "C" fn marked(_cpu: c_uint, udata: *mut c_void) {
-    let mark = match udata as usize {
+    let after = (udata as usize >> 3) as u64;
+    let mark = match udata as usize & 7 {
         1 => Mark::Open,
         2 => Mark::Pause,
         3 => Mark::Resume,
@@ -258,7 +268,7 @@ extern "C" fn marked(_cpu: c_uint, udata: *mut c_void) {
     }
     STATE.with(|s| {
         let mut counters = s.machine.counts;
-        counters.insns = INSNS.load(Relaxed);
+        counters.insns = INSNS.load(Relaxed).saturating_sub(after);
         counters.string_iterations = STRING_ITERATIONS.load(Relaxed);
         counters.locked = LOCKED.load(Relaxed);
         let line = Record { mark, counters }.line();
@@ -328,7 +338,7 @@ extern "C" fn translated(_id: PluginId, tb: *mut Tb) {
                     insn,
                     marked,
                     CB_NO_REGS,
-                    mark as usize as *mut c_void,
+                    pack_mark(mark, n - k - 1),
                 );
             }
             let kind = kind_of(bytes);
