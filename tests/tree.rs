@@ -125,6 +125,7 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
     let slow = rev("sigbench-bad~2");
     let broken = rev("sigbench-bad~4");
     let small = rev("sigbench-loop~1");
+    let good_small = rev("sigbench-good");
     assert_eq!(
         git(&tree, &["log", "-1", "--format=%s", &small]),
         "mm/shmem: count to 100 in every unlink"
@@ -161,6 +162,22 @@ fn bisecting_a_kernel_tree_names_the_slow_commit_and_skips_the_broken_one() {
         stderr(&out)
     );
     assert_eq!(rev("HEAD"), bad, "the tree is handed back");
+    // The ends measured again (the small change needs more repetitions) boot the kernels
+    // they built, not a rebuild: another image, another state, and a build for nothing.
+    let said = stderr(&out);
+    assert!(
+        said.contains(&format!(
+            "{}: built before, its kernel booted again",
+            &good_small[..12]
+        )),
+        "{said}"
+    );
+    let builds = |c: &str| {
+        said.lines()
+            .filter(|l| l.contains(&format!("bisect: building {}", &c[..12])))
+            .count()
+    };
+    assert_eq!(builds(&good_small), 1, "{said}");
     let text = stdout(&out);
     assert!(marked_first_bad(&text).starts_with(&small[..12]), "{text}");
     assert!(

@@ -37,6 +37,11 @@ struct Builder {
     cache: PathBuf,
     /// The config's missing options were said (once).
     warned: bool,
+    /// What each commit built to (its kernel, copied out of the tree) or why it did not:
+    /// a commit measured again (more repetitions, a confirmation) boots the same build —
+    /// a rebuild is another image (its build number and time differ), so another state,
+    /// and a build's time for nothing.
+    built: BTreeMap<String, Result<Kernel, String>>,
 }
 
 impl Builder {
@@ -44,6 +49,17 @@ impl Builder {
     /// commit can build while this one boots). `Ok(Err(why))`: it does not build or
     /// unpack, a skipped step; `Err`: an interruption.
     fn build(&mut self, commit: &str) -> Result<Result<Kernel, String>> {
+        let label = &commit[..12];
+        if let Some(kept) = self.built.get(commit) {
+            model::say!("sigbench: bisect: {label}: built before, its kernel booted again");
+            return Ok(kept.clone());
+        }
+        let built = self.build_now(commit)?;
+        self.built.insert(commit.to_string(), built.clone());
+        Ok(built)
+    }
+
+    fn build_now(&mut self, commit: &str) -> Result<Result<Kernel, String>> {
         let label = &commit[..12];
         self.repo.checkout(commit)?;
         let log = self.logs.join(format!("{commit}.log"));
@@ -244,6 +260,7 @@ pub fn over_tree(
             logs,
             cache: steps.opts.cache.clone(),
             warned: false,
+            built: BTreeMap::new(),
         },
         steps,
         subjects: list.iter().map(|c| repo.subject(c)).collect(),
