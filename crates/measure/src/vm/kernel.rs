@@ -594,13 +594,13 @@ fn from_tree(tree: &Path, modules: Option<&Path>, name: &str, cache: &Path) -> R
     let key = short_hash(&id);
     let kdir = cache.join("kernels").join(&key);
     std::fs::create_dir_all(&kdir)?;
-    let copy = kdir.join("bzImage");
-    if !copy.is_file() {
-        let part = kdir.join("bzImage.partial");
-        std::fs::copy(&image, &part).with_context(|| format!("cannot copy {}", image.display()))?;
-        std::fs::rename(&part, &copy)?;
-    }
-    let image = copy;
+    let image = copy_once(&image, &kdir.join("bzImage"))?;
+    // The config too, beside the image: a bisect boots a commit's kernel again after the
+    // tree has built others, and asks it which options it has.
+    let config = match config {
+        Some(c) => Some(copy_once(&c, &kdir.join("config"))?),
+        None => None,
+    };
     let root = kdir.join("root");
     let dir = root.join("lib/modules").join(&release);
     let order = std::fs::read_to_string(tree.join("modules.order")).unwrap_or_default();
@@ -633,6 +633,17 @@ fn from_tree(tree: &Path, modules: Option<&Path>, name: &str, cache: &Path) -> R
         changelog: None,
         unpacked: None,
     })
+}
+
+/// `src` copied to `dst` unless `dst` is there (written whole, then renamed into place);
+/// `dst`.
+fn copy_once(src: &Path, dst: &Path) -> Result<PathBuf> {
+    if !dst.is_file() {
+        let part = dst.with_extension("partial");
+        std::fs::copy(src, &part).with_context(|| format!("cannot copy {}", src.display()))?;
+        std::fs::rename(&part, dst)?;
+    }
+    Ok(dst.to_path_buf())
 }
 
 #[cfg(test)]
