@@ -2,7 +2,8 @@
 //! configured (a base config, then the fragment below with what sigbench's guest needs,
 //! then `make olddefconfig`) and built incrementally in the tree, its build log kept; for
 //! `run --kernel DIR+fix.patch`, a tree's variants (`Variant`: its HEAD, with patches on
-//! top) are built in a clone of it in the cache that shares its objects — one per tree, so each variant is
+//! top) are built in a clone of it in the cache that shares its objects — one per tree,
+//! started from the tree's own build when it has one (`seed`), so each variant is
 //! an incremental build of the last — and kept by content (the commit, the config, the
 //! patches), so a variant built once is never built again.
 //!
@@ -639,20 +640,179 @@ fn checkout(
             tree.display(),
             work.display()
         ));
-        git(
-            home,
-            &[
-                "clone",
-                "-q",
-                "--shared",
-                "--no-checkout",
-                &tree.display().to_string(),
-                &work.display().to_string(),
-            ],
-        )?;
+        // Made beside and renamed into place when whole: a copy cut short (Ctrl-C) leaves
+        // files newer than their sources that `make` would take as built.
+        let fresh = home.join("repo.new");
+        let clone = || {
+            let _ = std::fs::remove_dir_all(&fresh);
+            git(
+                home,
+                &[
+                    "clone",
+                    "-q",
+                    "--shared",
+                    "--no-checkout",
+                    &tree.display().to_string(),
+                    &fresh.display().to_string(),
+                ],
+            )
+        };
+        clone()?;
+        match seed(tree, &fresh, work) {
+            Ok(Some(s)) => {
+                // Its index as the copied files stand (their stat data), so the reset
+                // below rewrites only the files that differ from the commit.
+                git(&fresh, &["read-tree", rev])?;
+                let _ = git(&fresh, &["update-index", "-q", "--refresh"]);
+                say(format!(
+                    "{arg}: started from the tree's own build ({} files, {} MiB copied in {:.0} s): make rebuilds what differs",
+                    s.files,
+                    s.bytes >> 20,
+                    s.took.as_secs_f64()
+                ));
+            }
+            Ok(None) => {}
+            Err(e) => {
+                say(format!(
+                    "{arg}: not started from the tree's own build ({e:#}): a whole build"
+                ));
+                clone()?;
+            }
+        }
+        std::fs::rename(&fresh, work)
+            .with_context(|| format!("cannot rename {} to {}", fresh.display(), work.display()))?;
     }
     git(work, &["reset", "-q", "--hard", rev])?;
     Ok(())
+}
+
+/// What [`seed`] copied.
+struct Seeded {
+    files: u64,
+    bytes: u64,
+    took: std::time::Duration,
+}
+
+/// A new build tree starts from the tree's own build when it has one (`vmlinux`): the
+/// tree's work tree is copied into `into` as it stands, each file's modification time
+/// kept, so that after the reset to the commit `make` rebuilds what differs rather than the
+/// whole kernel (about ten CPU-minutes for a tinyconfig). The build records that name the
+/// tree by its absolute path — the tools' (objtool's) command and dependency files — are
+/// made to name `work`, where the copy will be built: a recorded command that differs
+/// rebuilds objtool, and every object depends on objtool. Only directories and regular
+/// files are copied, without set-id bits or write access for others: a link the tree holds
+/// untracked could point a build run as root anywhere (git puts back the links the commit
+/// has). What is copied is the tree's, as its Makefiles and scripts that every build runs
+/// are: it is trusted no more than building it already trusts it. A file written or
+/// removed while it was copied (a build or an edit in the tree meanwhile) makes the copy
+/// worthless: an error, and the caller builds from scratch.
+fn seed(tree: &Path, into: &Path, work: &Path) -> Result<Option<Seeded>> {
+    if !tree.join("vmlinux").is_file() {
+        return Ok(None);
+    }
+    let started = std::time::Instant::now();
+    // As `make -C` will see it (its working directory, links resolved).
+    let work = match (work.parent(), work.file_name()) {
+        (Some(home), Some(name)) => home.canonicalize()?.join(name),
+        _ => work.to_path_buf(),
+    };
+    let mut copy = Copy {
+        // Timestamps come from the kernel's coarse clock: a second's margin.
+        since: std::time::SystemTime::now() - std::time::Duration::from_secs(1),
+        from: format!("{}/", tree.display()).into_bytes(),
+        to: format!("{}/", work.display()).into_bytes(),
+        done: Seeded {
+            files: 0,
+            bytes: 0,
+            took: Default::default(),
+        },
+    };
+    copy.dir(tree, into, true)?;
+    copy.done.took = started.elapsed();
+    Ok(Some(copy.done))
+}
+
+/// A tree being copied: from when a file must be older, the paths its build records
+/// name, and what was copied.
+struct Copy {
+    since: std::time::SystemTime,
+    from: Vec<u8>,
+    to: Vec<u8>,
+    done: Seeded,
+}
+
+impl Copy {
+    fn dir(&mut self, from: &Path, to: &Path, top: bool) -> Result<()> {
+        let entries =
+            std::fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))?;
+        for e in entries {
+            let name = e?.file_name();
+            if top && name == ".git" {
+                continue;
+            }
+            let (src, dst) = (from.join(&name), to.join(&name));
+            let meta = self.unchanged(&src)?;
+            if meta.is_dir() {
+                std::fs::create_dir_all(&dst)
+                    .with_context(|| format!("cannot create {}", dst.display()))?;
+                self.dir(&src, &dst, false)?;
+            } else if meta.is_file() {
+                self.file(&src, &dst, &meta)?;
+                // Copied whole: written since the walk began, it may not have been.
+                self.unchanged(&src)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `p`'s metadata, if it is there and was not written since the copy began.
+    fn unchanged(&self, p: &Path) -> Result<std::fs::Metadata> {
+        let changed = || anyhow::anyhow!("{} changed while it was copied", p.display());
+        let meta = std::fs::symlink_metadata(p).map_err(|_| changed())?;
+        if meta.is_file() && meta.modified()? >= self.since {
+            return Err(changed());
+        }
+        Ok(meta)
+    }
+
+    fn file(&mut self, src: &Path, dst: &Path, meta: &std::fs::Metadata) -> Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        let name = src.file_name().unwrap_or_default().to_string_lossy();
+        let record = name.starts_with('.') && (name.ends_with(".cmd") || name.ends_with(".d"));
+        if record && meta.len() < 1 << 20 {
+            let text = std::fs::read(src)?;
+            let moved = replace(&text, &self.from, &self.to);
+            std::fs::write(dst, &moved)
+                .with_context(|| format!("cannot write {}", dst.display()))?;
+            self.done.bytes += moved.len() as u64;
+        } else {
+            self.done.bytes += std::fs::copy(src, dst)
+                .with_context(|| format!("cannot copy {}", src.display()))?;
+        }
+        self.done.files += 1;
+        let f = std::fs::File::options()
+            .write(true)
+            .open(dst)
+            .with_context(|| format!("cannot open {}", dst.display()))?;
+        f.set_permissions(std::fs::Permissions::from_mode(
+            meta.permissions().mode() & 0o755,
+        ))?;
+        f.set_modified(meta.modified()?)?;
+        Ok(())
+    }
+}
+
+/// `text` with every `from` replaced by `to`.
+fn replace(text: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.windows(from.len()).position(|w| w == from) {
+        out.extend_from_slice(&rest[..at]);
+        out.extend_from_slice(to);
+        rest = &rest[at + from.len()..];
+    }
+    out.extend_from_slice(rest);
+    out
 }
 
 /// The sources as patched: their tree id and the files the patches changed.
@@ -813,6 +973,17 @@ mod tests {
         );
         // Several CPUs, as many as a guest may be given.
         assert!(b.contains("CONFIG_SMP=y\n") && b.contains("CONFIG_NR_CPUS=64\n"));
+    }
+
+    #[test]
+    fn a_build_record_names_the_copy_where_it_named_the_tree() {
+        let text = b"cmd := gcc -o /src/linux/tools/a.o /src/linux/tools/a.c /src/linuxy/b";
+        let moved = replace(text, b"/src/linux/", b"/cache/repo/");
+        assert_eq!(
+            moved,
+            b"cmd := gcc -o /cache/repo/tools/a.o /cache/repo/tools/a.c /src/linuxy/b"
+        );
+        assert_eq!(replace(b"", b"/a/", b"/b/"), b"");
     }
 
     #[test]
