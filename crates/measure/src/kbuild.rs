@@ -717,8 +717,10 @@ fn seed(tree: &Path, into: &Path, work: &Path) -> Result<Option<Seeded>> {
         _ => work.to_path_buf(),
     };
     let mut copy = Copy {
-        // Timestamps come from the kernel's coarse clock: a second's margin.
-        since: std::time::SystemTime::now() - std::time::Duration::from_secs(1),
+        // A write stamps a file with the kernel's coarse clock, up to a tick behind: a
+        // file written since the copy began is at most that much older than its start.
+        // (A margin of a second took the build that had just ended for one in progress.)
+        since: std::time::SystemTime::now() - std::time::Duration::from_millis(50),
         from: format!("{}/", tree.display()).into_bytes(),
         to: format!("{}/", work.display()).into_bytes(),
         done: Seeded {
