@@ -42,7 +42,7 @@ fn kernel_tree() -> PathBuf {
         // not two side by side (each about ten CPU-minutes).
         let tree = Path::new(TREE);
         if !tree.join("vmlinux").is_file() {
-            let logs = Path::new(TREE).with_file_name("logs");
+            let logs = tree.with_file_name("logs");
             std::fs::create_dir_all(&logs).unwrap();
             let started = std::time::Instant::now();
             measure::kbuild::Tree::new(tree, None, measure::testbed::Fs::Tmpfs, &logs)
